@@ -1,0 +1,51 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "beacond",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "beacond", targets: ["beacond"]),
+        .executable(name: "beaconctl", targets: ["beaconctl"]),
+        .library(name: "BeaconCore", targets: ["BeaconCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        // Pure engine: decoding, monitoring, ranging, events. No I/O, no Foundation.
+        .target(name: "BeaconCore", linkerSettings: [.linkedLibrary("m")]),
+        // YAML text -> validated configuration; every error carries file:line:column and the key.
+        .target(name: "BeaconConfig", dependencies: ["BeaconCore", .product(name: "Yams", package: "Yams")]),
+        // Drives the core from a trace (replay) or, later, from live adapters.
+        .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
+        .executableTarget(
+            name: "beacond",
+            dependencies: [
+                "BeaconCore", "BeaconConfig", "BeaconRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "beaconctl",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        // Release-build throughput and memory benchmark; see BENCHMARKS.md.
+        .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),
+        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore"]),
+        .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
+        .testTarget(name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Upcoming features, turned on for every target of ours.
+// ExistentialAny: https://github.com/swiftlang/swift-evolution/blob/main/proposals/0335-existential-any.md
+// MemberImportVisibility: https://github.com/swiftlang/swift-evolution/blob/main/proposals/0444-member-import-visibility.md
+for target in package.targets where [.executable, .test, .regular].contains(target.type) {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+        ]
+}

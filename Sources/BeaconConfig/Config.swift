@@ -1,0 +1,122 @@
+import BeaconCore
+
+/// The validated contents of `beacond.yaml` (SPEC §2). Every section has defaults, so a
+/// file with only `gateway:` is valid. Built only by `ConfigLoader`, which has checked every
+/// value, id and reference; code that receives a `Config` need not re-check.
+public struct Config: Sendable, Equatable {
+    public var gateway = GatewaySettings()
+    public var bluetooth = BluetoothSettings()
+    public var monitoring = MonitoringSettings()
+    public var clients: [ClientSpec] = []
+    public var receivers: [ReceiverSpec] = []
+    public var assets: [AssetSpec] = []
+    public var zones: [ZoneSpec] = []
+    public var alarms: [AlarmSpec] = []
+    public var positioning = PositioningSettings()
+    public var api = APISettings()
+    public var webhooks: [WebhookSpec] = []
+
+    public init() {}
+
+    /// The part of the configuration the engine runs on.
+    public var engineConfiguration: EngineConfiguration {
+        EngineConfiguration(
+            monitoring: monitoring, clients: clients,
+            receivers: Dictionary(
+                receivers.map {
+                    ($0.id, ReceiverCalibration(rssiAt1m: $0.rssiAt1m, pathLossExponent: $0.pathLossExponent))
+                }, uniquingKeysWith: { a, _ in a }))
+    }
+}
+
+/// `gateway:`.
+public struct GatewaySettings: Sendable, Equatable {
+    /// Used in every event's `source` (`beacond://<id>`). Default: the host name.
+    public var id = "beacond"
+    /// SQLite state, outbox and event history. Default `/var/lib/beacond`.
+    public var stateDir = "/var/lib/beacond"
+}
+
+/// `bluetooth:`.
+public struct BluetoothSettings: Sendable, Equatable {
+    public enum ScanMode: String, Sendable { case active, passive }
+    /// Adapters to scan with; nil means every adapter BlueZ has.
+    public var adapters: [String]? = nil
+    public var scan = ScanMode.active
+    /// Passed to BlueZ's discovery filter. Default -100 dBm.
+    public var minRSSI = -100
+}
+
+/// `receivers[]`: radios with known positions, for asset positions and calibrated distance.
+public struct ReceiverSpec: Sendable, Equatable {
+    public var id: String
+    public var x: Double
+    public var y: Double
+    public var level: Int
+    public var rssiAt1m: Int?
+    public var pathLossExponent = 2.0
+}
+
+/// `assets[]`: what an asset's tag is, by beacon identity or radio address.
+public struct AssetSpec: Sendable, Equatable {
+    public enum Tag: Sendable, Equatable {
+        case ibeacon(uuid: BeaconUUID, major: UInt16?, minor: UInt16?)
+        case eddystone(namespace: String, instance: String)
+        case address(String)
+    }
+    public var id: String
+    public var name: String?
+    public var beacon: Tag
+}
+
+/// `zones[]`: a polygon on a level, or "within N metres of a receiver".
+public struct ZoneSpec: Sendable, Equatable {
+    public enum Shape: Sendable, Equatable {
+        case polygon(level: Int, points: [[Double]])
+        case nearReceiver(receiver: String, within: Double)
+    }
+    public var id: String
+    public var shape: Shape
+}
+
+/// `alarms[]`: which zone conditions raise `zone.*` events, for which assets.
+public struct AlarmSpec: Sendable, Equatable {
+    public enum Condition: String, Sendable { case enter, exit, dwell }
+    public var id: String
+    public var zones: [String]
+    public var on: [Condition]
+    public var dwell: TimeSpan?
+    /// nil means every asset.
+    public var assets: [String]?
+    public var active = true
+}
+
+/// `positioning:`.
+public struct PositioningSettings: Sendable, Equatable {
+    public var publishInterval = TimeSpan.seconds(2)
+    public var maxReceivers = 5
+    /// m/s; a published position never moves faster than this.
+    public var maxSpeed = 2.5
+    /// Metres; smaller moves are not published.
+    public var minMove = 0.5
+}
+
+/// `api:`.
+public struct APISettings: Sendable, Equatable {
+    public var socket = "/run/beacond/api.sock"
+    /// Mutating requests are allowed to root and to this group.
+    public var adminGroup = "beacond-admin"
+}
+
+/// `webhooks[]`.
+public struct WebhookSpec: Sendable, Equatable {
+    public var id: String
+    public var url: String
+    /// Event type globs, like `region.*`. Default: every event but `ranging`.
+    public var events: [String] = ["region.*", "beacon.*", "asset.*", "zone.*", "adapter.*"]
+    public var secretFile: String?
+    public var batchMaxEvents = 50
+    public var batchMaxDelay = TimeSpan.seconds(1)
+    public var timeout = TimeSpan.seconds(5)
+    public var maxAge = TimeSpan.hours(24)
+}

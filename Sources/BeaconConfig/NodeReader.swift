@@ -1,0 +1,191 @@
+import BeaconCore
+import Yams
+
+/// Walks a composed YAML tree and reads typed values, recording a located error for each
+/// mistake instead of stopping at the first one.
+///
+/// Yams' Codable decoding ignores unknown keys and loses line numbers; the composed `Node`
+/// tree keeps a mark (line, column) on every node, which is what our messages need.
+final class NodeReader {
+    let file: String
+    private(set) var errors: [ConfigError] = []
+
+    init(file: String) { self.file = file }
+
+    func fail(_ node: Node?, _ path: String, _ message: String) {
+        let mark = node?.mark
+        errors.append(
+            ConfigError(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, path: path, message: message))
+    }
+
+    /// True for an absent-looking value: `key:` with nothing after it, `~` or `null`.
+    func isNull(_ node: Node) -> Bool {
+        guard case let .scalar(s) = node, s.style == .plain else { return false }
+        return ["", "~", "null", "Null", "NULL"].contains(s.string)
+    }
+
+    /// What the node is, for "got ..." messages. Scalars are quoted back.
+    func describe(_ node: Node) -> String {
+        switch node {
+        case let .scalar(s): return "\"\(s.string)\""
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        case .alias: return "an alias"
+        }
+    }
+
+    /// Reads a mapping, reporting unknown keys (with a suggestion) and returning known ones.
+    /// A null value reads as an empty mapping, so `gateway:` alone is valid.
+    func mapping(_ node: Node, _ path: String, allowed: [String]) -> Fields? {
+        if isNull(node) { return Fields(path: path, values: [:], keys: [:]) }
+        guard case let .mapping(m) = node else {
+            fail(node, path, "expected a mapping of \(allowed.prefix(3).joined(separator: ", "))..., got \(describe(node))")
+            return nil
+        }
+        var values: [String: Node] = [:]
+        var keys: [String: Node] = [:]
+        for (keyNode, value) in m {
+            guard case let .scalar(k) = keyNode else {
+                fail(keyNode, path, "keys must be plain strings, got \(describe(keyNode))")
+                continue
+            }
+            let keyPath = path.isEmpty ? k.string : "\(path).\(k.string)"
+            guard allowed.contains(k.string) else {
+                let hint = NodeReader.closest(to: k.string, in: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
+                fail(keyNode, keyPath, "unknown key\(hint)")
+                continue
+            }
+            values[k.string] = value
+            keys[k.string] = keyNode
+        }
+        return Fields(path: path, values: values, keys: keys)
+    }
+
+    func sequence(_ node: Node, _ path: String) -> [Node]? {
+        if isNull(node) { return [] }
+        guard case let .sequence(s) = node else {
+            fail(node, path, "expected a list, got \(describe(node))")
+            return nil
+        }
+        return Array(s)
+    }
+
+    func string(_ node: Node, _ path: String) -> String? {
+        guard case let .scalar(s) = node, !isNull(node) else {
+            fail(node, path, "expected a string, got \(isNull(node) ? "nothing" : describe(node))")
+            return nil
+        }
+        return s.string
+    }
+
+    /// A non-empty identifier of letters, digits, `.`, `_` and `-`: ids end up in event
+    /// subjects, URLs and file names.
+    func identifier(_ node: Node, _ path: String) -> String? {
+        guard let s = string(node, path) else { return nil }
+        let ok = !s.isEmpty && s.utf8.count <= 64
+            && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+        guard ok else {
+            fail(node, path, "expected an id of letters, digits, '.', '_' or '-' (at most 64), got \(describe(node))")
+            return nil
+        }
+        return s
+    }
+
+    func int(_ node: Node, _ path: String, _ range: ClosedRange<Int>) -> Int? {
+        guard case let .scalar(s) = node, s.style == .plain, let value = Int(s.string) else {
+            fail(node, path, "expected an integer, got \(describe(node))")
+            return nil
+        }
+        guard range.contains(value) else {
+            fail(node, path, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+            return nil
+        }
+        return value
+    }
+
+    func double(_ node: Node, _ path: String, _ range: ClosedRange<Double>) -> Double? {
+        guard case let .scalar(s) = node, s.style == .plain, let value = Double(s.string), value.isFinite else {
+            fail(node, path, "expected a number, got \(describe(node))")
+            return nil
+        }
+        guard range.contains(value) else {
+            fail(node, path, "must be between \(format(range.lowerBound)) and \(format(range.upperBound)), got \(s.string)")
+            return nil
+        }
+        return value
+    }
+
+    private func format(_ d: Double) -> String { d == d.rounded() ? String(Int(d)) : String(d) }
+
+    func bool(_ node: Node, _ path: String) -> Bool? {
+        if case let .scalar(s) = node, s.style == .plain {
+            switch s.string {
+            case "true", "True", "TRUE": return true
+            case "false", "False", "FALSE": return false
+            default: break
+            }
+        }
+        fail(node, path, "expected true or false, got \(describe(node))")
+        return nil
+    }
+
+    /// Durations are strings like `500ms`, `30s`, `5m`, `2h`.
+    func duration(_ node: Node, _ path: String, min: TimeSpan, max: TimeSpan) -> TimeSpan? {
+        guard case let .scalar(s) = node, let span = TimeSpan(parsing: s.string) else {
+            fail(node, path, "expected a duration like \"30s\", got \(describe(node))")
+            return nil
+        }
+        guard span >= min, span <= max else {
+            fail(node, path, "must be between \(min) and \(max), got \"\(s.string)\"")
+            return nil
+        }
+        return span
+    }
+
+    func uuid(_ node: Node, _ path: String) -> BeaconUUID? {
+        guard case let .scalar(s) = node, let uuid = BeaconUUID(s.string) else {
+            fail(node, path, "expected a UUID like \"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\", got \(describe(node))")
+            return nil
+        }
+        return uuid
+    }
+
+    func oneOf(_ node: Node, _ path: String, _ choices: [String]) -> String? {
+        guard case let .scalar(s) = node, choices.contains(s.string) else {
+            fail(node, path, "expected one of \(choices.joined(separator: ", ")), got \(describe(node))")
+            return nil
+        }
+        return s.string
+    }
+
+    /// The allowed key within edit distance 2, for "did you mean" hints.
+    static func closest(to word: String, in candidates: [String]) -> String? {
+        candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + [Int](repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// The known keys of one mapping, with their nodes for locating later errors.
+struct Fields {
+    let path: String
+    let values: [String: Node]
+    let keys: [String: Node]
+
+    subscript(key: String) -> Node? { values[key] }
+    func path(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+}

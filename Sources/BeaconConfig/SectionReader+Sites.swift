@@ -1,0 +1,256 @@
+import BeaconCore
+import Yams
+
+/// Receivers, assets, zones, alarms and webhooks: the sections that describe the site.
+extension SectionReader {
+    func readReceivers(_ node: Node) -> [ReceiverSpec] {
+        guard let items = reader.sequence(node, "receivers") else { return [] }
+        var out: [ReceiverSpec] = []
+        var ids: [(String, Node)] = []
+        for (i, item) in items.enumerated() {
+            let path = "receivers[\(i)]"
+            let keys = ["id", "position", "rssi_at_1m", "path_loss_exponent"]
+            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
+                let id = reader.identifier(idNode, f.path("id"))
+            else { continue }
+            ids.append((id, idNode))
+            var r = ReceiverSpec(id: id, x: 0, y: 0, level: 0)
+            if let posNode = required(f, "position", in: item),
+                let pos = reader.mapping(posNode, f.path("position"), allowed: ["x", "y", "level"])
+            {
+                if let n = required(pos, "x", in: posNode), let v = reader.double(n, pos.path("x"), -1e6...1e6) { r.x = v }
+                if let n = required(pos, "y", in: posNode), let v = reader.double(n, pos.path("y"), -1e6...1e6) { r.y = v }
+                with(pos, "level") { n, p in if let v = reader.int(n, p, -100...200) { r.level = v } }
+            }
+            with(f, "rssi_at_1m") { n, p in if let v = reader.int(n, p, -127...20) { r.rssiAt1m = v } }
+            with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1.0...6.0) { r.pathLossExponent = v } }
+            out.append(r)
+        }
+        checkUnique(ids) { "receivers[\($0)].id" }
+        return out
+    }
+
+    func readAssets(_ node: Node) -> [AssetSpec] {
+        guard let items = reader.sequence(node, "assets") else { return [] }
+        var out: [AssetSpec] = []
+        var ids: [(String, Node)] = []
+        for (i, item) in items.enumerated() {
+            let path = "assets[\(i)]"
+            guard let f = reader.mapping(item, path, allowed: ["id", "name", "beacon"]),
+                let idNode = required(f, "id", in: item), let id = reader.identifier(idNode, f.path("id"))
+            else { continue }
+            ids.append((id, idNode))
+            var name: String?
+            with(f, "name") { n, p in name = reader.string(n, p) }
+            guard let beaconNode = required(f, "beacon", in: item), let tag = readTag(beaconNode, f.path("beacon"))
+            else { continue }
+            out.append(AssetSpec(id: id, name: name, beacon: tag))
+        }
+        checkUnique(ids) { "assets[\($0)].id" }
+        return out
+    }
+
+    private func readTag(_ node: Node, _ path: String) -> AssetSpec.Tag? {
+        let keys = ["uuid", "major", "minor", "namespace", "instance", "address"]
+        guard let f = reader.mapping(node, path, allowed: keys) else { return nil }
+        let given = keys.filter { f[$0] != nil }
+        if given.contains("address") {
+            guard given == ["address"] else {
+                reader.fail(node, path, "give either uuid/major/minor, namespace/instance or address, not a mix")
+                return nil
+            }
+            guard let s = reader.string(f["address"]!, f.path("address")) else { return nil }
+            guard Self.isMACAddress(s) else {
+                reader.fail(f["address"]!, f.path("address"), "expected an address like \"AA:BB:CC:DD:EE:FF\", got \"\(s)\"")
+                return nil
+            }
+            return .address(s.uppercased())
+        }
+        if given.contains("namespace") || given.contains("instance") {
+            guard Set(given) == ["namespace", "instance"] else {
+                reader.fail(node, path, "an Eddystone tag needs namespace and instance, and nothing else")
+                return nil
+            }
+            let ns = hex(f["namespace"]!, f.path("namespace"), bytes: 10)
+            let inst = hex(f["instance"]!, f.path("instance"), bytes: 6)
+            guard let ns, let inst else { return nil }
+            return .eddystone(namespace: ns, instance: inst)
+        }
+        guard let uuidNode = required(f, "uuid", in: node), let uuid = reader.uuid(uuidNode, f.path("uuid")) else {
+            return nil
+        }
+        var major: UInt16?
+        var minor: UInt16?
+        with(f, "major") { n, p in major = reader.int(n, p, 0...65535).map(UInt16.init) }
+        with(f, "minor") { n, p in
+            minor = reader.int(n, p, 0...65535).map(UInt16.init)
+            if f["major"] == nil { reader.fail(n, p, "needs major (minor alone cannot match)") }
+        }
+        return .ibeacon(uuid: uuid, major: major, minor: minor)
+    }
+
+    private func hex(_ node: Node, _ path: String, bytes: Int) -> String? {
+        guard let s = reader.string(node, path) else { return nil }
+        guard s.utf8.count == bytes * 2, Hex.decode(s) != nil else {
+            reader.fail(node, path, "expected \(bytes * 2) hex digits, got \"\(s)\"")
+            return nil
+        }
+        return s.lowercased()
+    }
+
+    static func isMACAddress(_ s: String) -> Bool {
+        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.utf8.count == 2 && Hex.decode(String($0)) != nil }
+    }
+
+    func readZones(_ node: Node, receivers: Set<String>) -> [ZoneSpec] {
+        guard let items = reader.sequence(node, "zones") else { return [] }
+        var out: [ZoneSpec] = []
+        var ids: [(String, Node)] = []
+        for (i, item) in items.enumerated() {
+            let path = "zones[\(i)]"
+            let keys = ["id", "level", "polygon", "receiver", "within"]
+            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
+                let id = reader.identifier(idNode, f.path("id"))
+            else { continue }
+            ids.append((id, idNode))
+            if let polygonNode = f["polygon"] {
+                guard f["receiver"] == nil, f["within"] == nil else {
+                    reader.fail(item, path, "a zone is either a polygon or receiver + within, not both")
+                    continue
+                }
+                var level = 0
+                with(f, "level") { n, p in level = reader.int(n, p, -100...200) ?? 0 }
+                if let points = readPolygon(polygonNode, f.path("polygon")) {
+                    out.append(ZoneSpec(id: id, shape: .polygon(level: level, points: points)))
+                }
+            } else if let receiverNode = required(f, "receiver", in: item) {
+                guard let receiver = reader.identifier(receiverNode, f.path("receiver")) else { continue }
+                guard receivers.contains(receiver) else {
+                    reader.fail(receiverNode, f.path("receiver"), "unknown receiver \"\(receiver)\" (not in receivers)")
+                    continue
+                }
+                guard let withinNode = required(f, "within", in: item),
+                    let within = reader.double(withinNode, f.path("within"), 0.1...100)
+                else { continue }
+                out.append(ZoneSpec(id: id, shape: .nearReceiver(receiver: receiver, within: within)))
+            }
+        }
+        checkUnique(ids) { "zones[\($0)].id" }
+        return out
+    }
+
+    private func readPolygon(_ node: Node, _ path: String) -> [[Double]]? {
+        guard let items = reader.sequence(node, path) else { return nil }
+        guard items.count >= 3 else {
+            reader.fail(node, path, "a polygon needs at least 3 points, got \(items.count)")
+            return nil
+        }
+        var points: [[Double]] = []
+        for (i, item) in items.enumerated() {
+            guard let pair = reader.sequence(item, "\(path)[\(i)]"), pair.count == 2 else {
+                reader.fail(item, "\(path)[\(i)]", "expected a point [x, y] in metres")
+                return nil
+            }
+            guard let x = reader.double(pair[0], "\(path)[\(i)][0]", -1e6...1e6),
+                let y = reader.double(pair[1], "\(path)[\(i)][1]", -1e6...1e6)
+            else { return nil }
+            points.append([x, y])
+        }
+        return points
+    }
+
+    func readAlarms(_ node: Node, zones: Set<String>, assets: Set<String>) -> [AlarmSpec] {
+        guard let items = reader.sequence(node, "alarms") else { return [] }
+        var out: [AlarmSpec] = []
+        var ids: [(String, Node)] = []
+        for (i, item) in items.enumerated() {
+            let path = "alarms[\(i)]"
+            let keys = ["id", "zones", "on", "dwell", "assets", "active"]
+            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
+                let id = reader.identifier(idNode, f.path("id"))
+            else { continue }
+            ids.append((id, idNode))
+            var alarm = AlarmSpec(id: id, zones: [], on: [.enter, .exit])
+            if let zonesNode = required(f, "zones", in: item) {
+                alarm.zones = references(zonesNode, f.path("zones"), known: zones, kind: "zone", section: "zones")
+            }
+            with(f, "on") { n, p in
+                guard let list = reader.sequence(n, p) else { return }
+                alarm.on = list.enumerated().compactMap { j, c in
+                    reader.oneOf(c, "\(p)[\(j)]", ["enter", "exit", "dwell"]).flatMap(AlarmSpec.Condition.init)
+                }
+            }
+            with(f, "dwell") { n, p in alarm.dwell = reader.duration(n, p, min: .seconds(1), max: SectionReader.maxDwell) }
+            if alarm.on.contains(.dwell), alarm.dwell == nil, f["dwell"] == nil {
+                reader.fail(item, path, "on: [dwell] needs a dwell duration, like dwell: 5m")
+            }
+            with(f, "assets") { n, p in
+                alarm.assets = references(n, p, known: assets, kind: "asset", section: "assets")
+            }
+            with(f, "active") { n, p in if let v = reader.bool(n, p) { alarm.active = v } }
+            out.append(alarm)
+        }
+        checkUnique(ids) { "alarms[\($0)].id" }
+        return out
+    }
+
+    private func references(_ node: Node, _ path: String, known: Set<String>, kind: String, section: String) -> [String] {
+        guard let list = reader.sequence(node, path) else { return [] }
+        return list.enumerated().compactMap { j, item in
+            guard let ref = reader.identifier(item, "\(path)[\(j)]") else { return nil }
+            guard known.contains(ref) else {
+                reader.fail(item, "\(path)[\(j)]", "unknown \(kind) \"\(ref)\" (not in \(section))")
+                return nil
+            }
+            return ref
+        }
+    }
+
+    func readWebhooks(_ node: Node) -> [WebhookSpec] {
+        guard let items = reader.sequence(node, "webhooks") else { return [] }
+        var out: [WebhookSpec] = []
+        var ids: [(String, Node)] = []
+        for (i, item) in items.enumerated() {
+            let path = "webhooks[\(i)]"
+            let keys = ["id", "url", "events", "secret_file", "batch", "timeout", "max_age"]
+            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
+                let id = reader.identifier(idNode, f.path("id")), let urlNode = required(f, "url", in: item),
+                let url = reader.string(urlNode, f.path("url"))
+            else { continue }
+            ids.append((id, idNode))
+            guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.utf8.count > 8 else {
+                reader.fail(urlNode, f.path("url"), "expected an http:// or https:// URL, got \"\(url)\"")
+                continue
+            }
+            var hook = WebhookSpec(id: id, url: url)
+            with(f, "events") { n, p in
+                guard let list = reader.sequence(n, p) else { return }
+                hook.events = list.enumerated().compactMap { j, e in reader.string(e, "\(p)[\(j)]") }
+            }
+            with(f, "secret_file") { n, p in
+                guard let file = absolutePath(n, p) else { return }
+                if let problem = fileReadable(file) {
+                    reader.fail(n, p, "cannot read \"\(file)\": \(problem)")
+                }
+                hook.secretFile = file
+            }
+            with(f, "batch") { n, p in
+                guard let b = reader.mapping(n, p, allowed: ["max_events", "max_delay"]) else { return }
+                with(b, "max_events") { n, p in if let v = reader.int(n, p, 1...1000) { hook.batchMaxEvents = v } }
+                with(b, "max_delay") { n, p in
+                    if let v = reader.duration(n, p, min: .seconds(0), max: .minutes(5)) { hook.batchMaxDelay = v }
+                }
+            }
+            with(f, "timeout") { n, p in
+                if let v = reader.duration(n, p, min: .milliseconds(100), max: .minutes(5)) { hook.timeout = v }
+            }
+            with(f, "max_age") { n, p in
+                if let v = reader.duration(n, p, min: .minutes(1), max: .hours(24 * 30)) { hook.maxAge = v }
+            }
+            out.append(hook)
+        }
+        checkUnique(ids) { "webhooks[\($0)].id" }
+        return out
+    }
+}

@@ -1,0 +1,198 @@
+import BeaconCore
+import Yams
+
+/// Reads each top-level section of `beacond.yaml` into `Config`, with the ranges and
+/// cross-references SPEC §2 promises. Each key's type and default is documented on the
+/// `Config` field it fills; the limits live here, next to the check.
+struct SectionReader {
+    let reader: NodeReader
+    let fileReadable: (String) -> String?
+
+    /// Longest dwell alert: beyond 2 h an alert says more about a forgotten beacon than a visit.
+    static let maxDwell = TimeSpan.hours(2)
+
+    mutating func read(_ root: Fields, into config: inout Config) {
+        if let n = root["gateway"] { readGateway(n, &config.gateway) }
+        if let n = root["bluetooth"] { readBluetooth(n, &config.bluetooth) }
+        if let n = root["monitoring"] { readMonitoring(n, &config.monitoring) }
+        if let n = root["clients"] { config.clients = readClients(n, limit: config.monitoring.regionLimit) }
+        if let n = root["receivers"] { config.receivers = readReceivers(n) }
+        if let n = root["assets"] { config.assets = readAssets(n) }
+        if let n = root["zones"] { config.zones = readZones(n, receivers: Set(config.receivers.map(\.id))) }
+        if let n = root["alarms"] {
+            config.alarms = readAlarms(n, zones: Set(config.zones.map(\.id)), assets: Set(config.assets.map(\.id)))
+        }
+        if let n = root["positioning"] { readPositioning(n, &config.positioning) }
+        if let n = root["api"] { readAPI(n, &config.api) }
+        if let n = root["webhooks"] { config.webhooks = readWebhooks(n) }
+    }
+
+    /// Calls `body` with the node of `key` when the key is present and not null.
+    func with(_ f: Fields, _ key: String, _ body: (Node, String) -> Void) {
+        guard let n = f[key], !reader.isNull(n) else { return }
+        body(n, f.path(key))
+    }
+
+    /// The node of a key that must be present, or a "missing key" error at the mapping.
+    func required(_ f: Fields, _ key: String, in node: Node) -> Node? {
+        guard let n = f[key], !reader.isNull(n) else {
+            reader.fail(node, f.path, "missing key \"\(key)\"")
+            return nil
+        }
+        return n
+    }
+
+    /// Reports ids used twice in one list, at the second use.
+    func checkUnique(_ ids: [(String, Node)], _ path: (Int) -> String) {
+        var seen: [String: Int] = [:]
+        for (i, (id, node)) in ids.enumerated() {
+            if let first = seen[id] {
+                reader.fail(node, path(i), "duplicate id \"\(id)\" (also at \(path(first)))")
+            } else {
+                seen[id] = i
+            }
+        }
+    }
+
+    func readGateway(_ node: Node, _ g: inout GatewaySettings) {
+        guard let f = reader.mapping(node, "gateway", allowed: ["id", "state_dir"]) else { return }
+        with(f, "id") { n, p in if let v = reader.identifier(n, p) { g.id = v } }
+        with(f, "state_dir") { n, p in if let v = absolutePath(n, p) { g.stateDir = v } }
+    }
+
+    func absolutePath(_ node: Node, _ path: String) -> String? {
+        guard let s = reader.string(node, path) else { return nil }
+        guard s.hasPrefix("/") else {
+            reader.fail(node, path, "expected an absolute path like \"/var/lib/beacond\", got \"\(s)\"")
+            return nil
+        }
+        return s
+    }
+
+    func readBluetooth(_ node: Node, _ b: inout BluetoothSettings) {
+        guard let f = reader.mapping(node, "bluetooth", allowed: ["adapters", "scan", "min_rssi"]) else { return }
+        with(f, "adapters") { n, p in
+            guard let items = reader.sequence(n, p) else { return }
+            b.adapters = items.enumerated().compactMap { i, item in reader.identifier(item, "\(p)[\(i)]") }
+        }
+        with(f, "scan") { n, p in
+            if let v = reader.oneOf(n, p, ["active", "passive"]) { b.scan = BluetoothSettings.ScanMode(rawValue: v)! }
+        }
+        with(f, "min_rssi") { n, p in if let v = reader.int(n, p, -127...20) { b.minRSSI = v } }
+    }
+
+    func readMonitoring(_ node: Node, _ m: inout MonitoringSettings) {
+        let keys = [
+            "region_limit", "enter_sightings", "enter_window", "exit_timeout", "min_rssi", "hysteresis_db",
+            "ranging_interval",
+        ]
+        guard let f = reader.mapping(node, "monitoring", allowed: keys) else { return }
+        with(f, "region_limit") { n, p in if let v = reader.int(n, p, 1...1000) { m.regionLimit = v } }
+        with(f, "enter_sightings") { n, p in if let v = reader.int(n, p, 1...100) { m.enterSightings = v } }
+        with(f, "enter_window") { n, p in
+            if let v = reader.duration(n, p, min: .milliseconds(1), max: .hours(1)) { m.enterWindow = v }
+        }
+        with(f, "exit_timeout") { n, p in
+            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24)) { m.exitTimeout = v }
+        }
+        with(f, "min_rssi") { n, p in if let v = reader.int(n, p, -127...20) { m.minRSSI = v } }
+        with(f, "hysteresis_db") { n, p in if let v = reader.int(n, p, 0...50) { m.hysteresisDB = v } }
+        with(f, "ranging_interval") { n, p in
+            if let v = reader.duration(n, p, min: .milliseconds(100), max: .hours(1)) { m.rangingInterval = v }
+        }
+    }
+
+    func readClients(_ node: Node, limit: Int) -> [ClientSpec] {
+        guard let items = reader.sequence(node, "clients") else { return [] }
+        var clients: [ClientSpec] = []
+        var ids: [(String, Node)] = []
+        for (i, item) in items.enumerated() {
+            let path = "clients[\(i)]"
+            guard let f = reader.mapping(item, path, allowed: ["id", "regions"]),
+                let idNode = required(f, "id", in: item), let id = reader.identifier(idNode, f.path("id"))
+            else { continue }
+            ids.append((id, idNode))
+            var regions: [RegionSpec] = []
+            if let regionsNode = f["regions"], let list = reader.sequence(regionsNode, f.path("regions")) {
+                var regionIDs: [(String, Node)] = []
+                for (j, regionNode) in list.enumerated() {
+                    if let r = readRegion(regionNode, "\(path).regions[\(j)]") {
+                        regions.append(r.spec)
+                        regionIDs.append((r.spec.id, r.idNode))
+                    }
+                }
+                checkUnique(regionIDs) { "\(path).regions[\($0)].id" }
+                if list.count > limit {
+                    reader.fail(
+                        regionsNode, f.path("regions"),
+                        "\(list.count) regions, over monitoring.region_limit (\(limit)); a client may monitor at most \(limit)")
+                }
+            }
+            clients.append(ClientSpec(id: id, regions: regions))
+        }
+        checkUnique(ids) { "clients[\($0)].id" }
+        return clients
+    }
+
+    func readRegion(_ node: Node, _ path: String) -> (spec: RegionSpec, idNode: Node)? {
+        let keys = ["id", "uuid", "major", "minor", "notify_on_entry", "notify_on_exit", "dwell", "ranging"]
+        guard let f = reader.mapping(node, path, allowed: keys) else { return nil }
+        let idNode = required(f, "id", in: node)
+        let uuidNode = required(f, "uuid", in: node)
+        let id = idNode.flatMap { reader.identifier($0, f.path("id")) }
+        let uuid = uuidNode.flatMap { reader.uuid($0, f.path("uuid")) }
+        var spec = RegionSpec(id: id ?? "", uuid: uuid ?? BeaconUUID(high: 0, low: 0))
+        var ok = id != nil && uuid != nil
+        with(f, "major") { n, p in
+            if let v = reader.int(n, p, 0...65535) { spec.major = UInt16(v) } else { ok = false }
+        }
+        with(f, "minor") { n, p in
+            guard let v = reader.int(n, p, 0...65535) else {
+                ok = false
+                return
+            }
+            if f["major"] == nil || reader.isNull(f["major"]!) {
+                reader.fail(n, p, "needs major (minor alone cannot match)")
+                ok = false
+            }
+            spec.minor = UInt16(v)
+        }
+        with(f, "notify_on_entry") { n, p in if let v = reader.bool(n, p) { spec.notifyOnEntry = v } else { ok = false } }
+        with(f, "notify_on_exit") { n, p in if let v = reader.bool(n, p) { spec.notifyOnExit = v } else { ok = false } }
+        with(f, "ranging") { n, p in if let v = reader.bool(n, p) { spec.ranging = v } else { ok = false } }
+        with(f, "dwell") { n, p in
+            guard let items = reader.sequence(n, p) else {
+                ok = false
+                return
+            }
+            var dwell: [TimeSpan] = []
+            for (i, item) in items.enumerated() {
+                if let d = reader.duration(item, "\(p)[\(i)]", min: .seconds(1), max: SectionReader.maxDwell) {
+                    dwell.append(d)
+                } else {
+                    ok = false
+                }
+            }
+            spec.dwell = Array(Set(dwell)).sorted()
+        }
+        guard ok, let idNode else { return nil }
+        return (spec, idNode)
+    }
+
+    func readPositioning(_ node: Node, _ p: inout PositioningSettings) {
+        let keys = ["publish_interval", "max_receivers", "max_speed", "min_move"]
+        guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
+        with(f, "publish_interval") { n, path in
+            if let v = reader.duration(n, path, min: .milliseconds(100), max: .hours(1)) { p.publishInterval = v }
+        }
+        with(f, "max_receivers") { n, path in if let v = reader.int(n, path, 1...50) { p.maxReceivers = v } }
+        with(f, "max_speed") { n, path in if let v = reader.double(n, path, 0.01...100) { p.maxSpeed = v } }
+        with(f, "min_move") { n, path in if let v = reader.double(n, path, 0...100) { p.minMove = v } }
+    }
+
+    func readAPI(_ node: Node, _ a: inout APISettings) {
+        guard let f = reader.mapping(node, "api", allowed: ["socket", "admin_group"]) else { return }
+        with(f, "socket") { n, p in if let v = absolutePath(n, p) { a.socket = v } }
+        with(f, "admin_group") { n, p in if let v = reader.identifier(n, p) { a.adminGroup = v } }
+    }
+}

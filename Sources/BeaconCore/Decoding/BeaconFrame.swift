@@ -1,0 +1,111 @@
+/// What a decoder recognised in one advertisement.
+public enum BeaconFrame: Equatable, Sendable {
+    case iBeacon(IBeaconFrame)
+    case altBeacon(AltBeaconFrame)
+    case eddystoneUID(EddystoneUIDFrame)
+    case eddystoneURL(EddystoneURLFrame)
+    case eddystoneTLM(EddystoneTLMFrame)
+    case eddystoneEID(EddystoneEIDFrame)
+
+    /// The identity regions and ranging are keyed by, for the formats that carry one.
+    /// URL, TLM and EID frames carry no stable identity (EID rotates by design).
+    public var identity: BeaconIdentity? {
+        switch self {
+        case let .iBeacon(f): return .ibeacon(f.id)
+        case let .altBeacon(f): return .ibeacon(f.id)
+        case let .eddystoneUID(f): return .eddystone(f.id)
+        case .eddystoneURL, .eddystoneTLM, .eddystoneEID: return nil
+        }
+    }
+
+    /// RSSI expected at 1 m, from the frame's calibration byte (Eddystone's is at 0 m:
+    /// the Eddystone spec says to subtract 41 dB for 1 m).
+    public var rssiAt1m: Int? {
+        switch self {
+        case let .iBeacon(f): return f.measuredPower
+        case let .altBeacon(f): return f.referenceRSSI
+        case let .eddystoneUID(f): return f.txPowerAt0m - 41
+        case let .eddystoneURL(f): return f.txPowerAt0m - 41
+        case let .eddystoneEID(f): return f.txPowerAt0m - 41
+        case .eddystoneTLM: return nil
+        }
+    }
+}
+
+/// uuid/major/minor: the identity iBeacon and AltBeacon share (AltBeacon id1/id2/id3).
+public struct IBeaconID: Hashable, Sendable, CustomStringConvertible {
+    public var uuid: BeaconUUID
+    public var major: UInt16
+    public var minor: UInt16
+    public init(uuid: BeaconUUID, major: UInt16, minor: UInt16) {
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+    public var description: String { "\(uuid)/\(major)/\(minor)" }
+}
+
+/// Eddystone-UID's 10-byte namespace and 6-byte instance.
+public struct EddystoneID: Hashable, Sendable, CustomStringConvertible {
+    public var namespace: [UInt8]
+    public var instance: [UInt8]
+    public init(namespace: [UInt8], instance: [UInt8]) {
+        self.namespace = namespace
+        self.instance = instance
+    }
+    public var description: String { "\(Hex.encode(namespace))/\(Hex.encode(instance))" }
+}
+
+/// Identity of a beacon across advertisements, receivers and address rotation.
+public enum BeaconIdentity: Hashable, Sendable, CustomStringConvertible {
+    case ibeacon(IBeaconID)
+    case eddystone(EddystoneID)
+
+    public var description: String {
+        switch self {
+        case let .ibeacon(id): return id.description
+        case let .eddystone(id): return id.description
+        }
+    }
+}
+
+public struct IBeaconFrame: Equatable, Sendable {
+    public var id: IBeaconID
+    public var measuredPower: Int
+}
+
+public struct AltBeaconFrame: Equatable, Sendable {
+    public var company: UInt16
+    public var id: IBeaconID
+    public var referenceRSSI: Int
+    public var manufacturerReserved: UInt8
+}
+
+public struct EddystoneUIDFrame: Equatable, Sendable {
+    public var id: EddystoneID
+    public var txPowerAt0m: Int
+}
+
+public struct EddystoneURLFrame: Equatable, Sendable {
+    public var url: String
+    public var txPowerAt0m: Int
+}
+
+/// Telemetry. Unencrypted TLM carries battery, temperature and counters; encrypted TLM
+/// (version 1) is recognised but its fields are opaque.
+public struct EddystoneTLMFrame: Equatable, Sendable {
+    public var encrypted: Bool
+    public var batteryMillivolts: Int?
+    /// Degrees Celsius, nil when the beacon reports "not supported" (0x8000).
+    public var temperatureC: Double?
+    public var advertisementCount: UInt32?
+    /// Time since power-on, in 0.1 s units, as the frame carries it.
+    public var uptimeDeciseconds: UInt32?
+}
+
+/// Ephemeral id: recognised so it is not counted as garbage, but it cannot be resolved
+/// without the beacon's identity key, which a gateway does not hold.
+public struct EddystoneEIDFrame: Equatable, Sendable {
+    public var ephemeralID: [UInt8]
+    public var txPowerAt0m: Int
+}

@@ -1,0 +1,129 @@
+/// The outcome of registering a region: the events it caused and, if refused, why.
+public struct RegionChange: Sendable, Equatable {
+    public var events: [Event]
+    public var failure: RegionFailure?
+
+    public init(events: [Event], failure: RegionFailure?) {
+        self.events = events
+        self.failure = failure
+    }
+}
+
+/// A monitored region as the API lists it.
+public struct RegionStatus: Sendable, Equatable {
+    public var client: String
+    public var spec: RegionSpec
+    public var state: RegionState
+    public var enteredAt: Timestamp?
+}
+
+extension BeaconEngine {
+    /// Starts monitoring `region` for `client` (SPEC §3). An id the client already has is
+    /// replaced and starts again from `unknown`. A new id beyond `region_limit` is refused
+    /// with `region.failed` (`region_limit_exceeded`) and changes nothing else.
+    public mutating func monitor(client: String, region: RegionSpec, at t: Timestamp) -> RegionChange {
+        var events = advance(to: t)
+        let time = now
+        var regionsOfClient = clients[client] ?? ClientRegions()
+        if let existing = regionsOfClient.slots[region.id] {
+            removeRegion(slot: existing)
+        } else if regionsOfClient.order.count >= settings.regionLimit {
+            events.append(
+                Event(time: time, payload: .regionFailed(client: client, region: region.id, reason: .regionLimitExceeded)))
+            return RegionChange(events: events, failure: .regionLimitExceeded)
+        } else {
+            regionsOfClient.order.append(region.id)
+        }
+        if clients[client] == nil { clientOrder.append(client) }
+        let monitor = RegionMonitor(client: client, spec: region, startedAt: time, enterSightings: settings.enterSightings)
+        let slot: Int32
+        if let free = freeRegionSlots.popLast() {
+            slot = free
+            regions[Int(slot)] = monitor
+        } else {
+            slot = Int32(regions.count)
+            regions.append(monitor)
+            generations.append(0)
+        }
+        regionsOfClient.slots[region.id] = slot
+        clients[client] = regionsOfClient
+        index[key(of: region), default: []].append(slot)
+        indexGeneration &+= 1
+        if region.ranging {
+            rangingMembers[slot] = []
+            rangingSlots.append(slot)
+            if nextRangingTick == nil { nextRangingTick = time + settings.rangingInterval }
+        }
+        arm(slot)
+        return RegionChange(events: events, failure: nil)
+    }
+
+    /// Stops monitoring; no event. Returns false when the client has no such region.
+    @discardableResult
+    public mutating func stopMonitoring(client: String, region id: String) -> Bool {
+        guard var regionsOfClient = clients[client], let slot = regionsOfClient.slots[id] else { return false }
+        removeRegion(slot: slot)
+        regionsOfClient.slots[id] = nil
+        regionsOfClient.order.removeAll { $0 == id }
+        clients[client] = regionsOfClient
+        return true
+    }
+
+    /// CoreLocation's `requestState(for:)`: a `region.state` with the current state, now.
+    public mutating func requestState(client: String, region id: String, at t: Timestamp) -> RegionChange {
+        var events = advance(to: t)
+        guard let slot = clients[client]?.slots[id], let monitor = regions[Int(slot)] else {
+            return RegionChange(events: events, failure: .regionNotFound)
+        }
+        events.append(monitor.stateEvent(at: now))
+        return RegionChange(events: events, failure: nil)
+    }
+
+    /// Clients in registration order.
+    public var clientIDs: [String] { clientOrder }
+
+    /// A client's regions in registration order, with their state.
+    public func regionStatuses(client: String) -> [RegionStatus] {
+        guard let c = clients[client] else { return [] }
+        return c.order.compactMap { id in
+            guard let slot = c.slots[id], let m = regions[Int(slot)] else { return nil }
+            return RegionStatus(client: client, spec: m.spec, state: m.state, enteredAt: m.enteredAt)
+        }
+    }
+
+    private func key(of region: RegionSpec) -> RegionKey {
+        RegionKey(uuid: region.uuid, major: region.major.map(Int32.init) ?? -1, minor: region.minor.map(Int32.init) ?? -1)
+    }
+
+    private mutating func removeRegion(slot: Int32) {
+        guard let monitor = regions[Int(slot)] else { return }
+        let k = key(of: monitor.spec)
+        index[k]?.removeAll { $0 == slot }
+        if index[k]?.isEmpty == true { index[k] = nil }
+        indexGeneration &+= 1
+        if rangingMembers.removeValue(forKey: slot) != nil {
+            rangingSlots.removeAll { $0 == slot }
+            rangingNonEmpty.remove(slot)
+            if rangingSlots.isEmpty { nextRangingTick = nil }
+        }
+        regions[Int(slot)] = nil
+        generations[Int(slot)] &+= 1
+        freeRegionSlots.append(slot)
+    }
+
+    /// Puts the region's deadline in the heap unless an earlier entry is already there.
+    mutating func arm(_ slot: Int32) {
+        guard let monitor = regions[Int(slot)], let due = monitor.deadline(settings) else { return }
+        if let armed = monitor.armedAt, armed <= due { return }
+        regions[Int(slot)]!.armedAt = due
+        timers.push(TimerHeap.Entry(due: due, slot: slot, generation: generations[Int(slot)]))
+    }
+
+    mutating func fireRegionTimer(_ entry: TimerHeap.Entry, events: inout [Event]) {
+        let s = Int(entry.slot)
+        guard generations[s] == entry.generation, regions[s]?.armedAt == entry.due else { return }
+        regions[s]!.armedAt = nil
+        regions[s]!.fire(at: entry.due, settings: settings, events: &events)
+        arm(entry.slot)
+    }
+}

@@ -1,0 +1,152 @@
+/// The whole beacon engine: decoding, region monitoring and ranging, as one value.
+///
+/// It is driven by two calls — `ingest` for each sighting and `advance(to:)` when
+/// `nextDeadline` is reached — and returns the events they cause, each at the time of the
+/// sighting or timer that caused it. It does no I/O and reads no clock, so the live daemon,
+/// `beacond replay` and the tests all run exactly the same code on their own clocks.
+///
+/// Cost per sighting is O(1) in the number of beacons and regions: one dictionary lookup for
+/// the beacon, a cached list of the regions it matches, and no timer-heap work (timers are
+/// re-checked lazily when they come due).
+public struct BeaconEngine: Sendable {
+    public private(set) var settings: MonitoringSettings
+    /// The engine's clock: the latest time it was given. It never goes backwards; a late
+    /// sighting (a remote receiver's clock behind ours) is processed at this time.
+    public private(set) var now: Timestamp
+    public private(set) var counters = EngineCounters()
+
+    var regions: [RegionMonitor?] = []
+    var generations: [UInt32] = []
+    var freeRegionSlots: [Int32] = []
+    var clients: [String: ClientRegions] = [:]
+    var clientOrder: [String] = []
+    var index: [RegionKey: [Int32]] = [:]
+    var indexGeneration: UInt32 = 0
+    var timers = TimerHeap()
+
+    var beaconSlots: [BeaconIdentity: Int32] = [:]
+    var records: [BeaconRecord?] = []
+    var freeBeaconSlots: [Int32] = []
+    var receiverIDs: [String: Int32] = [:]
+    var receiverNames: [String] = []
+    var receiverCalibration: [ReceiverCalibration?] = []
+    let calibrations: [String: ReceiverCalibration]
+
+    /// Ranging regions (slots, in registration order) and the beacons each has heard recently.
+    var rangingMembers: [Int32: Set<Int32>] = [:]
+    var rangingSlots: [Int32] = []
+    var rangingNonEmpty: Set<Int32> = []
+    var nextRangingTick: Timestamp?
+    var nextSweep: Timestamp
+    var pending: [Event] = []
+
+    /// How long a reading stays "recent" for ranging and proximity.
+    public static let rangingFreshness = TimeSpan.seconds(5)
+    /// Beacons not heard for this long (and at least 2 × exit_timeout) are forgotten.
+    public static let beaconRetention = TimeSpan.minutes(10)
+    static let sweepInterval = TimeSpan.seconds(60)
+
+    /// Starts the engine at `start` with the configured clients' regions being monitored.
+    /// Regions over a client's limit produce `region.failed`, delivered with the first call.
+    public init(configuration: EngineConfiguration, start: Timestamp) {
+        settings = configuration.monitoring
+        now = start
+        calibrations = configuration.receivers
+        nextSweep = start + BeaconEngine.sweepInterval
+        for client in configuration.clients {
+            for region in client.regions {
+                pending += monitor(client: client.id, region: region, at: start).events
+            }
+        }
+    }
+
+    /// The earliest time `advance(to:)` has work to do, or nil when only a sighting can cause
+    /// an event. May be early (a timer that was pushed back); calling then is harmless.
+    public var nextDeadline: Timestamp? {
+        [timers.earliest, nextRangingTick].compactMap { $0 }.min()
+    }
+
+    /// Fires every timer due at or before `target`, in time order, each at its own time.
+    public mutating func advance(to target: Timestamp) -> [Event] {
+        var events = pending
+        pending = []
+        while true {
+            let candidates = [timers.earliest, nextRangingTick, nextSweep].compactMap { $0 }
+            guard let next = candidates.min(), next <= target else { break }
+            now = max(now, next)
+            if let e = timers.popDue(next) {
+                fireRegionTimer(e, events: &events)
+            } else if nextRangingTick == next {
+                rangingTick(at: next, events: &events)
+            } else {
+                sweep(at: next)
+            }
+        }
+        now = max(now, target)
+        return events
+    }
+
+    /// Processes one sighting at its own time (after the timers due before it).
+    public mutating func ingest(_ sighting: Sighting) -> [Event] {
+        var events = advance(to: sighting.time)
+        counters.sightings += 1
+        if sighting.time < now { counters.lateSightings += 1 }
+        switch BeaconDecoder.decode(sighting) {
+        case let .failure(e):
+            counters.decode.count(e.reason)
+        case let .success(frame):
+            counters.decode.decoded += 1
+            guard let identity = frame.identity else {
+                counters.framesWithoutIdentity += 1
+                return events
+            }
+            observe(identity, frame: frame, sighting: sighting, events: &events)
+        }
+        return events
+    }
+
+    private mutating func observe(
+        _ identity: BeaconIdentity, frame: BeaconFrame, sighting: Sighting, events: inout [Event]
+    ) {
+        let t = now
+        let receiver = internReceiver(sighting.receiver)
+        let slot = beaconSlot(for: identity, frame: frame, at: t)
+        let smoothed = updateReading(slot: slot, receiver: receiver, rssi: sighting.rssi, at: t)
+        guard case let .ibeacon(id) = identity else { return }
+        if records[Int(slot)]!.matchGeneration != indexGeneration { refreshMatches(slot: slot, id: id) }
+        let matches = records[Int(slot)]!.matches
+        guard !matches.isEmpty else { return }
+        let distance = self.distance(slot: slot, receiver: receiver, smoothed: smoothed)
+        for regionSlot in matches {
+            let changed = regions[Int(regionSlot)]!.sighted(
+                at: t, rssi: sighting.rssi, beacon: id, receiver: sighting.receiver, distance: distance,
+                settings: settings, events: &events)
+            if changed { arm(regionSlot) }
+            if rangingMembers[regionSlot] != nil { rangingMembers[regionSlot]!.insert(slot) }
+        }
+    }
+}
+
+/// Counts for `/metrics` and `beaconctl status`.
+public struct EngineCounters: Sendable, Equatable {
+    public var sightings = 0
+    public var decode = DecodeCounters()
+    /// Eddystone URL, TLM and EID frames: recognised, but they carry no beacon identity.
+    public var framesWithoutIdentity = 0
+    /// Sightings whose time was behind the engine's clock; processed at the engine's time.
+    public var lateSightings = 0
+    public init() {}
+}
+
+/// Key of the region index: a uuid with an optional major and minor (-1 = any).
+struct RegionKey: Hashable, Sendable {
+    var uuid: BeaconUUID
+    var major: Int32
+    var minor: Int32
+}
+
+/// One client's regions, in registration order.
+struct ClientRegions: Sendable {
+    var order: [String] = []
+    var slots: [String: Int32] = [:]
+}

@@ -1,0 +1,53 @@
+/// What the engine knows about each beacon it has heard: its smoothed RSSI per receiver,
+/// the regions it matches (cached), and its proximity class.
+///
+/// Beacons live in slots of one array and are found through one dictionary lookup per
+/// sighting; the region match list is computed once per beacon and reused until the set of
+/// regions changes, so a sighting never scans regions or beacons.
+struct BeaconRecord: Sendable {
+    var identity: BeaconIdentity
+    /// The frame's own calibration (measured power at 1 m), used when the receiver has none.
+    var frameRSSIAt1m: Int?
+    var lastSeen: Timestamp
+    var readings: [ReceiverReading] = []
+    /// Region slots this beacon matches, valid while `matchGeneration` equals the engine's.
+    var matches: [Int32] = []
+    var matchGeneration: UInt32 = .max
+    /// Ranging regions among `matches`; only these beacons take part in ranging ticks.
+    var isRanged = false
+    var proximity = ProximityTracker()
+}
+
+/// A receiver's view of one beacon.
+struct ReceiverReading: Sendable {
+    var receiver: Int32
+    var filter: RSSIFilter
+    var lastSeen: Timestamp
+}
+
+/// `beacon.proximity` changes are reported only after the new class holds for 2 ranging
+/// intervals, so one noisy reading near a 0.5 m or 3 m boundary does not produce two events.
+struct ProximityTracker: Sendable {
+    static let ticksToHold = 2
+    var reported: Proximity = .unknown
+    var candidate: Proximity = .unknown
+    var candidateTicks = 0
+
+    /// Returns the class to report when a change has held long enough.
+    mutating func observe(_ p: Proximity) -> Proximity? {
+        if p == reported {
+            candidateTicks = 0
+            return nil
+        }
+        if p == candidate {
+            candidateTicks += 1
+        } else {
+            candidate = p
+            candidateTicks = 1
+        }
+        guard candidateTicks >= ProximityTracker.ticksToHold else { return nil }
+        reported = p
+        candidateTicks = 0
+        return p
+    }
+}

@@ -1,0 +1,88 @@
+/// Events as CloudEvents 1.0 JSON (SPEC §3), with a fixed member order so that two runs
+/// of the same replay differ only in `id`.
+public enum CloudEvent {
+    public static func json(_ event: Event, id: String, gatewayID: String) -> JSONValue {
+        .object([
+            ("specversion", "1.0"),
+            ("id", .string(id)),
+            ("source", .string("beacond://\(gatewayID)")),
+            ("type", .string("beacond.\(event.payload.kind)")),
+            ("time", .string(RFC3339.format(event.time))),
+            ("subject", .string(subject(event.payload))),
+            ("datacontenttype", "application/json"),
+            ("data", data(event.payload)),
+        ])
+    }
+
+    public static func subject(_ payload: EventPayload) -> String {
+        switch payload {
+        case let .regionState(c, r, _), let .regionEnter(c, r, _, _, _, _), let .regionExit(c, r, _, _),
+            let .regionDwell(c, r, _), let .regionFailed(c, r, _), let .ranging(c, r, _):
+            return "\(c)/\(r)"
+        case let .beaconProximity(beacon, _, _):
+            return beacon.description
+        }
+    }
+
+    public static func data(_ payload: EventPayload) -> JSONValue {
+        switch payload {
+        case let .regionState(c, r, state):
+            return .object([("client", .string(c)), ("region", .string(r)), ("state", .string(state.rawValue))])
+        case let .regionEnter(c, r, beacon, receiver, rssi, distance):
+            return .object([
+                ("client", .string(c)), ("region", .string(r)), ("beacon", json(beacon)), ("receiver", .string(receiver)),
+                ("rssi", .number(Double(rssi))), ("distance", metres(distance)),
+            ])
+        case let .regionExit(c, r, lastSeen, duration):
+            return .object([
+                ("client", .string(c)), ("region", .string(r)), ("last_seen", .string(RFC3339.format(lastSeen))),
+                ("duration_s", .number(round3(duration.seconds))),
+            ])
+        case let .regionDwell(c, r, dwell):
+            return .object([("client", .string(c)), ("region", .string(r)), ("dwell_s", .number(dwell.seconds))])
+        case let .regionFailed(c, r, reason):
+            return .object([("client", .string(c)), ("region", .string(r)), ("reason", .string(reason.rawValue))])
+        case let .ranging(c, r, beacons):
+            return .object([
+                ("client", .string(c)), ("region", .string(r)),
+                (
+                    "beacons",
+                    .array(
+                        beacons.map { b in
+                            .object([
+                                ("uuid", .string(b.beacon.uuid.description)), ("major", .number(Double(b.beacon.major))),
+                                ("minor", .number(Double(b.beacon.minor))), ("rssi", .number(round1(b.rssi))),
+                                ("distance", metres(b.distance)), ("proximity", .string(b.proximity.rawValue)),
+                                ("receiver", .string(b.receiver)),
+                            ])
+                        })
+                ),
+            ])
+        case let .beaconProximity(beacon, proximity, distance):
+            return .object([
+                ("beacon", json(beacon)), ("proximity", .string(proximity.rawValue)), ("distance", metres(distance)),
+            ])
+        }
+    }
+
+    public static func json(_ id: IBeaconID) -> JSONValue {
+        .object([
+            ("uuid", .string(id.uuid.description)), ("major", .number(Double(id.major))),
+            ("minor", .number(Double(id.minor))),
+        ])
+    }
+
+    public static func json(_ identity: BeaconIdentity) -> JSONValue {
+        switch identity {
+        case let .ibeacon(id): return json(id)
+        case let .eddystone(id):
+            return .object([("namespace", .string(Hex.encode(id.namespace))), ("instance", .string(Hex.encode(id.instance)))])
+        }
+    }
+
+    /// Distances to the centimetre: finer digits are noise and would only make diffs noisy.
+    private static func metres(_ d: Double?) -> JSONValue { d.map { .number(round2($0)) } ?? .null }
+    private static func round1(_ v: Double) -> Double { (v * 10).rounded() / 10 }
+    private static func round2(_ v: Double) -> Double { (v * 100).rounded() / 100 }
+    private static func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
+}

@@ -1,0 +1,68 @@
+/// Something the engine tells the world, at the time of the sighting or timer that caused it.
+///
+/// Events carry no id: the runtime stamps ids (`EventIDGenerator`) when it publishes, so the
+/// engine stays a pure function of its inputs and tests can compare events with `==`.
+public struct Event: Sendable, Equatable {
+    public var time: Timestamp
+    public var payload: EventPayload
+
+    public init(time: Timestamp, payload: EventPayload) {
+        self.time = time
+        self.payload = payload
+    }
+}
+
+public enum RegionState: String, Sendable, Equatable {
+    case unknown, inside, outside
+}
+
+public enum Proximity: String, Sendable, Equatable {
+    case immediate, near, far, unknown
+
+    /// SPEC §3: immediate < 0.5 m, near < 3 m, far beyond; unknown without a recent reading.
+    public init(distance: Double?) {
+        guard let d = distance else {
+            self = .unknown
+            return
+        }
+        self = d < 0.5 ? .immediate : (d < 3.0 ? .near : .far)
+    }
+}
+
+/// Why a region cannot be monitored. The raw value is the stable `reason` / API error code.
+public enum RegionFailure: String, Sendable, Equatable, Error {
+    case regionLimitExceeded = "region_limit_exceeded"
+    case regionNotFound = "region_not_found"
+}
+
+/// One beacon in a `ranging` event.
+public struct RangedBeacon: Sendable, Equatable {
+    public var beacon: IBeaconID
+    public var rssi: Double
+    public var distance: Double?
+    public var proximity: Proximity
+    public var receiver: String
+}
+
+public enum EventPayload: Sendable, Equatable {
+    case regionState(client: String, region: String, state: RegionState)
+    case regionEnter(client: String, region: String, beacon: IBeaconID, receiver: String, rssi: Int, distance: Double?)
+    case regionExit(client: String, region: String, lastSeen: Timestamp, duration: TimeSpan)
+    case regionDwell(client: String, region: String, dwell: TimeSpan)
+    case regionFailed(client: String, region: String, reason: RegionFailure)
+    case ranging(client: String, region: String, beacons: [RangedBeacon])
+    case beaconProximity(beacon: BeaconIdentity, proximity: Proximity, distance: Double?)
+
+    /// The CloudEvents type suffix: `beacond.<kind>`.
+    public var kind: String {
+        switch self {
+        case .regionState: return "region.state"
+        case .regionEnter: return "region.enter"
+        case .regionExit: return "region.exit"
+        case .regionDwell: return "region.dwell"
+        case .regionFailed: return "region.failed"
+        case .ranging: return "ranging"
+        case .beaconProximity: return "beacon.proximity"
+        }
+    }
+}

@@ -1,0 +1,122 @@
+/// Why a sighting record line was rejected. The line is skipped; nothing else is affected.
+public struct SightingRecordError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// Sighting records (SPEC §1.2): one JSON object per line, as replay traces and
+/// `POST /v1/sightings` carry them. Unknown keys are ignored so that newer receivers can add
+/// fields; every known key is checked for its type.
+public enum SightingRecord {
+    /// The largest line accepted; a longer one is rejected before it is parsed.
+    public static let maxLineBytes = 64 * 1024
+
+    public static func parse(line: String) throws(SightingRecordError) -> Sighting {
+        guard line.utf8.count <= maxLineBytes else { throw SightingRecordError("line longer than \(maxLineBytes) bytes") }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            throw SightingRecordError(error.description)
+        }
+        return try parse(value)
+    }
+
+    public static func parse(_ value: JSONValue) throws(SightingRecordError) -> Sighting {
+        guard case .object = value else { throw SightingRecordError("expected a JSON object") }
+        guard let tValue = value["t"] else { throw SightingRecordError("missing \"t\" (seconds since the Unix epoch)") }
+        guard let seconds = tValue.numberValue, let time = Timestamp(unixSeconds: seconds) else {
+            throw SightingRecordError("\"t\" must be a number of seconds since the Unix epoch")
+        }
+        let receiver = try requiredString(value, "receiver")
+        let address = try requiredString(value, "address")
+        guard let rssiValue = value["rssi"], let rssi = rssiValue.numberValue else {
+            throw SightingRecordError("missing or non-numeric \"rssi\"")
+        }
+        guard rssi == rssi.rounded(), rssi >= -127, rssi <= 20 else {
+            throw SightingRecordError("\"rssi\" must be an integer dBm between -127 and 20, got \(rssi)")
+        }
+        let txPower = try optionalInt(value, "tx_power", range: -127...127)
+        return Sighting(
+            time: time, receiver: receiver, address: address,
+            addressType: try optionalString(value, "address_type"), rssi: Int(rssi), txPower: txPower,
+            name: try optionalString(value, "name"),
+            manufacturerData: try manufacturerData(value["manufacturer_data"]),
+            serviceData: try serviceData(value["service_data"]))
+    }
+
+    private static func requiredString(_ object: JSONValue, _ key: String) throws(SightingRecordError) -> String {
+        guard let s = object[key]?.stringValue, !s.isEmpty else {
+            throw SightingRecordError("missing or non-string \"\(key)\"")
+        }
+        return s
+    }
+
+    private static func optionalString(_ object: JSONValue, _ key: String) throws(SightingRecordError) -> String? {
+        guard let v = object[key], !v.isNull else { return nil }
+        guard let s = v.stringValue else { throw SightingRecordError("\"\(key)\" must be a string or null") }
+        return s
+    }
+
+    private static func optionalInt(
+        _ object: JSONValue, _ key: String, range: ClosedRange<Int>
+    ) throws(SightingRecordError) -> Int? {
+        guard let v = object[key], !v.isNull else { return nil }
+        guard let n = v.numberValue, n == n.rounded(), n >= Double(range.lowerBound), n <= Double(range.upperBound)
+        else { throw SightingRecordError("\"\(key)\" must be an integer in \(range) or null") }
+        return Int(n)
+    }
+
+    private static func manufacturerData(_ v: JSONValue?) throws(SightingRecordError) -> [ManufacturerDatum] {
+        guard let v, !v.isNull else { return [] }
+        guard case let .object(members) = v else {
+            throw SightingRecordError("\"manufacturer_data\" must be an object of company id -> hex")
+        }
+        var out: [ManufacturerDatum] = []
+        for (key, payload) in members {
+            guard let company = UInt16(key) else {
+                throw SightingRecordError("manufacturer_data key \"\(key)\" is not a company id 0...65535 in decimal")
+            }
+            guard let hex = payload.stringValue, let bytes = Hex.decode(hex) else {
+                throw SightingRecordError("manufacturer_data[\"\(key)\"] is not an even-length hex string")
+            }
+            out.append(ManufacturerDatum(company: company, payload: bytes))
+        }
+        return out
+    }
+
+    private static func serviceData(_ v: JSONValue?) throws(SightingRecordError) -> [ServiceDatum] {
+        guard let v, !v.isNull else { return [] }
+        guard case let .object(members) = v else {
+            throw SightingRecordError("\"service_data\" must be an object of service UUID -> hex")
+        }
+        var out: [ServiceDatum] = []
+        for (key, payload) in members {
+            guard let hex = payload.stringValue, let bytes = Hex.decode(hex) else {
+                throw SightingRecordError("service_data[\"\(key)\"] is not an even-length hex string")
+            }
+            out.append(ServiceDatum(uuid: key, payload: bytes))
+        }
+        return out
+    }
+
+    /// The record form of a sighting, as `POST /v1/sightings` and traces carry it.
+    public static func json(_ s: Sighting) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("t", .number(s.time.unixSeconds)), ("receiver", .string(s.receiver)), ("address", .string(s.address)),
+        ]
+        if let at = s.addressType { members.append(("address_type", .string(at))) }
+        members.append(("rssi", .number(Double(s.rssi))))
+        if let tx = s.txPower { members.append(("tx_power", .number(Double(tx)))) }
+        if let name = s.name { members.append(("name", .string(name))) }
+        if !s.manufacturerData.isEmpty {
+            members.append(
+                ("manufacturer_data", .object(s.manufacturerData.map { (String($0.company), .string(Hex.encode($0.payload))) })))
+        }
+        if !s.serviceData.isEmpty {
+            members.append(("service_data", .object(s.serviceData.map { ($0.uuid, .string(Hex.encode($0.payload))) })))
+        }
+        return .object(members)
+    }
+}

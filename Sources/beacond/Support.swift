@@ -1,0 +1,86 @@
+import ArgumentParser
+import BeaconConfig
+import BeaconRuntime
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum BeaconVersion {
+    static let string = "0.1.0"
+}
+
+/// sysexits.h values the daemon promises (SPEC §5).
+enum ExitStatus {
+    static let noInput: Int32 = 66
+    static let unavailable: Int32 = 69
+    static let config: Int32 = 78
+}
+
+enum ConfigFile {
+    static let defaultPath = "/etc/beacond/beacond.yaml"
+
+    /// Loads and validates, or prints every located error and exits 78 (EX_CONFIG).
+    static func load(_ path: String) throws -> Config {
+        let text: String
+        do {
+            text = try readTextFile(path)
+        } catch {
+            standardError("\(path): \(error)")
+            throw ExitCode(ExitStatus.config)
+        }
+        do {
+            return try ConfigLoader.load(
+                yaml: text, file: path, defaultGatewayID: hostName(),
+                fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
+        } catch {
+            for e in error.errors { standardError(e.description) }
+            throw ExitCode(ExitStatus.config)
+        }
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "beacond" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "beacond" : name
+    }
+}
+
+func standardError(_ line: String) {
+    var text = line
+    text += "\n"
+    writeAll(fd: 2, text)
+}
+
+/// Buffers standard output so a replay of millions of events is not one write per line.
+struct OutputBuffer {
+    private var pending = ""
+
+    mutating func write(_ line: String) {
+        pending += line
+        pending += "\n"
+        if pending.utf8.count >= 64 * 1024 { flush() }
+    }
+
+    mutating func flush() {
+        guard !pending.isEmpty else { return }
+        writeAll(fd: 1, pending)
+        pending = ""
+    }
+}
+
+/// Writes all of `text` to a file descriptor, retrying short writes and EINTR.
+func writeAll(fd: Int32, _ text: String) {
+    var bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            return
+        }
+        offset += n
+    }
+    bytes.removeAll()
+}
