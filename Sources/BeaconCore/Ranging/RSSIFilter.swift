@@ -6,46 +6,75 @@ import Musl
 import Darwin
 #endif
 
-/// Smoothed RSSI of one beacon at one receiver: a one-dimensional Kalman filter with a
-/// random-walk model, whose innovations are clipped at 2.5 σ.
+/// Smoothed RSSI of one beacon at one receiver: the median of the last 7 readings, then an
+/// exponential average with a 3 s time constant.
 ///
 /// Why this and not AltBeacon's 20 s running average:
-/// - The gain follows the time between readings, not their count: a beacon heard at 10 Hz
-///   and one heard every 2 s are both smoothed over about the same seconds, and the first
-///   reading after a silence is trusted at once (the variance has grown) instead of being
-///   averaged with readings from before the gap.
-/// - Multipath fades of 10-20 dB are the heavy tail of indoor RSSI noise. Clipping the
-///   innovation keeps one fade from dragging the estimate, so the filter can afford a short
-///   time constant (about 1-3 s) and still be as quiet as a long plain average.
-/// `BENCHMARKS.md` and `RSSIFilterTests` measure lag and noise against the running average.
+/// - Indoor RSSI noise is heavy-tailed: multipath fades drop single readings by 10–20 dB.
+///   A median of a few readings removes them outright, so the averaging after it can be
+///   short and still be as quiet as a long average of raw readings.
+/// - The average's weight follows the time between readings, not their count, and the
+///   window restarts after a 10 s silence, so the first readings after a gap are trusted
+///   instead of being mixed with stale ones.
+/// On a simulated walk-away (15 dB step, 3 dB noise, 10 % fades; `RSSIFilterTests`, 10
+/// seeds) it covers 90 % of the step in 10.8 s against 17.1 s at 1 Hz, 7.5 s against 15.6 s
+/// at 5 Hz and 6.5 s against 16.0 s at 10 Hz, with steady-state noise within 18 % of the
+/// 20 s average's, and 19–43 % less tracking error over the whole walk.
 public struct RSSIFilter: Sendable, Equatable {
-    /// How fast the true RSSI may wander, in dB² per second (a person walking).
-    public static let processNoise = 4.0
-    /// Variance of one reading around the truth, in dB² (σ ≈ 4 dB indoors).
-    public static let measurementNoise = 16.0
-    /// Innovations beyond this many standard deviations are clipped.
-    public static let clipSigma = 2.5
+    public static let medianWindow = 7
+    public static let timeConstant = 3.0
+    /// A silence longer than this restarts the median window.
+    public static let restartAfter = TimeSpan.seconds(10)
 
     public private(set) var estimate: Double
-    private var variance: Double
+    private var window: InlineArray<7, Int8>
+    private var count: Int8 = 1
+    private var head: Int8 = 1
     private var last: Timestamp
 
     public init(rssi: Int, at t: Timestamp) {
         estimate = Double(rssi)
-        variance = RSSIFilter.measurementNoise
+        window = InlineArray(repeating: RSSIFilter.clamp(rssi))
         last = t
     }
 
+    public static func == (a: RSSIFilter, b: RSSIFilter) -> Bool {
+        a.estimate == b.estimate && a.last == b.last && a.count == b.count
+    }
+
+    private static func clamp(_ rssi: Int) -> Int8 { Int8(max(-128, min(127, rssi))) }
+
     public mutating func update(rssi: Int, at t: Timestamp) {
-        let dt = max(0, (t - last).seconds)
+        let gap = t - last
+        if gap > RSSIFilter.restartAfter {
+            self = RSSIFilter(rssi: rssi, at: t)
+            return
+        }
         last = max(last, t)
-        let predicted = variance + RSSIFilter.processNoise * dt
-        let spread = predicted + RSSIFilter.measurementNoise
-        let limit = RSSIFilter.clipSigma * sqrt(spread)
-        let innovation = min(max(Double(rssi) - estimate, -limit), limit)
-        let gain = predicted / spread
-        estimate += gain * innovation
-        variance = (1 - gain) * predicted
+        window[Int(head)] = RSSIFilter.clamp(rssi)
+        head = (head + 1) % Int8(RSSIFilter.medianWindow)
+        count = min(count + 1, Int8(RSSIFilter.medianWindow))
+        let median = self.median()
+        let alpha = 1 - exp(-max(0, gap.seconds) / RSSIFilter.timeConstant)
+        estimate += alpha * (median - estimate)
+    }
+
+    /// Median of the readings in the window (mean of the middle two for an even count).
+    private func median() -> Double {
+        var sorted = InlineArray<7, Int8>(repeating: 0)
+        let n = Int(count)
+        // The newest `n` readings end just before `head`.
+        for i in 0..<n {
+            let index = (Int(head) - n + i + RSSIFilter.medianWindow) % RSSIFilter.medianWindow
+            let v = window[index]
+            var j = i
+            while j > 0 && sorted[j - 1] > v {
+                sorted[j] = sorted[j - 1]
+                j -= 1
+            }
+            sorted[j] = v
+        }
+        return n % 2 == 1 ? Double(sorted[n / 2]) : (Double(sorted[n / 2 - 1]) + Double(sorted[n / 2])) / 2
     }
 }
 
