@@ -158,9 +158,12 @@ final class NodeReader {
         return s.string
     }
 
-    /// The allowed key within edit distance 2, for "did you mean" hints.
+    /// The allowed key that extends the word, or else is within edit distance 2, for "did you mean" hints.
     static func closest(to word: String, in candidates: [String]) -> String? {
-        candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+        if word.count >= 4, let extended = candidates.first(where: { $0.hasPrefix(word) || word.hasPrefix($0) }) {
+            return extended
+        }
+        return candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
     }
 
     static func editDistance(_ a: String, _ b: String) -> Int {

@@ -3,7 +3,7 @@ import Yams
 
 /// Receivers, assets, zones, alarms and webhooks: the sections that describe the site.
 extension SectionReader {
-    func readReceivers(_ node: Node) -> [ReceiverSpec] {
+    func readReceivers(_ node: Node, ids written: inout Set<String>) -> [ReceiverSpec] {
         guard let items = reader.sequence(node, "receivers") else { return [] }
         var out: [ReceiverSpec] = []
         var ids: [(String, Node)] = []
@@ -14,6 +14,7 @@ extension SectionReader {
                 let id = reader.identifier(idNode, f.path("id"))
             else { continue }
             ids.append((id, idNode))
+            written.insert(id)
             var r = ReceiverSpec(id: id, x: 0, y: 0, level: 0)
             if let posNode = required(f, "position", in: item),
                 let pos = reader.mapping(posNode, f.path("position"), allowed: ["x", "y", "level"])
@@ -30,7 +31,7 @@ extension SectionReader {
         return out
     }
 
-    func readAssets(_ node: Node) -> [AssetSpec] {
+    func readAssets(_ node: Node, ids written: inout Set<String>) -> [AssetSpec] {
         guard let items = reader.sequence(node, "assets") else { return [] }
         var out: [AssetSpec] = []
         var ids: [(String, Node)] = []
@@ -40,6 +41,7 @@ extension SectionReader {
                 let idNode = required(f, "id", in: item), let id = reader.identifier(idNode, f.path("id"))
             else { continue }
             ids.append((id, idNode))
+            written.insert(id)
             var name: String?
             with(f, "name") { n, p in name = reader.string(n, p) }
             guard let beaconNode = required(f, "beacon", in: item), let tag = readTag(beaconNode, f.path("beacon"))
@@ -103,7 +105,7 @@ extension SectionReader {
         return parts.count == 6 && parts.allSatisfy { $0.utf8.count == 2 && Hex.decode(String($0)) != nil }
     }
 
-    func readZones(_ node: Node, receivers: Set<String>) -> [ZoneSpec] {
+    func readZones(_ node: Node, receivers: Set<String>, ids written: inout Set<String>) -> [ZoneSpec] {
         guard let items = reader.sequence(node, "zones") else { return [] }
         var out: [ZoneSpec] = []
         var ids: [(String, Node)] = []
@@ -114,6 +116,7 @@ extension SectionReader {
                 let id = reader.identifier(idNode, f.path("id"))
             else { continue }
             ids.append((id, idNode))
+            written.insert(id)
             if let polygonNode = f["polygon"] {
                 guard f["receiver"] == nil, f["within"] == nil else {
                     reader.fail(item, path, "a zone is either a polygon or receiver + within, not both")

@@ -16,12 +16,15 @@ struct SectionReader {
         if let n = root["bluetooth"] { readBluetooth(n, &config.bluetooth) }
         if let n = root["monitoring"] { readMonitoring(n, &config.monitoring) }
         if let n = root["clients"] { config.clients = readClients(n, limit: config.monitoring.regionLimit) }
-        if let n = root["receivers"] { config.receivers = readReceivers(n) }
-        if let n = root["assets"] { config.assets = readAssets(n) }
-        if let n = root["zones"] { config.zones = readZones(n, receivers: Set(config.receivers.map(\.id))) }
-        if let n = root["alarms"] {
-            config.alarms = readAlarms(n, zones: Set(config.zones.map(\.id)), assets: Set(config.assets.map(\.id)))
-        }
+        // References are checked against every id that was written, even on an entry with other
+        // mistakes, so one bad receiver does not also fail every zone that names it.
+        var receiverIDs: Set<String> = []
+        var assetIDs: Set<String> = []
+        var zoneIDs: Set<String> = []
+        if let n = root["receivers"] { config.receivers = readReceivers(n, ids: &receiverIDs) }
+        if let n = root["assets"] { config.assets = readAssets(n, ids: &assetIDs) }
+        if let n = root["zones"] { config.zones = readZones(n, receivers: receiverIDs, ids: &zoneIDs) }
+        if let n = root["alarms"] { config.alarms = readAlarms(n, zones: zoneIDs, assets: assetIDs) }
         if let n = root["positioning"] { readPositioning(n, &config.positioning) }
         if let n = root["api"] { readAPI(n, &config.api) }
         if let n = root["webhooks"] { config.webhooks = readWebhooks(n) }

@@ -1,0 +1,146 @@
+import Foundation
+import BeaconCore
+import Testing
+
+@testable import BeaconConfig
+
+/// SPEC §2: every kind of mistake names file:line:column and the key, and says what was
+/// expected and what was found.
+@Suite struct ConfigErrorTests {
+    func errors(_ yaml: String) -> [String] {
+        do {
+            _ = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml")
+            return []
+        } catch {
+            return error.errors.map(\.description)
+        }
+    }
+
+    static let region = """
+        clients:
+          - id: app
+            regions:
+              - id: store
+                uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+
+        """
+
+    @Test func unknownKeyWithSuggestion() {
+        #expect(errors("bluetooth:\n  scann: active\n") == [#"beacond.yaml:2:3: bluetooth.scann: unknown key (did you mean "scan"?)"#])
+        #expect(errors("monitor:\n  region_limit: 5\n") == [#"beacond.yaml:1:1: monitor: unknown key (did you mean "monitoring"?)"#])
+        #expect(errors("gateway:\n  colour: blue\n") == ["beacond.yaml:2:3: gateway.colour: unknown key"])
+    }
+
+    @Test func wrongTypes() {
+        #expect(
+            errors("monitoring:\n  exit_timeout: thirty\n")
+                == [#"beacond.yaml:2:17: monitoring.exit_timeout: expected a duration like "30s", got "thirty""#])
+        #expect(
+            errors("monitoring:\n  enter_sightings: two\n")
+                == [#"beacond.yaml:2:20: monitoring.enter_sightings: expected an integer, got "two""#])
+        #expect(
+            errors("monitoring:\n  region_limit: [20]\n")
+                == ["beacond.yaml:2:17: monitoring.region_limit: expected an integer, got a list"])
+        #expect(errors("clients: {id: app}\n") == ["beacond.yaml:1:10: clients: expected a list, got a mapping"])
+        #expect(
+            errors(Self.region + "        ranging: yes please\n")
+                == [#"beacond.yaml:6:18: clients[0].regions[0].ranging: expected true or false, got "yes please""#])
+    }
+
+    @Test func outOfRange() {
+        #expect(errors("monitoring:\n  min_rssi: -300\n") == ["beacond.yaml:2:13: monitoring.min_rssi: must be between -127 and 20, got -300"])
+        #expect(
+            errors("monitoring:\n  exit_timeout: 500ms\n")
+                == [#"beacond.yaml:2:17: monitoring.exit_timeout: must be between 1s and 24h, got "500ms""#])
+    }
+
+    @Test func badUUID() {
+        let yaml = Self.region.replacingOccurrences(of: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", with: "E2C56DB5-DFFB-48D2-B060")
+        #expect(
+            errors(yaml)
+                == [
+                    #"beacond.yaml:5:15: clients[0].regions[0].uuid: expected a UUID like "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", got "E2C56DB5-DFFB-48D2-B060""#
+                ])
+    }
+
+    @Test func minorWithoutMajor() {
+        #expect(
+            errors(Self.region + "        minor: 7\n")
+                == ["beacond.yaml:6:16: clients[0].regions[0].minor: needs major (minor alone cannot match)"])
+        #expect(errors(Self.region + "        major: 1\n        minor: 7\n") == [])
+    }
+
+    @Test func duplicateIds() {
+        let yaml = Self.region + "      - id: store\n        uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n"
+        #expect(
+            errors(yaml)
+                == [#"beacond.yaml:6:13: clients[0].regions[1].id: duplicate id "store" (also at clients[0].regions[0].id)"#])
+        #expect(
+            errors("clients:\n  - id: a\n  - id: a\n")
+                == [#"beacond.yaml:3:9: clients[1].id: duplicate id "a" (also at clients[0].id)"#])
+    }
+
+    @Test func dwellOverTwoHours() {
+        #expect(
+            errors(Self.region + "        dwell: [2m, 3h]\n")
+                == [#"beacond.yaml:6:21: clients[0].regions[0].dwell[1]: must be between 1s and 2h, got "3h""#])
+        #expect(errors(Self.region + "        dwell: [2m, 2h]\n") == [])
+    }
+
+    @Test func regionCountOverTheLimit() {
+        var yaml = "monitoring:\n  region_limit: 2\nclients:\n  - id: app\n    regions:\n"
+        for i in 1...3 { yaml += "      - {id: r\(i), uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n" }
+        #expect(
+            errors(yaml)
+                == [
+                    "beacond.yaml:6:7: clients[0].regions: 3 regions, over monitoring.region_limit (2); a client may monitor at most 2"
+                ])
+    }
+
+    @Test func missingRequiredKeys() {
+        #expect(
+            errors("clients:\n  - id: app\n    regions:\n      - id: store\n")
+                == [#"beacond.yaml:4:9: clients[0].regions[0]: missing key "uuid""#])
+    }
+
+    @Test func unknownReferences() {
+        let yaml = """
+            zones:
+              - {id: door, receiver: hci9, within: 2}
+            alarms:
+              - {id: a, zones: [door, nowhere], assets: [cart]}
+
+            """
+        #expect(
+            errors(yaml) == [
+                #"beacond.yaml:2:26: zones[0].receiver: unknown receiver "hci9" (not in receivers)"#,
+                #"beacond.yaml:4:27: alarms[0].zones[1]: unknown zone "nowhere" (not in zones)"#,
+                #"beacond.yaml:4:46: alarms[0].assets[0]: unknown asset "cart" (not in assets)"#,
+            ])
+    }
+
+    @Test func everyErrorIsReportedNotJustTheFirst() {
+        let yaml = "gateway:\n  idd: x\nmonitoring:\n  exit_timeout: soon\n  min_rssi: loud\n"
+        #expect(errors(yaml).count == 3)
+    }
+
+    @Test func yamlSyntaxErrorsAreLocated() {
+        let e = errors("gateway:\n  id: [unclosed\n")
+        #expect(e.count == 1)
+        #expect(e[0].hasPrefix("beacond.yaml:3:1: YAML syntax:"))
+        #expect(errors("gateway:\n  id: a\n  id: b\n").first?.contains("duplicate key \"id\"") == true)
+    }
+
+    @Test func secretFilesMustBeReadableAndAreNeverQuoted() {
+        let yaml = "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n    secret_file: /etc/beacond/crm.secret\n"
+        let errors: [String]
+        do {
+            _ = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml", fileReadable: { _ in "permission denied" })
+            errors = []
+        } catch {
+            errors = error.errors.map(\.description)
+        }
+        #expect(
+            errors == [#"beacond.yaml:4:18: webhooks[0].secret_file: cannot read "/etc/beacond/crm.secret": permission denied"#])
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// The `beacond` executable as an operator runs it: exit statuses and output.
+@Suite struct BeacondCommandTests {
+    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The beacond built next to this test binary.
+    static var beacond: URL {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        // The test binary may sit inside a .xctest bundle directory.
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("beacond").path), dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.appendingPathComponent("beacond")
+    }
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = beacond
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryFile(_ text: String, name: String = "beacond.yaml") throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file.path
+    }
+
+    @Test func checkConfigAcceptsTheExample() throws {
+        let out = try Self.run(["--check-config", "--config", "config/example.yaml"])
+        #expect(out.status == 0)
+        #expect(out.stdout.hasPrefix("config/example.yaml: OK (gateway store-042-gw1, 2 clients, 5 regions"))
+    }
+
+    @Test func checkConfigRejectsMistakesWithStatus78() throws {
+        let path = try Self.temporaryFile("monitoring:\n  exit_timeout: thirty\nbluetooth:\n  scann: active\n")
+        let out = try Self.run(["--check-config", "--config", path])
+        #expect(out.status == 78)
+        #expect(
+            out.stderr == """
+                \(path):2:17: monitoring.exit_timeout: expected a duration like "30s", got "thirty"
+                \(path):4:3: bluetooth.scann: unknown key (did you mean "scan"?)
+
+                """)
+        #expect(out.stdout.isEmpty)
+    }
+
+    @Test func aMissingConfigFileIsAConfigError() throws {
+        let out = try Self.run(["--check-config", "--config", "/nonexistent/beacond.yaml"])
+        #expect(out.status == 78)
+        #expect(out.stderr.contains("/nonexistent/beacond.yaml: cannot read \"/nonexistent/beacond.yaml\": No such file or directory"))
+    }
+
+    @Test func replayOfTheExampleGivesTheSameEventsTwiceIdsAside() throws {
+        let args = ["replay", "--config", "config/example.yaml", "config/example-trace.jsonl"]
+        let first = try Self.run(args)
+        let second = try Self.run(args)
+        #expect(first.status == 0 && second.status == 0)
+        func withoutIds(_ text: String) -> [String] {
+            text.split(separator: "\n").map { $0.replacingOccurrences(of: #""id":"[0-9A-Z]{26}""#, with: "", options: .regularExpression) }
+        }
+        #expect(withoutIds(first.stdout) == withoutIds(second.stdout))
+        #expect(first.stdout != second.stdout)  // ids differ between runs: they are unique per process
+        // The example shows what it promises: enters, an exit, a dwell and a limit failure.
+        for kind in ["region.enter", "region.exit", "region.dwell", "region.failed", "region.state", "ranging"] {
+            #expect(first.stdout.contains("\"type\":\"beacond.\(kind)\""), "no \(kind) in the example replay")
+        }
+        #expect(first.stderr.contains("line 8: request refused: region_limit_exceeded"))
+    }
+
+    @Test func replayReportsMalformedLinesOnStderrAndGoesOn() throws {
+        let trace = try Self.temporaryFile(
+            """
+            {"t": 1763805600, "receiver": "hci0", "address": "A", "rssi": -60}
+            garbage
+            {"t": 1763805601, "receiver": "hci0", "rssi": -60}
+
+            """, name: "trace.jsonl")
+        let out = try Self.run(["replay", "--config", "config/example.yaml", trace])
+        #expect(out.status == 0)
+        #expect(
+            out.stderr == """
+                \(trace): line 2: invalid JSON at byte 1: unexpected character 'g'; skipped
+                \(trace): line 3: missing or non-string "address"; skipped
+
+                """)
+    }
+}
