@@ -49,16 +49,15 @@ extension BeaconEngine {
     /// The regions an iBeacon/AltBeacon identity matches: three index lookups, done once per
     /// beacon until the set of regions changes.
     mutating func refreshMatches(slot: Int32, id: IBeaconID) {
-        var matches: [Int32] = []
+        var slots: [Int32] = []
         let keys = [
             RegionKey(uuid: id.uuid, major: -1, minor: -1), RegionKey(uuid: id.uuid, major: Int32(id.major), minor: -1),
             RegionKey(uuid: id.uuid, major: Int32(id.major), minor: Int32(id.minor)),
         ]
-        for key in keys { matches += index[key] ?? [] }
-        matches.sort()
-        records[Int(slot)]!.matches = matches
+        for key in keys { slots += index[key] ?? [] }
+        slots.sort()
+        records[Int(slot)]!.matches = slots.map { RegionMatch(slot: $0, ranging: rangingMembers[$0] != nil) }
         records[Int(slot)]!.matchGeneration = indexGeneration
-        records[Int(slot)]!.isRanged = matches.contains { rangingMembers[$0] != nil }
     }
 
     /// Forgets beacons not heard for a long time, so rotating or passing beacons cannot grow

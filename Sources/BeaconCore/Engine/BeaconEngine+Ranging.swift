@@ -5,7 +5,8 @@ extension BeaconEngine {
         nextRangingTick = rangingSlots.isEmpty ? nil : t + settings.rangingInterval
         var ranged: Set<Int32> = []
         for regionSlot in rangingSlots {
-            guard let monitor = regions[Int(regionSlot)], let members = rangingMembers[regionSlot] else { continue }
+            guard let members = rangingMembers[regionSlot] else { continue }
+            let info = regionInfo[Int(regionSlot)]
             var list: [(slot: Int32, beacon: RangedBeacon)] = []
             for beaconSlot in members {
                 guard let record = records[Int(beaconSlot)], t - record.lastSeen <= settings.exitTimeout,
@@ -30,7 +31,7 @@ extension BeaconEngine {
             events.append(
                 Event(
                     time: t,
-                    payload: .ranging(client: monitor.client, region: monitor.spec.id, beacons: list.map(\.beacon))))
+                    payload: .ranging(client: info.client, region: info.spec.id, beacons: list.map(\.beacon))))
         }
         for beaconSlot in ranged.sorted() {
             let reading = nearestFreshReading(slot: beaconSlot, at: t)

@@ -35,14 +35,17 @@ extension BeaconEngine {
             regionsOfClient.order.append(region.id)
         }
         if clients[client] == nil { clientOrder.append(client) }
-        let monitor = RegionMonitor(client: client, spec: region, startedAt: time, enterSightings: settings.enterSightings)
+        let monitor = RegionMonitor(dwell: region.dwell, startedAt: time, enterSightings: settings.enterSightings)
+        let info = RegionInfo(client: client, spec: region)
         let slot: Int32
         if let free = freeRegionSlots.popLast() {
             slot = free
             regions[Int(slot)] = monitor
+            regionInfo[Int(slot)] = info
         } else {
             slot = Int32(regions.count)
             regions.append(monitor)
+            regionInfo.append(info)
             generations.append(0)
         }
         regionsOfClient.slots[region.id] = slot
@@ -72,10 +75,13 @@ extension BeaconEngine {
     /// CoreLocation's `requestState(for:)`: a `region.state` with the current state, now.
     public mutating func requestState(client: String, region id: String, at t: Timestamp) -> RegionChange {
         var events = advance(to: t)
-        guard let slot = clients[client]?.slots[id], let monitor = regions[Int(slot)] else {
+        guard let slot = clients[client]?.slots[id] else {
             return RegionChange(events: events, failure: .regionNotFound)
         }
-        events.append(monitor.stateEvent(at: now))
+        events.append(
+            Event(
+                time: now,
+                payload: .regionState(client: client, region: id, state: regions[Int(slot)].state)))
         return RegionChange(events: events, failure: nil)
     }
 
@@ -86,8 +92,11 @@ extension BeaconEngine {
     public func regionStatuses(client: String) -> [RegionStatus] {
         guard let c = clients[client] else { return [] }
         return c.order.compactMap { id in
-            guard let slot = c.slots[id], let m = regions[Int(slot)] else { return nil }
-            return RegionStatus(client: client, spec: m.spec, state: m.state, enteredAt: m.enteredAt)
+            guard let slot = c.slots[id] else { return nil }
+            let m = regions[Int(slot)]
+            return RegionStatus(
+                client: client, spec: regionInfo[Int(slot)].spec, state: m.state,
+                enteredAt: m.state == .inside ? m.enteredAt : nil)
         }
     }
 
@@ -96,8 +105,7 @@ extension BeaconEngine {
     }
 
     private mutating func removeRegion(slot: Int32) {
-        guard let monitor = regions[Int(slot)] else { return }
-        let k = key(of: monitor.spec)
+        let k = key(of: regionInfo[Int(slot)].spec)
         index[k]?.removeAll { $0 == slot }
         if index[k]?.isEmpty == true { index[k] = nil }
         indexGeneration &+= 1
@@ -106,24 +114,44 @@ extension BeaconEngine {
             rangingNonEmpty.remove(slot)
             if rangingSlots.isEmpty { nextRangingTick = nil }
         }
-        regions[Int(slot)] = nil
         generations[Int(slot)] &+= 1
         freeRegionSlots.append(slot)
     }
 
     /// Puts the region's deadline in the heap unless an earlier entry is already there.
     mutating func arm(_ slot: Int32) {
-        guard let monitor = regions[Int(slot)], let due = monitor.deadline(settings) else { return }
-        if let armed = monitor.armedAt, armed <= due { return }
-        regions[Int(slot)]!.armedAt = due
+        guard let due = regions[Int(slot)].deadline(settings) else { return }
+        if let armed = regions[Int(slot)].armedAt, armed <= due { return }
+        regions[Int(slot)].armedAt = due
         timers.push(TimerHeap.Entry(due: due, slot: slot, generation: generations[Int(slot)]))
     }
 
     mutating func fireRegionTimer(_ entry: TimerHeap.Entry, events: inout [Event]) {
         let s = Int(entry.slot)
-        guard generations[s] == entry.generation, regions[s]?.armedAt == entry.due else { return }
-        regions[s]!.armedAt = nil
-        regions[s]!.fire(at: entry.due, settings: settings, events: &events)
+        guard generations[s] == entry.generation, regions[s].armedAt == entry.due else { return }
+        regions[s].armedAt = nil
+        var transitions: [RegionTransition] = []
+        regions[s].fire(at: entry.due, settings: settings, into: &transitions)
+        for transition in transitions { appendEvent(for: transition, slot: entry.slot, to: &events) }
         arm(entry.slot)
+    }
+
+    /// The event for a timer or determination transition, unless the region asked for none.
+    mutating func appendEvent(for transition: RegionTransition, slot: Int32, to events: inout [Event]) {
+        let info = regionInfo[Int(slot)]
+        let c = info.client
+        let r = info.spec.id
+        switch transition {
+        case let .determined(state, t):
+            events.append(Event(time: t, payload: .regionState(client: c, region: r, state: state)))
+        case .entered:
+            return  // built by observe(), which has the sighting that caused it
+        case let .exited(t, lastSeen, duration):
+            guard info.spec.notifyOnExit else { return }
+            events.append(
+                Event(time: t, payload: .regionExit(client: c, region: r, lastSeen: lastSeen, duration: duration)))
+        case let .dwelled(dwell, t):
+            events.append(Event(time: t, payload: .regionDwell(client: c, region: r, dwell: dwell)))
+        }
     }
 }

@@ -15,7 +15,13 @@ public struct BeaconEngine: Sendable {
     public private(set) var now: Timestamp
     public private(set) var counters = EngineCounters()
 
-    var regions: [RegionMonitor?] = []
+    /// Region state machines by slot. A removed region's slot keeps its stale value until it
+    /// is reused: nothing reaches it (the index and the clients no longer name it, and its
+    /// timers carry an old generation), and a non-optional array lets sightings mutate a
+    /// region in place instead of copying it out and back.
+    var regions: [RegionMonitor] = []
+    /// Who monitors each region and how (cold: read only when a region changes state).
+    var regionInfo: [RegionInfo] = []
     var generations: [UInt32] = []
     var freeRegionSlots: [Int32] = []
     var clients: [String: ClientRegions] = [:]
@@ -63,7 +69,9 @@ public struct BeaconEngine: Sendable {
     /// The earliest time `advance(to:)` has work to do, or nil when only a sighting can cause
     /// an event. May be early (a timer that was pushed back); calling then is harmless.
     public var nextDeadline: Timestamp? {
-        [timers.earliest, nextRangingTick].compactMap { $0 }.min()
+        guard let ranging = nextRangingTick else { return timers.earliest }
+        guard let timer = timers.earliest else { return ranging }
+        return min(timer, ranging)
     }
 
     /// Fires every timer due at or before `target`, in time order, each at its own time.
@@ -71,8 +79,11 @@ public struct BeaconEngine: Sendable {
         var events = pending
         pending = []
         while true {
-            let candidates = [timers.earliest, nextRangingTick, nextSweep].compactMap { $0 }
-            guard let next = candidates.min(), next <= target else { break }
+            // The earliest of region timers, the ranging tick and housekeeping.
+            var next = nextSweep
+            if let t = timers.earliest, t < next { next = t }
+            if let r = nextRangingTick, r < next { next = r }
+            guard next <= target else { break }
             now = max(now, next)
             if let e = timers.popDue(next) {
                 fireRegionTimer(e, events: &events)
@@ -116,13 +127,26 @@ public struct BeaconEngine: Sendable {
         if records[Int(slot)]!.matchGeneration != indexGeneration { refreshMatches(slot: slot, id: id) }
         let matches = records[Int(slot)]!.matches
         guard !matches.isEmpty else { return }
-        let distance = self.distance(slot: slot, receiver: receiver, smoothed: smoothed)
-        for regionSlot in matches {
-            let changed = regions[Int(regionSlot)]!.sighted(
-                at: t, rssi: sighting.rssi, beacon: id, receiver: sighting.receiver, distance: distance,
-                settings: settings, events: &events)
-            if changed { arm(regionSlot) }
-            if rangingMembers[regionSlot] != nil { rangingMembers[regionSlot]!.insert(slot) }
+        for match in matches {
+            let regionSlot = match.slot
+            if let transition = regions[Int(regionSlot)].sighted(at: t, rssi: sighting.rssi, settings: settings) {
+                if case .entered = transition {
+                    let info = regionInfo[Int(regionSlot)]
+                    if info.spec.notifyOnEntry {
+                        events.append(
+                            Event(
+                                time: t,
+                                payload: .regionEnter(
+                                    client: info.client, region: info.spec.id, beacon: id, receiver: sighting.receiver,
+                                    rssi: sighting.rssi,
+                                    distance: distance(slot: slot, receiver: receiver, smoothed: smoothed))))
+                    }
+                } else {
+                    appendEvent(for: transition, slot: regionSlot, to: &events)
+                }
+                arm(regionSlot)
+            }
+            if match.ranging { rangingMembers[regionSlot]!.insert(slot) }
         }
     }
 }
@@ -136,6 +160,12 @@ public struct EngineCounters: Sendable, Equatable {
     /// Sightings whose time was behind the engine's clock; processed at the engine's time.
     public var lateSightings = 0
     public init() {}
+}
+
+/// The cold half of a monitored region: its client and its definition.
+struct RegionInfo: Sendable {
+    var client: String
+    var spec: RegionSpec
 }
 
 /// Key of the region index: a uuid with an optional major and minor (-1 = any).

@@ -10,12 +10,17 @@ struct BeaconRecord: Sendable {
     var frameRSSIAt1m: Int?
     var lastSeen: Timestamp
     var readings: [ReceiverReading] = []
-    /// Region slots this beacon matches, valid while `matchGeneration` equals the engine's.
-    var matches: [Int32] = []
+    /// Regions this beacon matches, valid while `matchGeneration` equals the engine's.
+    var matches: [RegionMatch] = []
     var matchGeneration: UInt32 = .max
-    /// Ranging regions among `matches`; only these beacons take part in ranging ticks.
-    var isRanged = false
     var proximity = ProximityTracker()
+}
+
+/// A region a beacon matches, with its ranging flag copied out so that a sighting does not
+/// have to read (and copy) the region to know whether to record the beacon for ranging.
+struct RegionMatch: Sendable {
+    var slot: Int32
+    var ranging: Bool
 }
 
 /// A receiver's view of one beacon.
