@@ -33,6 +33,18 @@ struct RegionMonitor: Sendable {
         self.recent = [Timestamp](repeating: startedAt, count: max(1, enterSightings))
     }
 
+    var dwellsFired: Int { Int(nextDwellIndex) }
+
+    /// Takes back a state saved before a restart. Dwell alerts already fired stay fired.
+    mutating func restore(state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp, dwellsFired: Int) {
+        self.state = state
+        self.lastSeen = lastSeen
+        self.enteredAt = enteredAt
+        self.nextDwellIndex = Int32(max(0, min(dwellsFired, dwell.count)))
+        self.recentCount = 0
+        self.armedAt = nil
+    }
+
     /// When `fire` must next be called, or nil when only a sighting can change the state.
     func deadline(_ settings: MonitoringSettings) -> Timestamp? {
         switch state {

@@ -1,0 +1,65 @@
+/// What must survive a restart of one region (SPEC §3: "State survives a restart").
+///
+/// After `systemctl restart`, a region that stayed inside must give no second enter, and one
+/// whose beacons left during the downtime must exit `exit_timeout` after its last sighting —
+/// at that past time, not at start-up. The store saves these; the engine restores them.
+public struct RegionSnapshot: Sendable, Equatable {
+    public var client: String
+    /// The region as it was monitored. A snapshot is restored only onto an identical
+    /// definition: a region whose definition changed starts again from `unknown`.
+    public var spec: RegionSpec
+    public var state: RegionState
+    public var lastSeen: Timestamp
+    public var enteredAt: Timestamp
+    /// How many of the region's dwell alerts this visit has already fired.
+    public var dwellsFired: Int
+
+    public init(
+        client: String, spec: RegionSpec, state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp,
+        dwellsFired: Int
+    ) {
+        self.client = client
+        self.spec = spec
+        self.state = state
+        self.lastSeen = lastSeen
+        self.enteredAt = enteredAt
+        self.dwellsFired = dwellsFired
+    }
+}
+
+extension RegionMonitor {
+    var snapshotFields: (state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp, dwellsFired: Int) {
+        (state, lastSeen, enteredAt, dwellsFired)
+    }
+}
+
+extension BeaconEngine {
+    /// Every monitored region's state, clients and regions in registration order.
+    public func snapshot() -> [RegionSnapshot] {
+        clientOrder.flatMap { client -> [RegionSnapshot] in
+            guard let c = clients[client] else { return [] }
+            return c.order.compactMap { id in
+                guard let slot = c.slots[id] else { return nil }
+                let f = regions[Int(slot)].snapshotFields
+                return RegionSnapshot(
+                    client: client, spec: regionInfo[Int(slot)].spec, state: f.state, lastSeen: f.lastSeen,
+                    enteredAt: f.enteredAt, dwellsFired: f.dwellsFired)
+            }
+        }
+    }
+
+    /// Puts a saved state back onto the client's region of the same id and definition.
+    /// Returns false (and changes nothing) when there is no such region or it was redefined.
+    /// An `unknown` snapshot restores nothing: the region determines its state afresh.
+    @discardableResult
+    public mutating func restore(_ snapshot: RegionSnapshot) -> Bool {
+        guard let slot = clients[snapshot.client]?.slots[snapshot.spec.id], regionInfo[Int(slot)].spec == snapshot.spec
+        else { return false }
+        guard snapshot.state != .unknown else { return true }
+        regions[Int(slot)].restore(
+            state: snapshot.state, lastSeen: snapshot.lastSeen, enteredAt: snapshot.enteredAt,
+            dwellsFired: snapshot.dwellsFired)
+        arm(slot)
+        return true
+    }
+}
