@@ -42,7 +42,8 @@ public enum ConfigLoader {
         case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _),
             let .composer(context, problem, mark, _):
             let detail = context.map { "\(problem) \($0.text)" } ?? problem
-            return ConfigError(file: file, line: mark.line, column: mark.column, path: "", message: "YAML syntax: \(detail)")
+            return ConfigError(
+                file: file, line: mark.line, column: mark.column, path: "", message: "YAML syntax: \(detail)")
         case let .duplicatedKeysInMapping(duplicates, context):
             return ConfigError(
                 file: file, line: context.mark.line, column: context.mark.column, path: "",

@@ -39,7 +39,9 @@ final class NodeReader {
     func mapping(_ node: Node, _ path: String, allowed: [String]) -> Fields? {
         if isNull(node) { return Fields(path: path, values: [:], keys: [:]) }
         guard case let .mapping(m) = node else {
-            fail(node, path, "expected a mapping of \(allowed.prefix(3).joined(separator: ", "))..., got \(describe(node))")
+            fail(
+                node, path,
+                "expected a mapping of \(allowed.prefix(3).joined(separator: ", "))..., got \(describe(node))")
             return nil
         }
         var values: [String: Node] = [:]
@@ -82,8 +84,12 @@ final class NodeReader {
     /// subjects, URLs and file names.
     func identifier(_ node: Node, _ path: String) -> String? {
         guard let s = string(node, path) else { return nil }
-        let ok = !s.isEmpty && s.utf8.count <= 64
-            && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
+        let ok =
+            !s.isEmpty && s.utf8.count <= 64
+            && s.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+            }
         guard ok else {
             fail(node, path, "expected an id of letters, digits, '.', '_' or '-' (at most 64), got \(describe(node))")
             return nil
@@ -109,7 +115,9 @@ final class NodeReader {
             return nil
         }
         guard range.contains(value) else {
-            fail(node, path, "must be between \(format(range.lowerBound)) and \(format(range.upperBound)), got \(s.string)")
+            fail(
+                node, path,
+                "must be between \(format(range.lowerBound)) and \(format(range.upperBound)), got \(s.string)")
             return nil
         }
         return value
@@ -175,7 +183,8 @@ final class NodeReader {
         for i in 1...a.count {
             var current = [i] + [Int](repeating: 0, count: b.count)
             for j in 1...b.count {
-                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                current[j] = Swift.min(
+                    previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
             }
             previous = current
         }

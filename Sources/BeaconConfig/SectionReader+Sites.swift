@@ -4,52 +4,37 @@ import Yams
 /// Receivers, assets, zones, alarms and webhooks: the sections that describe the site.
 extension SectionReader {
     func readReceivers(_ node: Node, ids written: inout Set<String>) -> [ReceiverSpec] {
-        guard let items = reader.sequence(node, "receivers") else { return [] }
-        var out: [ReceiverSpec] = []
-        var ids: [(String, Node)] = []
-        for (i, item) in items.enumerated() {
-            let path = "receivers[\(i)]"
-            let keys = ["id", "position", "rssi_at_1m", "path_loss_exponent"]
-            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
-                let id = reader.identifier(idNode, f.path("id"))
-            else { continue }
-            ids.append((id, idNode))
-            written.insert(id)
+        return entries(
+            node, "receivers", allowed: ["id", "position", "rssi_at_1m", "path_loss_exponent"], ids: &written
+        ) { f, id, item in
+            let path = f.path
             var r = ReceiverSpec(id: id, x: 0, y: 0, level: 0)
             if let posNode = required(f, "position", in: item),
                 let pos = reader.mapping(posNode, f.path("position"), allowed: ["x", "y", "level"])
             {
-                if let n = required(pos, "x", in: posNode), let v = reader.double(n, pos.path("x"), -1e6...1e6) { r.x = v }
-                if let n = required(pos, "y", in: posNode), let v = reader.double(n, pos.path("y"), -1e6...1e6) { r.y = v }
+                if let n = required(pos, "x", in: posNode), let v = reader.double(n, pos.path("x"), -1e6...1e6) {
+                    r.x = v
+                }
+                if let n = required(pos, "y", in: posNode), let v = reader.double(n, pos.path("y"), -1e6...1e6) {
+                    r.y = v
+                }
                 with(pos, "level") { n, p in if let v = reader.int(n, p, -100...200) { r.level = v } }
             }
             with(f, "rssi_at_1m") { n, p in if let v = reader.int(n, p, -127...20) { r.rssiAt1m = v } }
-            with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1.0...6.0) { r.pathLossExponent = v } }
-            out.append(r)
+            with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1.0...6.0) { r.pathLossExponent = v }
+            }
+            return r
         }
-        checkUnique(ids) { "receivers[\($0)].id" }
-        return out
     }
 
     func readAssets(_ node: Node, ids written: inout Set<String>) -> [AssetSpec] {
-        guard let items = reader.sequence(node, "assets") else { return [] }
-        var out: [AssetSpec] = []
-        var ids: [(String, Node)] = []
-        for (i, item) in items.enumerated() {
-            let path = "assets[\(i)]"
-            guard let f = reader.mapping(item, path, allowed: ["id", "name", "beacon"]),
-                let idNode = required(f, "id", in: item), let id = reader.identifier(idNode, f.path("id"))
-            else { continue }
-            ids.append((id, idNode))
-            written.insert(id)
+        return entries(node, "assets", allowed: ["id", "name", "beacon"], ids: &written) { f, id, item in
             var name: String?
             with(f, "name") { n, p in name = reader.string(n, p) }
             guard let beaconNode = required(f, "beacon", in: item), let tag = readTag(beaconNode, f.path("beacon"))
-            else { continue }
-            out.append(AssetSpec(id: id, name: name, beacon: tag))
+            else { return nil }
+            return AssetSpec(id: id, name: name, beacon: tag)
         }
-        checkUnique(ids) { "assets[\($0)].id" }
-        return out
     }
 
     private func readTag(_ node: Node, _ path: String) -> AssetSpec.Tag? {
@@ -63,7 +48,8 @@ extension SectionReader {
             }
             guard let s = reader.string(f["address"]!, f.path("address")) else { return nil }
             guard Self.isMACAddress(s) else {
-                reader.fail(f["address"]!, f.path("address"), "expected an address like \"AA:BB:CC:DD:EE:FF\", got \"\(s)\"")
+                reader.fail(
+                    f["address"]!, f.path("address"), "expected an address like \"AA:BB:CC:DD:EE:FF\", got \"\(s)\"")
                 return nil
             }
             return .address(s.uppercased())
@@ -106,41 +92,30 @@ extension SectionReader {
     }
 
     func readZones(_ node: Node, receivers: Set<String>, ids written: inout Set<String>) -> [ZoneSpec] {
-        guard let items = reader.sequence(node, "zones") else { return [] }
-        var out: [ZoneSpec] = []
-        var ids: [(String, Node)] = []
-        for (i, item) in items.enumerated() {
-            let path = "zones[\(i)]"
-            let keys = ["id", "level", "polygon", "receiver", "within"]
-            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
-                let id = reader.identifier(idNode, f.path("id"))
-            else { continue }
-            ids.append((id, idNode))
-            written.insert(id)
+        return entries(node, "zones", allowed: ["id", "level", "polygon", "receiver", "within"], ids: &written) {
+            f, id, item in
+            let path = f.path
             if let polygonNode = f["polygon"] {
                 guard f["receiver"] == nil, f["within"] == nil else {
                     reader.fail(item, path, "a zone is either a polygon or receiver + within, not both")
-                    continue
+                    return nil
                 }
                 var level = 0
                 with(f, "level") { n, p in level = reader.int(n, p, -100...200) ?? 0 }
-                if let points = readPolygon(polygonNode, f.path("polygon")) {
-                    out.append(ZoneSpec(id: id, shape: .polygon(level: level, points: points)))
-                }
-            } else if let receiverNode = required(f, "receiver", in: item) {
-                guard let receiver = reader.identifier(receiverNode, f.path("receiver")) else { continue }
-                guard receivers.contains(receiver) else {
-                    reader.fail(receiverNode, f.path("receiver"), "unknown receiver \"\(receiver)\" (not in receivers)")
-                    continue
-                }
-                guard let withinNode = required(f, "within", in: item),
-                    let within = reader.double(withinNode, f.path("within"), 0.1...100)
-                else { continue }
-                out.append(ZoneSpec(id: id, shape: .nearReceiver(receiver: receiver, within: within)))
+                guard let points = readPolygon(polygonNode, f.path("polygon")) else { return nil }
+                return ZoneSpec(id: id, shape: .polygon(level: level, points: points))
             }
+            guard let receiverNode = required(f, "receiver", in: item) else { return nil }
+            guard let receiver = reader.identifier(receiverNode, f.path("receiver")) else { return nil }
+            guard receivers.contains(receiver) else {
+                reader.fail(receiverNode, f.path("receiver"), "unknown receiver \"\(receiver)\" (not in receivers)")
+                return nil
+            }
+            guard let withinNode = required(f, "within", in: item),
+                let within = reader.double(withinNode, f.path("within"), 0.1...100)
+            else { return nil }
+            return ZoneSpec(id: id, shape: .nearReceiver(receiver: receiver, within: within))
         }
-        checkUnique(ids) { "zones[\($0)].id" }
-        return out
     }
 
     private func readPolygon(_ node: Node, _ path: String) -> [[Double]]? {
@@ -164,16 +139,10 @@ extension SectionReader {
     }
 
     func readAlarms(_ node: Node, zones: Set<String>, assets: Set<String>) -> [AlarmSpec] {
-        guard let items = reader.sequence(node, "alarms") else { return [] }
-        var out: [AlarmSpec] = []
-        var ids: [(String, Node)] = []
-        for (i, item) in items.enumerated() {
-            let path = "alarms[\(i)]"
-            let keys = ["id", "zones", "on", "dwell", "assets", "active"]
-            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
-                let id = reader.identifier(idNode, f.path("id"))
-            else { continue }
-            ids.append((id, idNode))
+        var ids: Set<String> = []
+        return entries(node, "alarms", allowed: ["id", "zones", "on", "dwell", "assets", "active"], ids: &ids) {
+            f, id, item in
+            let path = f.path
             var alarm = AlarmSpec(id: id, zones: [], on: [.enter, .exit])
             if let zonesNode = required(f, "zones", in: item) {
                 alarm.zones = references(zonesNode, f.path("zones"), known: zones, kind: "zone", section: "zones")
@@ -184,7 +153,9 @@ extension SectionReader {
                     reader.oneOf(c, "\(p)[\(j)]", ["enter", "exit", "dwell"]).flatMap(AlarmSpec.Condition.init)
                 }
             }
-            with(f, "dwell") { n, p in alarm.dwell = reader.duration(n, p, min: .seconds(1), max: SectionReader.maxDwell) }
+            with(f, "dwell") { n, p in
+                alarm.dwell = reader.duration(n, p, min: .seconds(1), max: SectionReader.maxDwell)
+            }
             if alarm.on.contains(.dwell), alarm.dwell == nil, f["dwell"] == nil {
                 reader.fail(item, path, "on: [dwell] needs a dwell duration, like dwell: 5m")
             }
@@ -192,13 +163,12 @@ extension SectionReader {
                 alarm.assets = references(n, p, known: assets, kind: "asset", section: "assets")
             }
             with(f, "active") { n, p in if let v = reader.bool(n, p) { alarm.active = v } }
-            out.append(alarm)
+            return alarm
         }
-        checkUnique(ids) { "alarms[\($0)].id" }
-        return out
     }
 
-    private func references(_ node: Node, _ path: String, known: Set<String>, kind: String, section: String) -> [String] {
+    private func references(_ node: Node, _ path: String, known: Set<String>, kind: String, section: String) -> [String]
+    {
         guard let list = reader.sequence(node, path) else { return [] }
         return list.enumerated().compactMap { j, item in
             guard let ref = reader.identifier(item, "\(path)[\(j)]") else { return nil }
@@ -211,20 +181,16 @@ extension SectionReader {
     }
 
     func readWebhooks(_ node: Node) -> [WebhookSpec] {
-        guard let items = reader.sequence(node, "webhooks") else { return [] }
-        var out: [WebhookSpec] = []
-        var ids: [(String, Node)] = []
-        for (i, item) in items.enumerated() {
-            let path = "webhooks[\(i)]"
-            let keys = ["id", "url", "events", "secret_file", "batch", "timeout", "max_age"]
-            guard let f = reader.mapping(item, path, allowed: keys), let idNode = required(f, "id", in: item),
-                let id = reader.identifier(idNode, f.path("id")), let urlNode = required(f, "url", in: item),
-                let url = reader.string(urlNode, f.path("url"))
-            else { continue }
-            ids.append((id, idNode))
+        var ids: Set<String> = []
+        return entries(
+            node, "webhooks", allowed: ["id", "url", "events", "secret_file", "batch", "timeout", "max_age"], ids: &ids
+        ) { f, id, item in
+            guard let urlNode = required(f, "url", in: item), let url = reader.string(urlNode, f.path("url")) else {
+                return nil
+            }
             guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.utf8.count > 8 else {
                 reader.fail(urlNode, f.path("url"), "expected an http:// or https:// URL, got \"\(url)\"")
-                continue
+                return nil
             }
             var hook = WebhookSpec(id: id, url: url)
             with(f, "events") { n, p in
@@ -251,9 +217,7 @@ extension SectionReader {
             with(f, "max_age") { n, p in
                 if let v = reader.duration(n, p, min: .minutes(1), max: .hours(24 * 30)) { hook.maxAge = v }
             }
-            out.append(hook)
+            return hook
         }
-        checkUnique(ids) { "webhooks[\($0)].id" }
-        return out
     }
 }

@@ -106,46 +106,49 @@ struct SectionReader {
     }
 
     func readClients(_ node: Node, limit: Int) -> [ClientSpec] {
-        guard let items = reader.sequence(node, "clients") else { return [] }
-        var clients: [ClientSpec] = []
+        var clientIDs: Set<String> = []
+        return entries(node, "clients", allowed: ["id", "regions"], ids: &clientIDs) { f, id, _ in
+            guard let regionsNode = f["regions"] else { return ClientSpec(id: id, regions: []) }
+            var regionIDs: Set<String> = []
+            let regions = entries(regionsNode, f.path("regions"), allowed: RegionSpec.jsonKeys, ids: &regionIDs) {
+                region, regionID, item in readRegion(region, id: regionID, item)
+            }
+            if case let .sequence(list) = regionsNode, list.count > limit {
+                reader.fail(
+                    regionsNode, f.path("regions"),
+                    "\(list.count) regions, over monitoring.region_limit (\(limit)); a client may monitor at most \(limit)"
+                )
+            }
+            return ClientSpec(id: id, regions: regions)
+        }
+    }
+
+    /// Reads a list whose entries each have a unique `id`: checks the list, each entry's
+    /// keys, its id and the id's uniqueness, then lets `body` read the rest. Every id
+    /// written goes into `ids`, even on an entry `body` rejects, for reference checks.
+    func entries<T>(
+        _ node: Node, _ path: String, allowed: [String], ids written: inout Set<String>,
+        _ body: (_ fields: Fields, _ id: String, _ node: Node) -> T?
+    ) -> [T] {
+        guard let items = reader.sequence(node, path) else { return [] }
+        var out: [T] = []
         var ids: [(String, Node)] = []
         for (i, item) in items.enumerated() {
-            let path = "clients[\(i)]"
-            guard let f = reader.mapping(item, path, allowed: ["id", "regions"]),
+            guard let f = reader.mapping(item, "\(path)[\(i)]", allowed: allowed),
                 let idNode = required(f, "id", in: item), let id = reader.identifier(idNode, f.path("id"))
             else { continue }
             ids.append((id, idNode))
-            var regions: [RegionSpec] = []
-            if let regionsNode = f["regions"], let list = reader.sequence(regionsNode, f.path("regions")) {
-                var regionIDs: [(String, Node)] = []
-                for (j, regionNode) in list.enumerated() {
-                    if let r = readRegion(regionNode, "\(path).regions[\(j)]") {
-                        regions.append(r.spec)
-                        regionIDs.append((r.spec.id, r.idNode))
-                    }
-                }
-                checkUnique(regionIDs) { "\(path).regions[\($0)].id" }
-                if list.count > limit {
-                    reader.fail(
-                        regionsNode, f.path("regions"),
-                        "\(list.count) regions, over monitoring.region_limit (\(limit)); a client may monitor at most \(limit)")
-                }
-            }
-            clients.append(ClientSpec(id: id, regions: regions))
+            written.insert(id)
+            if let value = body(f, id, item) { out.append(value) }
         }
-        checkUnique(ids) { "clients[\($0)].id" }
-        return clients
+        checkUnique(ids) { "\(path)[\($0)].id" }
+        return out
     }
 
-    func readRegion(_ node: Node, _ path: String) -> (spec: RegionSpec, idNode: Node)? {
-        let keys = ["id", "uuid", "major", "minor", "notify_on_entry", "notify_on_exit", "dwell", "ranging"]
-        guard let f = reader.mapping(node, path, allowed: keys) else { return nil }
-        let idNode = required(f, "id", in: node)
-        let uuidNode = required(f, "uuid", in: node)
-        let id = idNode.flatMap { reader.identifier($0, f.path("id")) }
-        let uuid = uuidNode.flatMap { reader.uuid($0, f.path("uuid")) }
-        var spec = RegionSpec(id: id ?? "", uuid: uuid ?? BeaconUUID(high: 0, low: 0))
-        var ok = id != nil && uuid != nil
+    func readRegion(_ f: Fields, id: String, _ node: Node) -> RegionSpec? {
+        let uuid = required(f, "uuid", in: node).flatMap { reader.uuid($0, f.path("uuid")) }
+        var spec = RegionSpec(id: id, uuid: uuid ?? BeaconUUID(high: 0, low: 0))
+        var ok = uuid != nil
         with(f, "major") { n, p in
             if let v = reader.int(n, p, 0...65535) { spec.major = UInt16(v) } else { ok = false }
         }
@@ -160,7 +163,8 @@ struct SectionReader {
             }
             spec.minor = UInt16(v)
         }
-        with(f, "notify_on_entry") { n, p in if let v = reader.bool(n, p) { spec.notifyOnEntry = v } else { ok = false } }
+        with(f, "notify_on_entry") { n, p in if let v = reader.bool(n, p) { spec.notifyOnEntry = v } else { ok = false }
+        }
         with(f, "notify_on_exit") { n, p in if let v = reader.bool(n, p) { spec.notifyOnExit = v } else { ok = false } }
         with(f, "ranging") { n, p in if let v = reader.bool(n, p) { spec.ranging = v } else { ok = false } }
         with(f, "dwell") { n, p in
@@ -178,8 +182,8 @@ struct SectionReader {
             }
             spec.dwell = Array(Set(dwell)).sorted()
         }
-        guard ok, let idNode else { return nil }
-        return (spec, idNode)
+        guard ok else { return nil }
+        return spec
     }
 
     func readPositioning(_ node: Node, _ p: inout PositioningSettings) {

@@ -44,7 +44,9 @@ public enum TraceRecord: Sendable {
         }
         switch requestValue.stringValue {
         case "monitor":
-            guard let regionValue = value["region"] else { throw SightingRecordError("monitor needs a \"region\" object") }
+            guard let regionValue = value["region"] else {
+                throw SightingRecordError("monitor needs a \"region\" object")
+            }
             do {
                 return .request(.monitor(client: client, region: try RegionSpec(json: regionValue)), time: time)
             } catch {
@@ -59,7 +61,8 @@ public enum TraceRecord: Sendable {
                     ? .unmonitor(client: client, region: region) : .requestState(client: client, region: region),
                 time: time)
         default:
-            throw SightingRecordError("unknown request \(requestValue.serialized); expected monitor, unmonitor or request_state")
+            throw SightingRecordError(
+                "unknown request \(requestValue.serialized); expected monitor, unmonitor or request_state")
         }
     }
 }

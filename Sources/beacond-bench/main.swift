@@ -6,7 +6,7 @@
 import BeaconCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let total = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 5_000_000 : 5_000_000
@@ -47,11 +47,14 @@ var adverts: [Sighting] = (0..<beaconCount).map { i in
         time: .seconds(0), receiver: ["hci0", "hci1", "remote-7"][i % 3], address: "C3:11:22:33:44:55", rssi: -70,
         manufacturerData: [
             ManufacturerDatum(
-                company: 0x004C, payload: payload(uuid: uuids[i % uuids.count], major: UInt16(i % 50), minor: UInt16(i / 50)))
+                company: 0x004C,
+                payload: payload(uuid: uuids[i % uuids.count], major: UInt16(i % 50), minor: UInt16(i / 50)))
         ])
 }
 for i in 0..<(beaconCount / 10) {
-    adverts[i * 10 + 9].manufacturerData = [ManufacturerDatum(company: 0x004C, payload: [0x10, 0x05, 0x03, 0x1C, 0x0F, 0x3E, UInt8(i & 0xFF)])]
+    adverts[i * 10 + 9].manufacturerData = [
+        ManufacturerDatum(company: 0x004C, payload: [0x10, 0x05, 0x03, 0x1C, 0x0F, 0x3E, UInt8(i & 0xFF)])
+    ]
 }
 
 let start = Timestamp.seconds(1_763_805_600)
@@ -87,10 +90,14 @@ let peakMB = Double(usage.ru_maxrss) / 1024
 let processed = engine.counters.sightings
 
 print("beacond-bench: \(beaconCount) beacons, \(clientCount) clients x \(regionsPerClient) regions")
-print("  sightings processed: \(processed) (\(engine.counters.decode.decoded) decoded, \(engine.counters.decode.totalNonMatches) not beacons)")
+print(
+    "  sightings processed: \(processed) (\(engine.counters.decode.decoded) decoded, \(engine.counters.decode.totalNonMatches) not beacons)"
+)
 print("  wall time:           \(format3(seconds)) s")
 print("  throughput:          \(Int(Double(processed) / seconds)) sightings/s on one core")
-print("  events:              \(events) " + eventKinds.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+print(
+    "  events:              \(events) "
+        + eventKinds.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
 print("  peak RSS:            \(format3(peakMB)) MB")
 
 func format3(_ v: Double) -> String {

@@ -4,7 +4,7 @@ import BeaconCore
 import BeaconRuntime
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `beacond`: the daemon, its config check, and `replay`.
@@ -38,7 +38,8 @@ struct Daemon: ParsableCommand {
             let regions = loaded.clients.reduce(0) { $0 + $1.regions.count }
             print(
                 "\(config): OK (gateway \(loaded.gateway.id), \(loaded.clients.count) clients, \(regions) regions, "
-                    + "\(loaded.receivers.count) receivers, \(loaded.assets.count) assets, \(loaded.webhooks.count) webhooks)")
+                    + "\(loaded.receivers.count) receivers, \(loaded.assets.count) assets, \(loaded.webhooks.count) webhooks)"
+            )
             return
         }
         standardError("beacond: live input from BlueZ is not part of this build yet; use `beacond replay`")
@@ -88,7 +89,8 @@ struct Replay: ParsableCommand {
         output.flush()
         if summary {
             let s = replay.summary
-            standardError("replayed \(s.sightings) sightings from \(s.lines) lines, \(s.skipped) skipped, \(s.events) events")
+            standardError(
+                "replayed \(s.sightings) sightings from \(s.lines) lines, \(s.skipped) skipped, \(s.events) events")
         }
     }
 }

@@ -3,7 +3,7 @@ import BeaconConfig
 import BeaconRuntime
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 enum BeaconVersion {

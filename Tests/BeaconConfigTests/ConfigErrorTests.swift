@@ -1,5 +1,5 @@
-import Foundation
 import BeaconCore
+import Foundation
 import Testing
 
 @testable import BeaconConfig
@@ -26,8 +26,14 @@ import Testing
         """
 
     @Test func unknownKeyWithSuggestion() {
-        #expect(errors("bluetooth:\n  scann: active\n") == [#"beacond.yaml:2:3: bluetooth.scann: unknown key (did you mean "scan"?)"#])
-        #expect(errors("monitor:\n  region_limit: 5\n") == [#"beacond.yaml:1:1: monitor: unknown key (did you mean "monitoring"?)"#])
+        #expect(
+            errors("bluetooth:\n  scann: active\n") == [
+                #"beacond.yaml:2:3: bluetooth.scann: unknown key (did you mean "scan"?)"#
+            ])
+        #expect(
+            errors("monitor:\n  region_limit: 5\n") == [
+                #"beacond.yaml:1:1: monitor: unknown key (did you mean "monitoring"?)"#
+            ])
         #expect(errors("gateway:\n  colour: blue\n") == ["beacond.yaml:2:3: gateway.colour: unknown key"])
     }
 
@@ -48,14 +54,18 @@ import Testing
     }
 
     @Test func outOfRange() {
-        #expect(errors("monitoring:\n  min_rssi: -300\n") == ["beacond.yaml:2:13: monitoring.min_rssi: must be between -127 and 20, got -300"])
+        #expect(
+            errors("monitoring:\n  min_rssi: -300\n") == [
+                "beacond.yaml:2:13: monitoring.min_rssi: must be between -127 and 20, got -300"
+            ])
         #expect(
             errors("monitoring:\n  exit_timeout: 500ms\n")
                 == [#"beacond.yaml:2:17: monitoring.exit_timeout: must be between 1s and 24h, got "500ms""#])
     }
 
     @Test func badUUID() {
-        let yaml = Self.region.replacingOccurrences(of: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", with: "E2C56DB5-DFFB-48D2-B060")
+        let yaml = Self.region.replacingOccurrences(
+            of: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", with: "E2C56DB5-DFFB-48D2-B060")
         #expect(
             errors(yaml)
                 == [
@@ -74,7 +84,9 @@ import Testing
         let yaml = Self.region + "      - id: store\n        uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n"
         #expect(
             errors(yaml)
-                == [#"beacond.yaml:6:13: clients[0].regions[1].id: duplicate id "store" (also at clients[0].regions[0].id)"#])
+                == [
+                    #"beacond.yaml:6:13: clients[0].regions[1].id: duplicate id "store" (also at clients[0].regions[0].id)"#
+                ])
         #expect(
             errors("clients:\n  - id: a\n  - id: a\n")
                 == [#"beacond.yaml:3:9: clients[1].id: duplicate id "a" (also at clients[0].id)"#])
@@ -132,7 +144,8 @@ import Testing
     }
 
     @Test func secretFilesMustBeReadableAndAreNeverQuoted() {
-        let yaml = "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n    secret_file: /etc/beacond/crm.secret\n"
+        let yaml =
+            "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n    secret_file: /etc/beacond/crm.secret\n"
         let errors: [String]
         do {
             _ = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml", fileReadable: { _ in "permission denied" })
@@ -141,6 +154,8 @@ import Testing
             errors = error.errors.map(\.description)
         }
         #expect(
-            errors == [#"beacond.yaml:4:18: webhooks[0].secret_file: cannot read "/etc/beacond/crm.secret": permission denied"#])
+            errors == [
+                #"beacond.yaml:4:18: webhooks[0].secret_file: cannot read "/etc/beacond/crm.secret": permission denied"#
+            ])
     }
 }

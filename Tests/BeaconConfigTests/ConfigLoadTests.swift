@@ -1,5 +1,5 @@
-import Foundation
 import BeaconCore
+import Foundation
 import Testing
 
 @testable import BeaconConfig
@@ -110,9 +110,11 @@ import Testing
         let config = try ConfigLoader.load(yaml: yaml, file: "x.yaml")
         #expect(config.gateway.id == "store-042-gw1")
         #expect(config.bluetooth.adapters == ["hci0"])
-        #expect(config.clients[0].regions[0] == RegionSpec(
-            id: "store", uuid: BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 42, minor: 7,
-            dwell: [.minutes(2), .minutes(10)]))
+        #expect(
+            config.clients[0].regions[0]
+                == RegionSpec(
+                    id: "store", uuid: BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 42, minor: 7,
+                    dwell: [.minutes(2), .minutes(10)]))
         #expect(config.zones[1].shape == .nearReceiver(receiver: "hci1", within: 2))
         #expect(config.alarms[0].on == [.enter, .exit, .dwell] && config.alarms[0].dwell == .minutes(5))
         #expect(config.webhooks[0].events == ["region.*", "zone.*"] && config.webhooks[0].maxAge == .hours(24))

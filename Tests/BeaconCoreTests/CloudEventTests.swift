@@ -20,7 +20,9 @@ import Testing
     @Test func exitDwellFailedAndStatePayloads() {
         let exit = CloudEvent.data(
             .regionExit(client: "c", region: "r", lastSeen: Fixture.at(1.5), duration: .milliseconds(90_250)))
-        #expect(exit.serialized == #"{"client":"c","region":"r","last_seen":"2025-11-22T10:00:01.500Z","duration_s":90.25}"#)
+        #expect(
+            exit.serialized == #"{"client":"c","region":"r","last_seen":"2025-11-22T10:00:01.500Z","duration_s":90.25}"#
+        )
         #expect(
             CloudEvent.data(.regionDwell(client: "c", region: "r", dwell: .minutes(2))).serialized
                 == #"{"client":"c","region":"r","dwell_s":120}"#)
@@ -37,7 +39,8 @@ import Testing
         var previous = ""
         var seen = Set<String>()
         // Same millisecond many times, then a late (earlier) time: ids still increase.
-        let times = Array(repeating: Fixture.at(1), count: 1000) + [Fixture.at(0.5), Fixture.at(2), Fixture.at(100_000)]
+        let times =
+            Array(repeating: Fixture.at(1), count: 1000) + [Fixture.at(0.5), Fixture.at(2), Fixture.at(100_000)]
         for t in times {
             let id = ids.next(for: t)
             #expect(id.utf8.count == 26)

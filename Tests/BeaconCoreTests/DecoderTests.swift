@@ -98,7 +98,8 @@ import Testing
                         encrypted: false, batteryMillivolts: 3000, temperatureC: 26.5, advertisementCount: 10,
                         uptimeDeciseconds: 100)))),
         Fixture(
-            name: "Eddystone-TLM temperature not supported", serviceUUID: eddystone, hex: "2000000080000000000100000002",
+            name: "Eddystone-TLM temperature not supported", serviceUUID: eddystone,
+            hex: "2000000080000000000100000002",
             expected: .frame(
                 .eddystoneTLM(
                     EddystoneTLMFrame(
@@ -118,7 +119,8 @@ import Testing
             expected: .frame(
                 .eddystoneEID(EddystoneEIDFrame(ephemeralID: [1, 2, 3, 4, 5, 6, 7, 8], txPowerAt0m: -25)))),
         Fixture(
-            name: "Eddystone unknown frame type", serviceUUID: eddystone, hex: "40e7", expected: .nonMatch(.eddystoneFrameType)),
+            name: "Eddystone unknown frame type", serviceUUID: eddystone, hex: "40e7",
+            expected: .nonMatch(.eddystoneFrameType)),
         Fixture(name: "Eddystone empty", serviceUUID: eddystone, hex: "", expected: .nonMatch(.eddystoneLength)),
         Fixture(
             name: "Other service data", serviceUUID: "0000fe9f-0000-1000-8000-00805f9b34fb", hex: "00e7",
@@ -145,7 +147,8 @@ import Testing
         let result = BeaconDecoder.decode(
             manufacturerData: [
                 ManufacturerDatum(company: 0x0006, payload: [1, 2, 3]),
-                ManufacturerDatum(company: 0x004C, payload: Hex.decode("0215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!),
+                ManufacturerDatum(
+                    company: 0x004C, payload: Hex.decode("0215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!),
             ], serviceData: [])
         #expect(result.map(\.identity) == .success(.ibeacon(IBeaconID(uuid: Self.uuid, major: 1, minor: 2))))
     }

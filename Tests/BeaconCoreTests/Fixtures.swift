@@ -11,10 +11,15 @@ enum Fixture {
     }
 
     /// An iBeacon manufacturer payload (after the company id), as BlueZ gives it.
-    static func iBeaconPayload(uuid: BeaconUUID = storeUUID, major: UInt16, minor: UInt16, power: Int8 = -59) -> [UInt8] {
+    static func iBeaconPayload(uuid: BeaconUUID = storeUUID, major: UInt16, minor: UInt16, power: Int8 = -59) -> [UInt8]
+    {
         var p: [UInt8] = [0x02, 0x15]
-        for shift in stride(from: 56, through: 0, by: -8) { p.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(shift))) }
-        for shift in stride(from: 56, through: 0, by: -8) { p.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            p.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(shift)))
+        }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            p.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(shift)))
+        }
         p += [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), UInt8(bitPattern: power)]
         return p
     }
@@ -26,7 +31,8 @@ enum Fixture {
         Sighting(
             time: at(seconds), receiver: receiver, address: "C3:11:22:33:44:55", rssi: rssi,
             manufacturerData: [
-                ManufacturerDatum(company: 0x004C, payload: iBeaconPayload(uuid: uuid, major: major, minor: minor, power: power))
+                ManufacturerDatum(
+                    company: 0x004C, payload: iBeaconPayload(uuid: uuid, major: major, minor: minor, power: power))
             ])
     }
 
@@ -129,7 +135,8 @@ func line(_ e: Event) -> String {
     case let .regionDwell(c, r, d): return "\(t) region.dwell \(c)/\(r) \(d)"
     case let .regionFailed(c, r, reason): return "\(t) region.failed \(c)/\(r) \(reason.rawValue)"
     case let .ranging(c, r, beacons):
-        return "\(t) ranging \(c)/\(r) " + beacons.map { "\($0.beacon.major)/\($0.beacon.minor):\($0.proximity.rawValue)" }.joined(separator: ",")
+        return "\(t) ranging \(c)/\(r) "
+            + beacons.map { "\($0.beacon.major)/\($0.beacon.minor):\($0.proximity.rawValue)" }.joined(separator: ",")
     case let .beaconProximity(b, p, _): return "\(t) beacon.proximity \(b) \(p.rawValue)"
     }
 }

@@ -77,7 +77,11 @@ struct WalkAway {
             var filter: RSSIFilter?
             return { t, rssi in
                 let time = Fixture.at(t)
-                if filter == nil { filter = RSSIFilter(rssi: rssi, at: time) } else { filter!.update(rssi: rssi, at: time) }
+                if filter == nil {
+                    filter = RSSIFilter(rssi: rssi, at: time)
+                } else {
+                    filter!.update(rssi: rssi, at: time)
+                }
                 return filter!.estimate
             }
         }
@@ -87,7 +91,8 @@ struct WalkAway {
         }
         print(
             "walk-away at \(rate) Hz: ours rise \(ours.rise) s, steady \(ours.steadyRMS) dB, tracking \(ours.trackingRMS) dB; "
-                + "20 s average rise \(theirs.rise) s, steady \(theirs.steadyRMS) dB, tracking \(theirs.trackingRMS) dB")
+                + "20 s average rise \(theirs.rise) s, steady \(theirs.steadyRMS) dB, tracking \(theirs.trackingRMS) dB"
+        )
         #expect(ours.rise < theirs.rise * 0.7)
         #expect(ours.steadyRMS < theirs.steadyRMS * 1.2)
         #expect(ours.trackingRMS < theirs.trackingRMS * 0.9)

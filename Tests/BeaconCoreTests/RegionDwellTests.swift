@@ -38,7 +38,8 @@ import Testing
         var s = engine([.minutes(2)])
         s.see(from: 40, to: 60)
         s.advance(to: 400)
-        #expect(s.lines() == ["41 region.enter app/store 42/7 -60", "90 region.exit app/store last_seen=60 duration=19s"])
+        #expect(
+            s.lines() == ["41 region.enter app/store 42/7 -60", "90 region.exit app/store last_seen=60 duration=19s"])
     }
 
     @Test func theNextVisitDwellsAgain() {

@@ -61,7 +61,8 @@ import Testing
         var s = insideRegion()
         s.advance(to: 100)
         s.see(from: 200, to: 201)
-        #expect(s.lines() == ["71 region.exit app/store last_seen=41 duration=0s", "201 region.enter app/store 42/7 -60"])
+        #expect(
+            s.lines() == ["71 region.exit app/store last_seen=41 duration=0s", "201 region.enter app/store 42/7 -60"])
     }
 
     @Test func notifyOnExitFalseLeavesSilently() {

@@ -47,7 +47,8 @@ import Testing
         s.see(from: 0, to: 10)
         #expect(s.lines() == ["1 region.state app/store inside"])
         // When it is registered again with the same id
-        s.events += s.engine.monitor(client: "app", region: Fixture.region("store", major: 42), at: Fixture.at(10.5)).events
+        s.events +=
+            s.engine.monitor(client: "app", region: Fixture.region("store", major: 42), at: Fixture.at(10.5)).events
         #expect(s.engine.regionStatuses(client: "app").map(\.state) == [.unknown])
         // Then its next determination is a region.state again, not an enter
         s.see(from: 11, to: 20)

@@ -7,8 +7,10 @@ import Testing
     @Test func regionsMatchByUUIDMajorAndMinor() {
         var s = Script(
             Fixture.engine([
-                Fixture.region("uuid"), Fixture.region("major", major: 42), Fixture.region("minor", major: 42, minor: 7),
-                Fixture.region("other-minor", major: 42, minor: 8), Fixture.region("other-uuid", uuid: Fixture.otherUUID),
+                Fixture.region("uuid"), Fixture.region("major", major: 42),
+                Fixture.region("minor", major: 42, minor: 7),
+                Fixture.region("other-minor", major: 42, minor: 8),
+                Fixture.region("other-uuid", uuid: Fixture.otherUUID),
             ]))
         s.see(from: 0, to: 31)
         #expect(
@@ -54,7 +56,8 @@ import Testing
         var engine = BeaconEngine(
             configuration: EngineConfiguration(
                 clients: (0..<50).map { c in
-                    ClientSpec(id: "c\(c)", regions: (0..<20).map { r in Fixture.region("r\(r)", major: UInt16(40 + r)) })
+                    ClientSpec(
+                        id: "c\(c)", regions: (0..<20).map { r in Fixture.region("r\(r)", major: UInt16(40 + r)) })
                 }), start: Fixture.at(0))
         var events: [Event] = []
         events += engine.advance(to: Fixture.at(30))

@@ -10,12 +10,17 @@ import Testing
         var s = Script(Fixture.engine([Fixture.region("store", dwell: [.seconds(30), .minutes(5)])]))
         s.advance(to: 30)
         s.see(from: 40, to: lastSighting)
-        #expect(s.lines() == ["30 region.state app/store outside", "41 region.enter app/store 42/7 -60", "71 region.dwell app/store 30s"])
+        #expect(
+            s.lines() == [
+                "30 region.state app/store outside", "41 region.enter app/store 42/7 -60",
+                "71 region.dwell app/store 30s",
+            ])
         return s.engine.snapshot()
     }
 
     func restarted(at seconds: Double, from snapshot: [RegionSnapshot], spec: RegionSpec? = nil) -> Script {
-        var engine = Fixture.engine([spec ?? Fixture.region("store", dwell: [.seconds(30), .minutes(5)])], start: seconds)
+        var engine = Fixture.engine(
+            [spec ?? Fixture.region("store", dwell: [.seconds(30), .minutes(5)])], start: seconds)
         for s in snapshot { engine.restore(s) }
         return Script(engine)
     }

@@ -71,7 +71,9 @@ import Testing
     @Test func aMissingConfigFileIsAConfigError() throws {
         let out = try Self.run(["--check-config", "--config", "/nonexistent/beacond.yaml"])
         #expect(out.status == 78)
-        #expect(out.stderr.contains("/nonexistent/beacond.yaml: cannot read \"/nonexistent/beacond.yaml\": No such file or directory"))
+        #expect(
+            out.stderr.contains(
+                "/nonexistent/beacond.yaml: cannot read \"/nonexistent/beacond.yaml\": No such file or directory"))
     }
 
     @Test func replayOfTheExampleGivesTheSameEventsTwiceIdsAside() throws {
@@ -80,7 +82,9 @@ import Testing
         let second = try Self.run(args)
         #expect(first.status == 0 && second.status == 0)
         func withoutIds(_ text: String) -> [String] {
-            text.split(separator: "\n").map { $0.replacingOccurrences(of: #""id":"[0-9A-Z]{26}""#, with: "", options: .regularExpression) }
+            text.split(separator: "\n").map {
+                $0.replacingOccurrences(of: #""id":"[0-9A-Z]{26}""#, with: "", options: .regularExpression)
+            }
         }
         #expect(withoutIds(first.stdout) == withoutIds(second.stdout))
         #expect(first.stdout != second.stdout)  // ids differ between runs: they are unique per process

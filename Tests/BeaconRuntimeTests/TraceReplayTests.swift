@@ -73,18 +73,25 @@ import Testing
 
     @Test func aRecordWhoseTimeGoesBackwardsIsSkipped() {
         let run = Self.replay([Self.record(10), Self.record(5), Self.record(11)])
-        #expect(run.reports == ["line 2: \"t\" goes backwards (2025-11-22T10:00:05.000Z after 2025-11-22T10:00:10.000Z); skipped"])
+        #expect(
+            run.reports == [
+                "line 2: \"t\" goes backwards (2025-11-22T10:00:05.000Z after 2025-11-22T10:00:10.000Z); skipped"
+            ])
         #expect(run.summary.sightings == 2)
     }
 
     @Test func requestsInATraceMonitorAndRefuse() {
-        let monitor = #"{"t":1763805601,"request":"monitor","client":"app","region":{"id":"till","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":42}}"#
+        let monitor =
+            #"{"t":1763805601,"request":"monitor","client":"app","region":{"id":"till","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":42}}"#
         let state = #"{"t":1763805602,"request":"request_state","client":"app","region":"till"}"#
         let bad = #"{"t":1763805603,"request":"monitor","client":"app","region":{"id":"x","uuid":"nope"}}"#
         let run = Self.replay([Self.record(0), monitor, state, bad])
         #expect(Self.kinds(run) == ["beacond.region.state 2025-11-22T10:00:02.000Z"])
         #expect(run.events.first?["data"]?["state"] == "unknown")
-        #expect(run.reports == [#"line 4: region.uuid: expected a UUID like "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", got "nope"; skipped"#])
+        #expect(
+            run.reports == [
+                #"line 4: region.uuid: expected a UUID like "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", got "nope"; skipped"#
+            ])
     }
 
     @Test func eventsCarryTheGatewayAsSourceAndSortableIds() {

@@ -22,7 +22,8 @@ public enum EddystoneDecoder {
             // type, tx, ephemeral id(8).
             guard p.count == 10 else { return .failure(NonMatchError(.eddystoneLength)) }
             return .success(
-                .eddystoneEID(EddystoneEIDFrame(ephemeralID: Array(p[2..<10]), txPowerAt0m: Int(Int8(bitPattern: p[1])))))
+                .eddystoneEID(
+                    EddystoneEIDFrame(ephemeralID: Array(p[2..<10]), txPowerAt0m: Int(Int8(bitPattern: p[1])))))
         default:
             return .failure(NonMatchError(.eddystoneFrameType))
         }

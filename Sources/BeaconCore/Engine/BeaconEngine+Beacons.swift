@@ -35,7 +35,8 @@ extension BeaconEngine {
             records[s]!.readings[i].lastSeen = t
             return records[s]!.readings[i].filter.estimate
         }
-        records[s]!.readings.append(ReceiverReading(receiver: receiver, filter: RSSIFilter(rssi: rssi, at: t), lastSeen: t))
+        records[s]!.readings.append(
+            ReceiverReading(receiver: receiver, filter: RSSIFilter(rssi: rssi, at: t), lastSeen: t))
         return Double(rssi)
     }
 

@@ -29,7 +29,9 @@ extension BeaconEngine {
             removeRegion(slot: existing)
         } else if regionsOfClient.order.count >= settings.regionLimit {
             events.append(
-                Event(time: time, payload: .regionFailed(client: client, region: region.id, reason: .regionLimitExceeded)))
+                Event(
+                    time: time, payload: .regionFailed(client: client, region: region.id, reason: .regionLimitExceeded))
+            )
             return RegionChange(events: events, failure: .regionLimitExceeded)
         } else {
             regionsOfClient.order.append(region.id)
@@ -101,7 +103,8 @@ extension BeaconEngine {
     }
 
     private func key(of region: RegionSpec) -> RegionKey {
-        RegionKey(uuid: region.uuid, major: region.major.map(Int32.init) ?? -1, minor: region.minor.map(Int32.init) ?? -1)
+        RegionKey(
+            uuid: region.uuid, major: region.major.map(Int32.init) ?? -1, minor: region.minor.map(Int32.init) ?? -1)
     }
 
     private mutating func removeRegion(slot: Int32) {

@@ -30,7 +30,8 @@ public enum CloudEvent {
             return .object([("client", .string(c)), ("region", .string(r)), ("state", .string(state.rawValue))])
         case let .regionEnter(c, r, beacon, receiver, rssi, distance):
             return .object([
-                ("client", .string(c)), ("region", .string(r)), ("beacon", json(beacon)), ("receiver", .string(receiver)),
+                ("client", .string(c)), ("region", .string(r)), ("beacon", json(beacon)),
+                ("receiver", .string(receiver)),
                 ("rssi", .number(Double(rssi))), ("distance", metres(distance)),
             ])
         case let .regionExit(c, r, lastSeen, duration):
@@ -50,7 +51,8 @@ public enum CloudEvent {
                     .array(
                         beacons.map { b in
                             .object([
-                                ("uuid", .string(b.beacon.uuid.description)), ("major", .number(Double(b.beacon.major))),
+                                ("uuid", .string(b.beacon.uuid.description)),
+                                ("major", .number(Double(b.beacon.major))),
                                 ("minor", .number(Double(b.beacon.minor))), ("rssi", .number(round1(b.rssi))),
                                 ("distance", metres(b.distance)), ("proximity", .string(b.proximity.rawValue)),
                                 ("receiver", .string(b.receiver)),
@@ -76,7 +78,9 @@ public enum CloudEvent {
         switch identity {
         case let .ibeacon(id): return json(id)
         case let .eddystone(id):
-            return .object([("namespace", .string(Hex.encode(id.namespace))), ("instance", .string(Hex.encode(id.instance)))])
+            return .object([
+                ("namespace", .string(Hex.encode(id.namespace))), ("instance", .string(Hex.encode(id.instance))),
+            ])
         }
     }
 

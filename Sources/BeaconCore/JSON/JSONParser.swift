@@ -55,7 +55,9 @@ public struct JSONParser {
 
     private mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
         for expected in word.utf8 {
-            guard index < bytes.count, bytes[index] == expected else { throw error("invalid literal, expected \(word)") }
+            guard index < bytes.count, bytes[index] == expected else {
+                throw error("invalid literal, expected \(word)")
+            }
             index += 1
         }
         return value
@@ -128,7 +130,9 @@ public struct JSONParser {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             let expStart = index
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             guard index > expStart else { throw error("expected digits in exponent") }

@@ -2,7 +2,9 @@
 /// `notify_on_entry`, `notify_on_exit`, `dwell`, `ranging`): the body of
 /// `PUT /v1/clients/{c}/regions/{r}` and of `monitor` requests in a replay trace.
 extension RegionSpec {
-    public static let jsonKeys = ["id", "uuid", "major", "minor", "notify_on_entry", "notify_on_exit", "dwell", "ranging"]
+    public static let jsonKeys = [
+        "id", "uuid", "major", "minor", "notify_on_entry", "notify_on_exit", "dwell", "ranging",
+    ]
 
     /// Parses and validates like the config does; the error names the key.
     public init(json: JSONValue, id defaultID: String? = nil) throws(RegionSpecError) {
@@ -15,7 +17,8 @@ extension RegionSpec {
         }
         guard let uuidText = json["uuid"]?.stringValue else { throw RegionSpecError("uuid", "missing uuid") }
         guard let uuid = BeaconUUID(uuidText) else {
-            throw RegionSpecError("uuid", "expected a UUID like \"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\", got \"\(uuidText)\"")
+            throw RegionSpecError(
+                "uuid", "expected a UUID like \"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\", got \"\(uuidText)\"")
         }
         self.init(id: id, uuid: uuid)
         major = try RegionSpec.uint16(json, "major")
@@ -25,7 +28,9 @@ extension RegionSpec {
         notifyOnExit = try RegionSpec.bool(json, "notify_on_exit") ?? true
         ranging = try RegionSpec.bool(json, "ranging") ?? false
         if let dwellValue = json["dwell"], !dwellValue.isNull {
-            guard case let .array(items) = dwellValue else { throw RegionSpecError("dwell", "expected a list of durations") }
+            guard case let .array(items) = dwellValue else {
+                throw RegionSpecError("dwell", "expected a list of durations")
+            }
             var spans: [TimeSpan] = []
             for item in items {
                 guard let text = item.stringValue, let span = TimeSpan(parsing: text) else {

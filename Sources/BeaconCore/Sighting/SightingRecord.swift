@@ -13,7 +13,9 @@ public enum SightingRecord {
     public static let maxLineBytes = 64 * 1024
 
     public static func parse(line: String) throws(SightingRecordError) -> Sighting {
-        guard line.utf8.count <= maxLineBytes else { throw SightingRecordError("line longer than \(maxLineBytes) bytes") }
+        guard line.utf8.count <= maxLineBytes else {
+            throw SightingRecordError("line longer than \(maxLineBytes) bytes")
+        }
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
@@ -112,7 +114,10 @@ public enum SightingRecord {
         if let name = s.name { members.append(("name", .string(name))) }
         if !s.manufacturerData.isEmpty {
             members.append(
-                ("manufacturer_data", .object(s.manufacturerData.map { (String($0.company), .string(Hex.encode($0.payload))) })))
+                (
+                    "manufacturer_data",
+                    .object(s.manufacturerData.map { (String($0.company), .string(Hex.encode($0.payload))) })
+                ))
         }
         if !s.serviceData.isEmpty {
             members.append(("service_data", .object(s.serviceData.map { ($0.uuid, .string(Hex.encode($0.payload))) })))

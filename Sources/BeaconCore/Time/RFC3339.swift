@@ -10,7 +10,8 @@ public enum RFC3339 {
         let minute = (msOfDay / 60_000) % 60
         let second = (msOfDay / 1000) % 60
         let milli = msOfDay % 1000
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
+        return
+            "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
     }
 
     private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
