@@ -18,12 +18,16 @@ let package = Package(
         .target(name: "BeaconCore", linkerSettings: [.linkedLibrary("m")]),
         // YAML text -> validated configuration; every error carries file:line:column and the key.
         .target(name: "BeaconConfig", dependencies: ["BeaconCore", .product(name: "Yams", package: "Yams")]),
+        // libdbus-1 (Debian: libdbus-1-dev): a system-library target with a shim for the type codes.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // org.bluez over libdbus-1 -> Sighting values; adapter and discovery recovery.
+        .target(name: "BlueZ", dependencies: ["CDBus", "BeaconCore"]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -35,6 +39,7 @@ let package = Package(
         .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore"]),
         .testTarget(name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -42,8 +42,7 @@ struct Daemon: ParsableCommand {
             )
             return
         }
-        standardError("beacond: live input from BlueZ is not part of this build yet; use `beacond replay`")
-        throw ExitCode(ExitStatus.unavailable)
+        LiveDaemon(config: loaded).run()
     }
 }
 

@@ -21,6 +21,8 @@ public enum CloudEvent {
             return "\(c)/\(r)"
         case let .beaconProximity(beacon, _, _):
             return beacon.description
+        case let .adapterState(adapter, _, _, _):
+            return adapter
         }
     }
 
@@ -64,7 +66,16 @@ public enum CloudEvent {
             return .object([
                 ("beacon", json(beacon)), ("proximity", .string(proximity.rawValue)), ("distance", metres(distance)),
             ])
+        case let .adapterState(adapter, present, powered, discovering):
+            return adapterData(adapter, present, powered, discovering)
         }
+    }
+
+    private static func adapterData(_ adapter: String, _ present: Bool, _ powered: Bool, _ discovering: Bool) -> JSONValue {
+        .object([
+            ("adapter", .string(adapter)), ("present", .bool(present)), ("powered", .bool(powered)),
+            ("discovering", .bool(discovering)),
+        ])
     }
 
     public static func json(_ id: IBeaconID) -> JSONValue {

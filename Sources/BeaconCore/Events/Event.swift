@@ -52,6 +52,8 @@ public enum EventPayload: Sendable, Equatable {
     case regionFailed(client: String, region: String, reason: RegionFailure)
     case ranging(client: String, region: String, beacons: [RangedBeacon])
     case beaconProximity(beacon: BeaconIdentity, proximity: Proximity, distance: Double?)
+    /// An adapter appeared, disappeared, powered on or off, or started or stopped discovering.
+    case adapterState(adapter: String, present: Bool, powered: Bool, discovering: Bool)
 
     /// The CloudEvents type suffix: `beacond.<kind>`.
     public var kind: String {
@@ -63,6 +65,7 @@ public enum EventPayload: Sendable, Equatable {
         case .regionFailed: return "region.failed"
         case .ranging: return "ranging"
         case .beaconProximity: return "beacon.proximity"
+        case .adapterState: return "adapter.state"
         }
     }
 }

@@ -1,0 +1,81 @@
+import BeaconCore
+import Dispatch
+import Synchronization
+
+/// Runs the engine live: takes sightings and adapter changes from any thread, and fires the
+/// engine's timers on the daemon's clock whether or not anything arrives.
+///
+/// Inputs are queued under a lock and handled in batches by `run()`'s thread; the producer
+/// (the D-Bus thread) never waits for the engine, and a flood of sightings cannot starve the
+/// timers: every turn ends with `advance(to: now)`.
+public final class LiveEngine: @unchecked Sendable {
+    public enum Input: Sendable {
+        case sightings([Sighting])
+        /// An event from outside the engine (adapter changes), published in order with the rest.
+        case external(Event)
+    }
+
+    private let queue = Mutex<[Input]>([])
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopRequested = Atomic<Bool>(false)
+    private var engine: BeaconEngine
+    private let clock: @Sendable () -> Timestamp
+    private let publish: @Sendable ([Event]) -> Void
+
+    /// - Parameters:
+    ///   - clock: the daemon's clock (`CLOCK_REALTIME` in production).
+    ///   - publish: receives every event batch, in order, on the engine's thread.
+    public init(
+        engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp,
+        publish: @escaping @Sendable ([Event]) -> Void
+    ) {
+        self.engine = engine
+        self.clock = clock
+        self.publish = publish
+    }
+
+    public func submit(_ input: Input) {
+        queue.withLock { $0.append(input) }
+        wake.signal()
+    }
+
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        wake.signal()
+    }
+
+    /// Handles queued inputs, then fires every timer due by `now`. One turn of `run()`,
+    /// exposed so the logic can be driven with explicit times.
+    public func turn(now: Timestamp) {
+        let inputs = queue.withLock { pending -> [Input] in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+        var events: [Event] = []
+        for input in inputs {
+            switch input {
+            case let .sightings(batch):
+                for sighting in batch { events += engine.ingest(sighting) }
+            case let .external(event):
+                events += engine.advance(to: event.time)
+                events.append(event)
+            }
+        }
+        events += engine.advance(to: now)
+        if !events.isEmpty { publish(events) }
+    }
+
+    /// Loops until `stop()`: waits for input or the engine's next deadline, then takes a turn.
+    public func run() {
+        while !stopRequested.load(ordering: .relaxed) {
+            let now = clock()
+            let wait = engine.nextDeadline.map { max(0, ($0 - now).nanoseconds) } ?? 1_000_000_000
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(wait, 1_000_000_000))))
+            turn(now: clock())
+        }
+        turn(now: clock())
+    }
+
+    /// Region states for a restart (the store saves them); call from the engine's thread or after `run()`.
+    public var snapshot: [RegionSnapshot] { engine.snapshot() }
+}

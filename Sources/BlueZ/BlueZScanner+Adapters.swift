@@ -1,0 +1,200 @@
+import BeaconCore
+import CDBus
+
+/// One adapter as the scanner tracks it.
+struct AdapterRecord {
+    var path: String
+    var status: AdapterStatus
+    /// Our discovery session is running (SetDiscoveryFilter + StartDiscovery succeeded).
+    var scanning = false
+    var nextAttempt: Timestamp
+    var failures = 0
+    /// Latest advertisement, or when our discovery started: what the silence watchdog measures.
+    var lastHeard: Timestamp
+    /// 0: fine; 1: discovery restarted for silence; 2: power-cycled for silence.
+    var silenceStage = 0
+    var silenceStageAt: Timestamp
+}
+
+extension BlueZScanner {
+    static func adapterName(_ path: String) -> String { String(path.split(separator: "/").last ?? Substring(path)) }
+
+    func adapterAppeared(path: String, properties: MessageReader) {
+        let name = Self.adapterName(path)
+        if let wanted = settings.adapters, !wanted.contains(name) {
+            log(LogRecord(.info, "adapter.ignored", [("adapter", name), ("reason", "not in bluetooth.adapters")]))
+            return
+        }
+        var powered = false
+        var discovering = false
+        properties.forEachStringKeyed { key, value in
+            if key == "Powered" { powered = value.bool() ?? false }
+            if key == "Discovering" { discovering = value.bool() ?? false }
+        }
+        let t = clock()
+        let record = AdapterRecord(
+            path: path, status: AdapterStatus(adapter: name, present: true, powered: powered, discovering: discovering),
+            nextAttempt: t, lastHeard: t, silenceStageAt: t)
+        adapters[path] = record
+        log(LogRecord(.info, "adapter.present", [("adapter", name), ("powered", "\(powered)")]))
+        output(.adapter(record.status, at: t))
+        if powered { startDiscovery(path) }
+        if settings.passive { log(LogRecord(.notice, "adapter.passive_unavailable", [("adapter", name), ("scan", "active")])) }
+    }
+
+    func adapterRemoved(path: String) {
+        guard var record = adapters.removeValue(forKey: path) else { return }
+        record.status = AdapterStatus(adapter: record.status.adapter, present: false, powered: false, discovering: false)
+        log(LogRecord(.warning, "adapter.removed", [("adapter", record.status.adapter), ("next", "waiting for it")]))
+        output(.adapter(record.status, at: clock()))
+        devices = devices.filter { $0.value.adapter != record.status.adapter }
+    }
+
+    func adapterChanged(path: String, properties: MessageReader) {
+        guard var record = adapters[path] else { return }
+        let before = record.status
+        properties.forEachStringKeyed { key, value in
+            if key == "Powered", let v = value.bool() { record.status.powered = v }
+            if key == "Discovering", let v = value.bool() { record.status.discovering = v }
+        }
+        guard record.status != before else { return }
+        let t = clock()
+        adapters[path] = record
+        output(.adapter(record.status, at: t))
+        let name = record.status.adapter
+        if record.status.powered != before.powered {
+            log(LogRecord(record.status.powered ? .info : .warning, record.status.powered ? "adapter.powered_on" : "adapter.powered_off", [("adapter", name)]))
+            adapters[path]!.scanning = false
+            if record.status.powered { startDiscovery(path) }
+        } else if before.discovering && !record.status.discovering && record.status.powered {
+            // Someone (or bluetoothd itself) ended discovery: start our session again.
+            log(LogRecord(.warning, "adapter.discovery_stopped", [("adapter", name), ("next", "restarting discovery")]))
+            adapters[path]!.scanning = false
+            startDiscovery(path)
+        }
+    }
+
+    /// SetDiscoveryFilter({Transport: le, DuplicateData: true, RSSI}) then StartDiscovery.
+    /// DuplicateData matters: without it BlueZ reports a beacon repeating the same payload once.
+    func startDiscovery(_ path: String) {
+        guard let c = connection, var record = adapters[path], record.status.powered else { return }
+        let t = clock()
+        do {
+            _ = try c.call(destination: Self.service, path: path, interface: Self.adapterInterface, method: "SetDiscoveryFilter") {
+                $0.appendDictionary([
+                    ("Transport", .string("le")), ("DuplicateData", .bool(true)),
+                    ("RSSI", .int16(Int16(clamping: settings.minRSSI))),
+                ])
+            }
+            do {
+                _ = try c.call(destination: Self.service, path: path, interface: Self.adapterInterface, method: "StartDiscovery")
+            } catch where error.name == "org.bluez.Error.InProgress" {
+                // Already discovering for us: fine.
+            }
+            record.scanning = true
+            record.failures = 0
+            record.lastHeard = t
+            log(LogRecord(.info, "adapter.discovery_started", [("adapter", record.status.adapter)]))
+        } catch {
+            record.failures += 1
+            let delay = TimeSpan.seconds(Int64(min(30, 1 << min(record.failures - 1, 5))))
+            record.nextAttempt = t + delay
+            log(
+                LogRecord(
+                    .warning, "adapter.discovery_failed",
+                    [("adapter", record.status.adapter), ("error", error.description), ("retry", "\(delay)")]))
+        }
+        adapters[path] = record
+    }
+
+    /// An advertisement arrived through this adapter: the watchdog is satisfied.
+    func heard(adapter name: String, at t: Timestamp) {
+        let path = "/org/bluez/" + name
+        guard adapters[path] != nil else { return }
+        adapters[path]!.lastHeard = t
+        if adapters[path]!.silenceStage != 0 {
+            adapters[path]!.silenceStage = 0
+            log(LogRecord(.info, "adapter.heard_again", [("adapter", name)]))
+        }
+    }
+
+    /// Once per loop turn: retries, the silence watchdog, the device-cache sweep.
+    func maintain(now t: Timestamp) {
+        for path in adapters.keys.sorted() {
+            guard let record = adapters[path], record.status.powered else { continue }
+            if !record.scanning {
+                if record.nextAttempt <= t { startDiscovery(path) }
+                continue
+            }
+            watchSilence(path, record, now: t)
+        }
+        if t >= nextSweep {
+            nextSweep = t + settings.sweepInterval
+            sweepDevices(now: t)
+        }
+    }
+
+    /// No advertisement for `silenceRestart` while discovering: restart discovery; still
+    /// nothing `silencePowerCycle` later: power-cycle the adapter. Home Assistant's answer is
+    /// a 90 s watchdog plus resets; bleak has none. Each step is logged.
+    private func watchSilence(_ path: String, _ record: AdapterRecord, now t: Timestamp) {
+        let silent = t - record.lastHeard
+        let name = record.status.adapter
+        switch record.silenceStage {
+        case 0 where silent >= settings.silenceRestart:
+            log(LogRecord(.warning, "adapter.silent", [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "restarting discovery")]))
+            _ = try? connection?.call(destination: Self.service, path: path, interface: Self.adapterInterface, method: "StopDiscovery")
+            adapters[path]!.scanning = false
+            startDiscovery(path)
+            adapters[path]!.silenceStage = 1
+            adapters[path]!.silenceStageAt = t
+        case 1 where t - record.silenceStageAt >= settings.silencePowerCycle:
+            log(LogRecord(.warning, "adapter.silent", [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "power-cycling")]))
+            setPowered(path, false)
+            setPowered(path, true)
+            adapters[path]?.silenceStage = 2
+            adapters[path]?.silenceStageAt = t
+        case 2 where t - record.silenceStageAt >= .minutes(30):
+            adapters[path]?.silenceStage = 0
+            adapters[path]?.lastHeard = t
+        default:
+            break
+        }
+    }
+
+    private func setPowered(_ path: String, _ on: Bool) {
+        do {
+            _ = try connection?.call(
+                destination: Self.service, path: path, interface: "org.freedesktop.DBus.Properties", method: "Set"
+            ) {
+                $0.append(Self.adapterInterface)
+                $0.append("Powered")
+                $0.appendVariant(.bool(on))
+            }
+        } catch {
+            log(LogRecord(.error, "adapter.power_failed", [("adapter", Self.adapterName(path)), ("error", error.description)]))
+        }
+    }
+
+    /// BlueZ keeps a Device1 for every address it hears; with rotating addresses that grows
+    /// forever. Devices not heard for `deviceTTL`, and never paired, trusted or connected,
+    /// are removed through their adapter.
+    private func sweepDevices(now t: Timestamp) {
+        let stale = devices.filter { !$0.value.kept && t - $0.value.lastHeard > settings.deviceTTL }
+        guard !stale.isEmpty, let c = connection else { return }
+        var removed = 0
+        for (path, record) in stale {
+            do {
+                _ = try c.call(
+                    destination: Self.service, path: "/org/bluez/" + record.adapter, interface: Self.adapterInterface,
+                    method: "RemoveDevice"
+                ) { $0.appendObjectPath(path) }
+                removed += 1
+            } catch {
+                // Already gone (BlueZ's own timeout won the race): nothing to do.
+            }
+            devices[path] = nil
+        }
+        if removed > 0 { log(LogRecord(.debug, "bluez.devices_removed", [("count", "\(removed)")])) }
+    }
+}

@@ -1,0 +1,93 @@
+import BeaconCore
+import CDBus
+import Synchronization
+
+extension BlueZScanner {
+    func handle(_ message: DBusMessageRef) {
+        guard message.isSignal else { return }
+        signalsReceived.add(1, ordering: .relaxed)
+        if message.isSignal("org.freedesktop.DBus.Properties", "PropertiesChanged") {
+            propertiesChanged(message)
+        } else if message.isSignal("org.freedesktop.DBus.ObjectManager", "InterfacesAdded") {
+            var r = message.reader
+            guard let path = r.string() else { return }
+            r.next()
+            r.forEachStringKeyed { interface, properties in
+                interfaceAdded(path: path, interface: interface, properties: properties, live: true)
+            }
+        } else if message.isSignal("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved") {
+            var r = message.reader
+            guard let path = r.string() else { return }
+            r.next()
+            r.forEachElement { element in
+                if let interface = element.string() { interfaceRemoved(path: path, interface: interface) }
+            }
+        } else if message.isSignal("org.freedesktop.DBus", "NameOwnerChanged") {
+            var r = message.reader
+            guard r.string() == Self.service else { return }
+            r.next()
+            r.next()
+            let newOwner = r.string() ?? ""
+            if newOwner.isEmpty {
+                bluezGone(reason: "bluetoothd left the bus")
+            } else {
+                log(LogRecord(.notice, "bluez.appeared", [("owner", newOwner)]))
+                needsSync = true
+            }
+        }
+    }
+
+    private func propertiesChanged(_ message: DBusMessageRef) {
+        guard let path = message.path else { return }
+        var r = message.reader
+        guard let interface = r.string() else { return }
+        r.next()
+        if interface == Self.deviceInterface {
+            deviceChanged(path: path, properties: r)
+        } else if interface == Self.adapterInterface {
+            adapterChanged(path: path, properties: r)
+        }
+    }
+
+    /// A Device1 appeared or changed: merge what changed, and if it was an advertisement
+    /// (RSSI or payload), turn it into a sighting heard by its adapter now.
+    func deviceChanged(path: String, properties: MessageReader) {
+        if devices[path] == nil {
+            guard let parsed = DeviceRecord.parse(path: path) else { return }
+            if let wanted = settings.adapters, !wanted.contains(parsed.adapter) { return }
+            devices[path] = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
+        }
+        let advertised = devices[path]!.apply(properties)
+        guard advertised else { return }
+        let t = clock()
+        devices[path]!.lastHeard = t
+        if let sighting = devices[path]!.sighting(at: t) {
+            batch.append(sighting)
+            heard(adapter: sighting.receiver, at: t)
+        }
+    }
+
+    func interfaceAdded(path: String, interface: String, properties: MessageReader, live: Bool) {
+        if interface == Self.adapterInterface {
+            adapterAppeared(path: path, properties: properties)
+        } else if interface == Self.deviceInterface {
+            if live {
+                deviceChanged(path: path, properties: properties)
+            } else if devices[path] == nil, let parsed = DeviceRecord.parse(path: path) {
+                // Objects from GetManagedObjects: cached, but their RSSI is old news, not a sighting.
+                var record = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
+                _ = record.apply(properties)
+                devices[path] = record
+            }
+        }
+    }
+
+    func interfaceRemoved(path: String, interface: String) {
+        if interface == Self.deviceInterface {
+            // BlueZ's cache housekeeping, not a beacon leaving: exits come from the engine's timers.
+            devices[path] = nil
+        } else if interface == Self.adapterInterface {
+            adapterRemoved(path: path)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import BeaconCore
+import CDBus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hears advertisements from BlueZ on the system bus and hands them to the runtime as
+/// batches of sightings, keeping discovery running through everything a gateway meets:
+/// bluetoothd restarting (`NameOwnerChanged`), adapters unplugged, powered off or re-added,
+/// discovery stopped by someone else, and adapters that go silent. The daemon starts, and
+/// stays up, with no BlueZ and even no system bus: it waits them out.
+///
+/// Everything happens on the scanner's own thread: reading, decoding of D-Bus messages,
+/// and BlueZ method calls. Only finished batches cross to the engine, so a flood of signals
+/// costs the engine one lock per batch and never delays its timers.
+public final class BlueZScanner: @unchecked Sendable {
+    static let service = "org.bluez"
+    static let adapterInterface = "org.bluez.Adapter1"
+    static let deviceInterface = "org.bluez.Device1"
+
+    let settings: ScannerSettings
+    let clock: @Sendable () -> Timestamp
+    let output: @Sendable (ScannerOutput) -> Void
+    let log: @Sendable (LogRecord) -> Void
+
+    private let stopRequested = Atomic<Bool>(false)
+    /// D-Bus signals handled, sightings produced, bus connections made: for `/metrics`.
+    public let signalsReceived = Atomic<Int>(0)
+    public let sightingsProduced = Atomic<Int>(0)
+    public let connections = Atomic<Int>(0)
+
+    // State below is touched by the scanner thread only.
+    var connection: DBusConnection?
+    var needsSync = true
+    var bluezOwner: String?
+    var busUnavailableLogged = false
+    var adapters: [String: AdapterRecord] = [:]
+    var devices: [String: DeviceRecord] = [:]
+    var batch: [Sighting] = []
+    var nextSweep: Timestamp
+
+    public init(
+        settings: ScannerSettings, clock: @escaping @Sendable () -> Timestamp,
+        output: @escaping @Sendable (ScannerOutput) -> Void, log: @escaping @Sendable (LogRecord) -> Void
+    ) {
+        self.settings = settings
+        self.clock = clock
+        self.output = output
+        self.log = log
+        self.nextSweep = clock() + settings.sweepInterval
+    }
+
+    /// Asks `run()` to return; safe from any thread. It returns within about 100 ms.
+    public func stop() { stopRequested.store(true, ordering: .relaxed) }
+
+    var stopping: Bool { stopRequested.load(ordering: .relaxed) }
+
+    /// The scanner's loop. Blocks until `stop()`; call it on a thread of its own.
+    public func run() {
+        log(LogRecord(.info, "bluez.scanner.start", [("scan", settings.passive ? "passive" : "active")]))
+        while !stopping {
+            guard let connection = connection ?? connect() else {
+                pause(milliseconds: 1000)
+                continue
+            }
+            if needsSync { sync(connection) }
+            guard connection.readWrite(timeoutMs: 100) else {
+                lost(connection)
+                continue
+            }
+            while let message = connection.pop() { handle(message) }
+            flush()
+            maintain(now: clock())
+        }
+        flush()
+        log(LogRecord(.info, "bluez.scanner.stop"))
+    }
+
+    private func connect() -> DBusConnection? {
+        do {
+            let c = try DBusConnection()
+            try c.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'"
+            )
+            try c.addMatch("type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager'")
+            try c.addMatch(
+                "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+            connection = c
+            needsSync = true
+            busUnavailableLogged = false
+            connections.add(1, ordering: .relaxed)
+            log(LogRecord(.info, "dbus.connected"))
+            return c
+        } catch {
+            if !busUnavailableLogged {
+                log(LogRecord(.warning, "dbus.unavailable", [("error", error.description), ("retry", "1s")]))
+                busUnavailableLogged = true
+            }
+            return nil
+        }
+    }
+
+    private func lost(_ c: DBusConnection) {
+        log(LogRecord(.warning, "dbus.disconnected", [("next", "reconnecting")]))
+        connection = nil
+        bluezGone(reason: "system bus connection lost")
+    }
+
+    /// Learns BlueZ's current objects: after connecting, and whenever bluetoothd (re)starts.
+    func sync(_ c: DBusConnection) {
+        needsSync = false
+        let owner: String?
+        do {
+            let reply = try c.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                method: "GetNameOwner"
+            ) { $0.append(Self.service) }
+            owner = reply.reader.string()
+        } catch {
+            owner = nil
+        }
+        guard let owner else {
+            if bluezOwner != nil || adapters.isEmpty { bluezGone(reason: "org.bluez has no owner") }
+            return
+        }
+        bluezOwner = owner
+        do {
+            let reply = try c.call(
+                destination: Self.service, path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+                method: "GetManagedObjects")
+            reply.reader.forEachElement { entry in
+                var kv = entry.recurse()
+                guard let path = kv.string() else { return }
+                kv.next()
+                kv.forEachStringKeyed { interface, properties in
+                    interfaceAdded(path: path, interface: interface, properties: properties, live: false)
+                }
+            }
+            log(LogRecord(.info, "bluez.present", [("owner", owner), ("adapters", "\(adapters.count)")]))
+        } catch {
+            log(LogRecord(.warning, "bluez.sync_failed", [("error", error.description), ("retry", "1s")]))
+            needsSync = true
+            pause(milliseconds: 1000)
+        }
+    }
+
+    /// bluetoothd went away (or the bus did): every adapter is gone until it comes back.
+    func bluezGone(reason: String) {
+        if bluezOwner != nil || !adapters.isEmpty {
+            log(LogRecord(.warning, "bluez.gone", [("reason", reason), ("next", "waiting for org.bluez")]))
+        } else {
+            log(LogRecord(.notice, "bluez.absent", [("next", "waiting for org.bluez")]))
+        }
+        bluezOwner = nil
+        let t = clock()
+        for path in adapters.keys.sorted() {
+            guard var record = adapters.removeValue(forKey: path) else { continue }
+            record.status.present = false
+            record.status.powered = false
+            record.status.discovering = false
+            output(.adapter(record.status, at: t))
+        }
+        devices.removeAll()
+    }
+
+    func flush() {
+        guard !batch.isEmpty else { return }
+        sightingsProduced.add(batch.count, ordering: .relaxed)
+        output(.sightings(batch))
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    func pause(milliseconds: Int) {
+        var left = milliseconds
+        while left > 0 && !stopping {
+            usleep(50_000)
+            left -= 50
+        }
+    }
+}

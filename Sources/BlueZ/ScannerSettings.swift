@@ -1,0 +1,73 @@
+import BeaconCore
+
+/// How the scanner uses BlueZ. Built from the config's `bluetooth:` section.
+public struct ScannerSettings: Sendable {
+    /// Adapters to scan with; nil means every adapter BlueZ has.
+    public var adapters: Set<String>?
+    /// Passed to BlueZ's discovery filter as `RSSI`.
+    public var minRSSI: Int
+    /// `passive` asks for AdvertisementMonitorManager1; see `BlueZScanner.passiveScanningNote`.
+    public var passive: Bool
+    /// No advertisement for this long while discovering: discovery is restarted.
+    public var silenceRestart = TimeSpan.seconds(60)
+    /// Still silent this long after the restart: the adapter is power-cycled.
+    public var silencePowerCycle = TimeSpan.minutes(3)
+    /// Devices that discovery created and that have not been heard this long are removed
+    /// from BlueZ's cache (never paired, trusted or connected ones).
+    public var deviceTTL = TimeSpan.minutes(2)
+    /// How often the device cache is swept.
+    public var sweepInterval = TimeSpan.seconds(30)
+
+    public init(adapters: Set<String>? = nil, minRSSI: Int = -100, passive: Bool = false) {
+        self.adapters = adapters
+        self.minRSSI = minRSSI
+        self.passive = passive
+    }
+}
+
+/// What the scanner tells the runtime. Sightings are batched per loop turn, so the hop to
+/// the engine costs one lock per batch, not one per advertisement.
+public enum ScannerOutput: Sendable {
+    case sightings([Sighting])
+    case adapter(AdapterStatus, at: Timestamp)
+}
+
+public struct AdapterStatus: Sendable, Equatable, CustomStringConvertible {
+    public var adapter: String
+    public var present: Bool
+    public var powered: Bool
+    public var discovering: Bool
+
+    public init(adapter: String, present: Bool, powered: Bool, discovering: Bool) {
+        self.adapter = adapter
+        self.present = present
+        self.powered = powered
+        self.discovering = discovering
+    }
+
+    public var description: String {
+        "\(adapter) present=\(present) powered=\(powered) discovering=\(discovering)"
+    }
+
+    public var event: EventPayload {
+        .adapterState(adapter: adapter, present: present, powered: powered, discovering: discovering)
+    }
+}
+
+/// A log line from an adapter: a stable event name and key/value fields, like iwd's.
+public struct LogRecord: Sendable {
+    public enum Level: String, Sendable { case debug, info, notice, warning, error }
+    public var level: Level
+    public var name: String
+    public var fields: [(String, String)]
+
+    public init(_ level: Level, _ name: String, _ fields: [(String, String)] = []) {
+        self.level = level
+        self.name = name
+        self.fields = fields
+    }
+
+    public var text: String {
+        ([name] + fields.map { "\($0.0)=\($0.1)" }).joined(separator: " ")
+    }
+}

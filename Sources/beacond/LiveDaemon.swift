@@ -1,0 +1,79 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import BlueZ
+import Dispatch
+import Foundation
+import Synchronization
+
+/// `beacond --config PATH`: wires BlueZ, the engine and the outputs, and runs until SIGTERM
+/// or SIGINT. Until the API and webhooks exist, events go to standard output as CloudEvents
+/// JSON Lines and logs to standard error.
+struct LiveDaemon {
+    let config: Config
+
+    func run() {
+        let ids = Mutex(EventIDGenerator(nonce: UInt32.random(in: .min ... .max)))
+        let gateway = config.gateway.id
+        let engine = LiveEngine(
+            engine: BeaconEngine(configuration: config.engineConfiguration, start: WallClock.now()),
+            clock: WallClock.now,
+            publish: { events in
+                var text = ""
+                for event in events {
+                    let id = ids.withLock { $0.next(for: event.time) }
+                    text += CloudEvent.json(event, id: id, gatewayID: gateway).serialized
+                    text += "\n"
+                }
+                writeAll(fd: 1, text)
+            })
+        let scanner = BlueZScanner(
+            settings: ScannerSettings(
+                adapters: config.bluetooth.adapters.map(Set.init), minRSSI: config.bluetooth.minRSSI,
+                passive: config.bluetooth.scan == .passive),
+            clock: WallClock.now,
+            output: { output in
+                switch output {
+                case let .sightings(batch): engine.submit(.sightings(batch))
+                case let .adapter(status, t): engine.submit(.external(Event(time: t, payload: status.event)))
+                }
+            },
+            log: { record in standardError("\(record.level.rawValue): \(record.text)") })
+
+        let finished = DispatchGroup()
+        let bodies: [@Sendable () -> Void] = [{ engine.run() }, { scanner.run() }]
+        for body in bodies {
+            finished.enter()
+            Thread.detachNewThread {
+                body()
+                finished.leave()
+            }
+        }
+        let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                standardError("info: beacond.stopping signal=\(number)")
+                scanner.stop()
+                engine.stop()
+            }
+            source.resume()
+            return source
+        }
+        standardError("info: beacond.started gateway=\(gateway) version=\(BeaconVersion.string)")
+        finished.wait()
+        signals.forEach { $0.cancel() }
+        standardError("info: beacond.stopped")
+    }
+}
+
+/// `CLOCK_REALTIME` as a `Timestamp`: the production clock. Event times are wall-clock
+/// times; timer waits are computed from differences, so a small step of the clock moves
+/// deadlines with it rather than firing everything at once.
+enum WallClock {
+    @Sendable static func now() -> Timestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Timestamp(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
+    }
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Drives python-dbusmock's bluez5 template the way bluetoothd behaves, for beacond's tests.
+
+Usage (DBUS_SYSTEM_BUS_ADDRESS must point at the private bus):
+  bluez_mock.py add-adapter hci0
+  bluez_mock.py remove-adapter hci0
+  bluez_mock.py set-powered hci0 true|false
+  bluez_mock.py stop-discovery hci0
+  bluez_mock.py calls hci0                       # the adapter's method calls, one per line
+  bluez_mock.py wait                             # until org.bluez is on the bus
+  bluez_mock.py ibeacon hci0 ADDRESS UUID MAJOR MINOR RSSI [COUNT] [INTERVAL_S]
+  bluez_mock.py eddystone-uid hci0 ADDRESS NAMESPACE INSTANCE RSSI [COUNT] [INTERVAL_S]
+
+Advertisements are sent as bluetoothd sends them: PropertiesChanged on the device with RSSI
+and ManufacturerData a{qv} / ServiceData a{sv}, through the mock's EmitSignal (Debian's
+dbusmock 0.28.7 cannot carry those dictionaries through UpdateProperties).
+"""
+import sys
+import time
+
+import dbus
+
+BUS = dbus.SystemBus()
+MOCK = 'org.freedesktop.DBus.Mock'
+DEVICE = 'org.bluez.Device1'
+
+
+def obj(path):
+    return BUS.get_object('org.bluez', path)
+
+
+def device(adapter, address):
+    path = '/org/bluez/%s/dev_%s' % (adapter, address.replace(':', '_').upper())
+    try:
+        obj(path).Introspect(dbus_interface='org.freedesktop.DBus.Introspectable')
+        if path not in [str(p) for p in managed_paths()]:
+            raise dbus.exceptions.DBusException('absent')
+    except dbus.exceptions.DBusException:
+        obj('/').AddDevice(adapter, address, 'beacon', dbus_interface='org.bluez.Mock')
+    return path
+
+
+def managed_paths():
+    objects = obj('/').GetManagedObjects(dbus_interface='org.freedesktop.DBus.ObjectManager')
+    return objects.keys()
+
+
+def advertise(path, rssi, manufacturer=None, service=None, count=1, interval=0.0):
+    props = {'RSSI': dbus.Int16(rssi, variant_level=1)}
+    if manufacturer is not None:
+        props['ManufacturerData'] = dbus.Dictionary(
+            {dbus.UInt16(k): dbus.Array(v, signature='y', variant_level=1) for k, v in manufacturer.items()},
+            signature='qv', variant_level=1)
+    if service is not None:
+        props['ServiceData'] = dbus.Dictionary(
+            {k: dbus.Array(v, signature='y', variant_level=1) for k, v in service.items()},
+            signature='sv', variant_level=1)
+    o = obj(path)
+    for i in range(count):
+        o.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                     [DEVICE, dbus.Dictionary(props, signature='sv'), dbus.Array([], signature='s')],
+                     dbus_interface=MOCK)
+        if interval and i + 1 < count:
+            time.sleep(interval)
+
+
+def main(argv):
+    cmd = argv[0]
+    if cmd == 'add-adapter':
+        obj('/').AddAdapter(argv[1], 'gateway', dbus_interface='org.bluez.Mock')
+    elif cmd == 'remove-adapter':
+        obj('/').RemoveAdapter(argv[1], dbus_interface='org.bluez.Mock')
+    elif cmd == 'set-powered':
+        value = argv[2] == 'true'
+        o = obj('/org/bluez/' + argv[1])
+        o.Set('org.bluez.Adapter1', 'Powered', dbus.Boolean(value), dbus_interface='org.freedesktop.DBus.Properties')
+        o.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                     ['org.bluez.Adapter1', {'Powered': dbus.Boolean(value, variant_level=1)}, dbus.Array([], signature='s')],
+                     dbus_interface=MOCK)
+    elif cmd == 'stop-discovery':
+        obj('/org/bluez/' + argv[1]).StopDiscovery(dbus_interface='org.bluez.Adapter1')
+    elif cmd == 'calls':
+        for call in obj('/org/bluez/' + argv[1]).GetCalls(dbus_interface=MOCK):
+            print(call[1])
+    elif cmd == 'wait':
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if BUS.name_has_owner('org.bluez'):
+                return
+            time.sleep(0.05)
+        sys.exit('org.bluez did not appear')
+    elif cmd == 'ibeacon':
+        adapter, address, uuid, major, minor, rssi = argv[1:7]
+        count = int(argv[7]) if len(argv) > 7 else 1
+        interval = float(argv[8]) if len(argv) > 8 else 0.0
+        payload = [0x02, 0x15] + list(bytes.fromhex(uuid.replace('-', ''))) + \
+            [int(major) >> 8, int(major) & 0xFF, int(minor) >> 8, int(minor) & 0xFF, 0xC5]
+        advertise(device(adapter, address), int(rssi), manufacturer={0x004C: payload}, count=count, interval=interval)
+    elif cmd == 'eddystone-uid':
+        adapter, address, namespace, instance, rssi = argv[1:6]
+        count = int(argv[6]) if len(argv) > 6 else 1
+        interval = float(argv[7]) if len(argv) > 7 else 0.0
+        payload = [0x00, 0xE7] + list(bytes.fromhex(namespace)) + list(bytes.fromhex(instance)) + [0, 0]
+        advertise(device(adapter, address), int(rssi),
+                  service={'0000feaa-0000-1000-8000-00805f9b34fb': payload}, count=count, interval=interval)
+    else:
+        sys.exit('unknown command ' + cmd)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
