@@ -39,8 +39,11 @@ let package = Package(
         .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore"]),
-        .testTarget(name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore"]),
+        // Shared by the test targets: finding built executables, running commands.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "TestSupport"], exclude: ["Support"]),
+        .testTarget(
+            name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

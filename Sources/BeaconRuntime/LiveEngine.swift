@@ -76,6 +76,10 @@ public final class LiveEngine: @unchecked Sendable {
         turn(now: clock())
     }
 
+    /// The engine's counters; read after `run()` has returned.
+    public var counters: EngineCounters { engine.counters }
+    public var beaconCount: Int { engine.beaconCount }
+
     /// Region states for a restart (the store saves them); call from the engine's thread or after `run()`.
     public var snapshot: [RegionSnapshot] { engine.snapshot() }
 }

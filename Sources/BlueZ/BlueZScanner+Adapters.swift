@@ -39,12 +39,15 @@ extension BlueZScanner {
         log(LogRecord(.info, "adapter.present", [("adapter", name), ("powered", "\(powered)")]))
         output(.adapter(record.status, at: t))
         if powered { startDiscovery(path) }
-        if settings.passive { log(LogRecord(.notice, "adapter.passive_unavailable", [("adapter", name), ("scan", "active")])) }
+        if settings.passive {
+            log(LogRecord(.notice, "adapter.passive_unavailable", [("adapter", name), ("scan", "active")]))
+        }
     }
 
     func adapterRemoved(path: String) {
         guard var record = adapters.removeValue(forKey: path) else { return }
-        record.status = AdapterStatus(adapter: record.status.adapter, present: false, powered: false, discovering: false)
+        record.status = AdapterStatus(
+            adapter: record.status.adapter, present: false, powered: false, discovering: false)
         log(LogRecord(.warning, "adapter.removed", [("adapter", record.status.adapter), ("next", "waiting for it")]))
         output(.adapter(record.status, at: clock()))
         devices = devices.filter { $0.value.adapter != record.status.adapter }
@@ -63,12 +66,16 @@ extension BlueZScanner {
         output(.adapter(record.status, at: t))
         let name = record.status.adapter
         if record.status.powered != before.powered {
-            log(LogRecord(record.status.powered ? .info : .warning, record.status.powered ? "adapter.powered_on" : "adapter.powered_off", [("adapter", name)]))
+            log(
+                LogRecord(
+                    record.status.powered ? .info : .warning,
+                    record.status.powered ? "adapter.powered_on" : "adapter.powered_off", [("adapter", name)]))
             adapters[path]!.scanning = false
             if record.status.powered { startDiscovery(path) }
         } else if before.discovering && !record.status.discovering && record.status.powered {
             // Someone (or bluetoothd itself) ended discovery: start our session again.
-            log(LogRecord(.warning, "adapter.discovery_stopped", [("adapter", name), ("next", "restarting discovery")]))
+            log(
+                LogRecord(.warning, "adapter.discovery_stopped", [("adapter", name), ("next", "restarting discovery")]))
             adapters[path]!.scanning = false
             startDiscovery(path)
         }
@@ -80,15 +87,18 @@ extension BlueZScanner {
         guard let c = connection, var record = adapters[path], record.status.powered else { return }
         let t = clock()
         do {
-            _ = try c.call(destination: Self.service, path: path, interface: Self.adapterInterface, method: "SetDiscoveryFilter") {
+            _ = try c.call(
+                destination: Self.service, path: path, interface: Self.adapterInterface, method: "SetDiscoveryFilter"
+            ) {
                 $0.appendDictionary([
                     ("Transport", .string("le")), ("DuplicateData", .bool(true)),
                     ("RSSI", .int16(Int16(clamping: settings.minRSSI))),
                 ])
             }
             do {
-                _ = try c.call(destination: Self.service, path: path, interface: Self.adapterInterface, method: "StartDiscovery")
-            } catch where error.name == "org.bluez.Error.InProgress" {
+                _ = try c.call(
+                    destination: Self.service, path: path, interface: Self.adapterInterface, method: "StartDiscovery")
+            } catch  where error.name == "org.bluez.Error.InProgress" {
                 // Already discovering for us: fine.
             }
             record.scanning = true
@@ -142,14 +152,21 @@ extension BlueZScanner {
         let name = record.status.adapter
         switch record.silenceStage {
         case 0 where silent >= settings.silenceRestart:
-            log(LogRecord(.warning, "adapter.silent", [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "restarting discovery")]))
-            _ = try? connection?.call(destination: Self.service, path: path, interface: Self.adapterInterface, method: "StopDiscovery")
+            log(
+                LogRecord(
+                    .warning, "adapter.silent",
+                    [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "restarting discovery")]))
+            _ = try? connection?.call(
+                destination: Self.service, path: path, interface: Self.adapterInterface, method: "StopDiscovery")
             adapters[path]!.scanning = false
             startDiscovery(path)
             adapters[path]!.silenceStage = 1
             adapters[path]!.silenceStageAt = t
         case 1 where t - record.silenceStageAt >= settings.silencePowerCycle:
-            log(LogRecord(.warning, "adapter.silent", [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "power-cycling")]))
+            log(
+                LogRecord(
+                    .warning, "adapter.silent",
+                    [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "power-cycling")]))
             setPowered(path, false)
             setPowered(path, true)
             adapters[path]?.silenceStage = 2
@@ -172,7 +189,10 @@ extension BlueZScanner {
                 $0.appendVariant(.bool(on))
             }
         } catch {
-            log(LogRecord(.error, "adapter.power_failed", [("adapter", Self.adapterName(path)), ("error", error.description)]))
+            log(
+                LogRecord(
+                    .error, "adapter.power_failed", [("adapter", Self.adapterName(path)), ("error", error.description)])
+            )
         }
     }
 

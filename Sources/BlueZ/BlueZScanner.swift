@@ -3,7 +3,7 @@ import CDBus
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Hears advertisements from BlueZ on the system bus and hands them to the runtime as
@@ -86,7 +86,8 @@ public final class BlueZScanner: @unchecked Sendable {
             )
             try c.addMatch("type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager'")
             try c.addMatch(
-                "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+                "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
+            )
             connection = c
             needsSync = true
             busUnavailableLogged = false

@@ -1,7 +1,7 @@
 import CDBus
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A libdbus failure, with the D-Bus error name and message, and what was being done.
@@ -103,7 +103,9 @@ final class DBusMessageRef: @unchecked Sendable {
 
     /// True when this signal has this interface and member (compared without building Strings).
     func isSignal(_ interface: StaticString, _ member: StaticString) -> Bool {
-        guard isSignal, let i = dbus_message_get_interface(raw), let m = dbus_message_get_member(raw) else { return false }
+        guard isSignal, let i = dbus_message_get_interface(raw), let m = dbus_message_get_member(raw) else {
+            return false
+        }
         return strcmp(i, UnsafeRawPointer(interface.utf8Start).assumingMemoryBound(to: CChar.self)) == 0
             && strcmp(m, UnsafeRawPointer(member.utf8Start).assumingMemoryBound(to: CChar.self)) == 0
     }

@@ -1,5 +1,5 @@
-import CDBus
 import BeaconCore
+import CDBus
 
 /// What BlueZ has told us about one `org.bluez.Device1` object. PropertiesChanged carries
 /// only what changed, so a sighting is built from this merged view.

@@ -49,6 +49,12 @@ struct LiveDaemon {
                 finished.leave()
             }
         }
+        // A parent (a test harness, a badly written supervisor) may hand us a blocked signal
+        // mask; a daemon that cannot hear SIGTERM cannot flush and stop cleanly.
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, number) }
+        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
         let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -63,6 +69,11 @@ struct LiveDaemon {
         standardError("info: beacond.started gateway=\(gateway) version=\(BeaconVersion.string)")
         finished.wait()
         signals.forEach { $0.cancel() }
+        let c = engine.counters
+        standardError(
+            "info: engine.summary sightings=\(c.sightings) decoded=\(c.decode.decoded) beacons=\(engine.beaconCount) "
+                + "not_beacons=\(c.decode.totalNonMatches) without_identity=\(c.framesWithoutIdentity) "
+                + "dbus_signals=\(scanner.signalsReceived.load(ordering: .relaxed))")
         standardError("info: beacond.stopped")
     }
 }

@@ -1,49 +1,15 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The `beacond` executable as an operator runs it: exit statuses and output.
 @Suite struct BeacondCommandTests {
-    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    /// The beacond built next to this test binary.
-    static var beacond: URL {
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
-        // The test binary may sit inside a .xctest bundle directory.
-        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("beacond").path), dir.path != "/" {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.appendingPathComponent("beacond")
-    }
-
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func run(_ arguments: [String]) throws -> Output {
-        let process = Process()
-        process.executableURL = beacond
-        process.arguments = arguments
-        process.currentDirectoryURL = root
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+    static func run(_ arguments: [String]) throws -> CommandOutput {
+        try runCommand(Executables.built("beacond"), arguments)
     }
 
     static func temporaryFile(_ text: String, name: String = "beacond.yaml") throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Executables.temporaryDirectory()
         let file = dir.appendingPathComponent(name)
         try text.write(to: file, atomically: true, encoding: .utf8)
         return file.path

@@ -1,4 +1,7 @@
 extension BeaconEngine {
+    /// Beacons the engine currently remembers (heard within the retention time).
+    public var beaconCount: Int { beaconSlots.count }
+
     mutating func internReceiver(_ name: String) -> Int32 {
         if let id = receiverIDs[name] { return id }
         let id = Int32(receiverNames.count)

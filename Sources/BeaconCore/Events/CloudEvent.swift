@@ -71,7 +71,9 @@ public enum CloudEvent {
         }
     }
 
-    private static func adapterData(_ adapter: String, _ present: Bool, _ powered: Bool, _ discovering: Bool) -> JSONValue {
+    private static func adapterData(_ adapter: String, _ present: Bool, _ powered: Bool, _ discovering: Bool)
+        -> JSONValue
+    {
         .object([
             ("adapter", .string(adapter)), ("present", .bool(present)), ("powered", .bool(powered)),
             ("discovering", .bool(discovering)),

@@ -1,0 +1,163 @@
+import BeaconCore
+import Foundation
+import TestSupport
+import Testing
+
+/// beacond against a real dbus-daemon with python-dbusmock's bluez5 template as bluetoothd:
+/// advertisements in, events out, and recovery from everything the bus can do to it.
+/// Waits are deadlines on an observed condition, never fixed sleeps.
+@Suite(.serialized) struct LiveBlueZTests {
+    static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+    static let config = """
+        gateway: {id: live-test}
+        monitoring: {exit_timeout: 2s, enter_sightings: 2, enter_window: 5s}
+        clients:
+          - id: app
+            regions:
+              - {id: store, uuid: \(uuid)}
+
+        """
+
+    func startDaemon(_ bus: PrivateBlueZ) throws -> RunningDaemon {
+        let dir = try Executables.temporaryDirectory()
+        let path = dir.appendingPathComponent("beacond.yaml").path
+        try Self.config.write(toFile: path, atomically: true, encoding: .utf8)
+        return try RunningDaemon(arguments: ["--config", path], environment: bus.environment)
+    }
+
+    func has(_ type: String, _ fragment: String = "") -> ([String], [String]) -> Bool {
+        { events, _ in
+            events.contains {
+                $0.contains("\"type\":\"beacond.\(type)\"") && (fragment.isEmpty || $0.contains(fragment))
+            }
+        }
+    }
+
+    func count(_ lines: [String], _ type: String, _ fragment: String = "") -> Int {
+        lines.filter { $0.contains("\"type\":\"beacond.\(type)\"") && (fragment.isEmpty || $0.contains(fragment)) }
+            .count
+    }
+
+    @Test func enterOnFirstSightingsAndExitAfterTheTimeout() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus)
+        // The region is determined outside first (exit_timeout with no beacon), so what follows is an enter.
+        try daemon.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "3", "0.2")
+        try daemon.waitUntil("region.enter", has("region.enter", "\"receiver\":\"hci0\""))
+        let enter = daemon.events.first { $0.contains("beacond.region.enter") }!
+        #expect(enter.contains("\"beacon\":{\"uuid\":\"\(Self.uuid)\",\"major\":42,\"minor\":7}"))
+        #expect(enter.contains("\"rssi\":-60"))
+        // No further advertisements: the exit comes from the timer, 2 s after the last one.
+        try daemon.waitUntil("region.exit", has("region.exit"))
+        #expect(count(daemon.events, "region.enter") == 1)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func eddystoneAndIBeaconAdvertisementsAreDecoded() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus)
+        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "1", "2", "-70", "3")
+        try bus.drive("eddystone-uid", "hci0", "E1:02:03:04:05:06", "edd1ebeac04e5defa017", "0bdb87539b67", "-65", "3")
+        try daemon.waitUntil("region.state inside", has("region.state", "\"state\":\"inside\""))
+        #expect(daemon.stop() == 0)
+        let summary = daemon.logs.first { $0.contains("engine.summary") } ?? ""
+        // 6 advertisements decoded, 2 distinct beacons (AddDevice's own InterfacesAdded carries no payload).
+        #expect(summary.contains("decoded=6 beacons=2"), "\(summary)")
+    }
+
+    @Test func adapterRemovedAndReAddedResumesScanning() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus)
+        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        try bus.drive("remove-adapter", "hci0")
+        try daemon.waitUntil("adapter gone", has("adapter.state", "\"present\":false"))
+        try bus.drive("add-adapter", "hci0")
+        // The new adapter object gets the filter and StartDiscovery again, within 2 s.
+        let readded = Date()
+        try daemon.waitUntil("StartDiscovery on the new adapter", timeout: 2) { _, _ in
+            (try? bus.calls("hci0"))?.contains("StartDiscovery") == true
+        }
+        #expect(Date().timeIntervalSince(readded) < 2)
+        #expect(try bus.calls("hci0") == ["SetDiscoveryFilter", "StartDiscovery"])
+        #expect(daemon.logs.contains { $0.contains("adapter.removed adapter=hci0") })
+        #expect(daemon.process.isRunning)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func poweredOffAndOnOrDiscoveryStoppedRestartsDiscovery() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus)
+        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        try bus.drive("set-powered", "hci0", "false")
+        try daemon.waitUntil("powered off", has("adapter.state", "\"powered\":false"))
+        try bus.drive("set-powered", "hci0", "true")
+        try daemon.waitUntil("second StartDiscovery", timeout: 2) { _, _ in
+            (try? bus.calls("hci0"))?.filter { $0 == "StartDiscovery" }.count == 2
+        }
+        // Someone else stops discovery: beacond starts it again.
+        try bus.drive("stop-discovery", "hci0")
+        try daemon.waitUntil("third StartDiscovery", timeout: 2) { _, _ in
+            (try? bus.calls("hci0"))?.filter { $0 == "StartDiscovery" }.count == 3
+        }
+        #expect(daemon.logs.contains { $0.contains("adapter.discovery_stopped adapter=hci0") })
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func bluetoothdKilledAndRestartedIsRecoveredWithoutARestart() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus)
+        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        let pid = daemon.process.processIdentifier
+        // kill -9 bluetoothd
+        bus.stopBlueZ(hard: true)
+        try daemon.waitUntil("adapter gone with bluetoothd", has("adapter.state", "\"present\":false"))
+        try daemon.waitUntil("bluez.gone logged") { _, logs in logs.contains { $0.contains("bluez.gone") } }
+        // bluetoothd comes back with its adapter
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        try daemon.waitUntil("StartDiscovery after the restart", timeout: 2) { _, _ in
+            (try? bus.calls("hci0"))?.contains("StartDiscovery") == true
+        }
+        // and advertisements flow again into the same daemon process
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "3", "0.1")
+        try daemon.waitUntil("region inside", has("region.state", "\"state\":\"inside\""))
+        #expect(daemon.process.processIdentifier == pid && daemon.process.isRunning)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func startsAndStaysUpWithNoBlueZAtAll() throws {
+        let bus = try PrivateBlueZ()
+        let daemon = try startDaemon(bus)
+        try daemon.waitUntil("bluez.absent logged") { _, logs in logs.contains { $0.contains("bluez.absent") } }
+        #expect(daemon.process.isRunning)
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        try daemon.waitUntil("discovery once BlueZ appears", has("adapter.state", "\"discovering\":true"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func startsWithNoSystemBusAndExitsCleanlyOnSIGTERM() throws {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
+        let dir = try Executables.temporaryDirectory()
+        let path = dir.appendingPathComponent("beacond.yaml").path
+        try Self.config.write(toFile: path, atomically: true, encoding: .utf8)
+        let daemon = try RunningDaemon(arguments: ["--config", path], environment: env)
+        try daemon.waitUntil("dbus.unavailable logged") { _, logs in logs.contains { $0.contains("dbus.unavailable") } }
+        // The region's timers still run with no input at all.
+        try daemon.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
+        #expect(daemon.stop() == 0)
+    }
+}

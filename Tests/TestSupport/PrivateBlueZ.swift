@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+
+/// A private `dbus-daemon` with python-dbusmock's `bluez5` template playing bluetoothd on
+/// it: the real D-Bus daemon and a real BlueZ object tree, no mock of our own code.
+public final class PrivateBlueZ: @unchecked Sendable {
+    public let address: String
+    private let bus: Process
+    private var mock: Process?
+    static let support = Executables.packageRoot.appendingPathComponent("Tests/BlueZTests/Support")
+
+    public init() throws {
+        bus = Process()
+        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        bus.arguments = [
+            "--config-file=" + Self.support.appendingPathComponent("bus.conf").path, "--print-address=1", "--nofork",
+        ]
+        let out = Pipe()
+        bus.standardOutput = out
+        bus.standardError = FileHandle.nullDevice
+        try bus.run()
+        var line = Data()
+        let handle = out.fileHandleForReading
+        while true {
+            let byte = handle.readData(ofLength: 1)
+            guard let b = byte.first, b != 0x0A else { break }
+            line.append(b)
+        }
+        address = String(decoding: line, as: UTF8.self)
+        guard address.hasPrefix("unix:") else { throw TestFailure("dbus-daemon printed no address") }
+    }
+
+    deinit {
+        // SIGKILL: processes started from a test inherit its blocked signal mask, so SIGTERM
+        // may never be delivered to them.
+        stopBlueZ(hard: true)
+        kill(bus.processIdentifier, SIGKILL)
+        bus.waitUntilExit()
+    }
+
+    public var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        return env
+    }
+
+    /// Starts the bluez5 template (bluetoothd appears on the bus) and waits for its name.
+    public func startBlueZ() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = ["-m", "dbusmock", "--template", "bluez5", "--system"]
+        p.environment = environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        mock = p
+        try drive("wait")
+    }
+
+    /// Ends the template with `kill -9`, as a bluetoothd crash would.
+    public func stopBlueZ(hard: Bool = true) {
+        guard let p = mock else { return }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        mock = nil
+    }
+
+    /// Runs `bluez_mock.py` with these arguments (see its usage) and returns its output.
+    @discardableResult
+    public func drive(_ arguments: String...) throws -> String {
+        let out = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [Self.support.appendingPathComponent("bluez_mock.py").path] + arguments, environment: environment)
+        guard out.status == 0 else { throw TestFailure("bluez_mock.py \(arguments): \(out.stderr)") }
+        return out.stdout
+    }
+
+    /// The method names called on an adapter object, in order.
+    public func calls(_ adapter: String) throws -> [String] {
+        try drive("calls", adapter).split(separator: "\n").map(String.init)
+    }
+}
+
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A running `beacond` whose standard output (events) and error (logs) are collected live.
+public final class RunningDaemon: @unchecked Sendable {
+    public let process = Process()
+    private let stdoutLines = LineCollector()
+    private let stderrLines = LineCollector()
+
+    public init(arguments: [String], environment: [String: String]) throws {
+        process.executableURL = Executables.built("beacond")
+        process.arguments = arguments
+        process.environment = environment
+        process.currentDirectoryURL = Executables.packageRoot
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        Self.collect(out, into: stdoutLines)
+        Self.collect(err, into: stderrLines)
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    private static func collect(_ pipe: Pipe, into lines: LineCollector) {
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                return
+            }
+            lines.append(data)
+        }
+    }
+
+    public var events: [String] { stdoutLines.lines }
+    public var logs: [String] { stderrLines.lines }
+
+    /// Waits (up to `timeout` seconds) until `condition` holds for the collected output.
+    /// A deadline, not a guess: it returns as soon as the condition is true.
+    public func waitUntil(
+        _ what: String, timeout: Double = 10, _ condition: (_ events: [String], _ logs: [String]) -> Bool
+    ) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(events, logs) { return }
+            usleep(20_000)
+        }
+        throw TestFailure(
+            "timed out waiting for \(what)\nevents:\n\(events.joined(separator: "\n"))\nlogs:\n\(logs.joined(separator: "\n"))"
+        )
+    }
+
+    /// SIGTERM, then the exit status (SIGKILL after 10 s, which fails the caller's check).
+    public func stop() -> Int32 {
+        process.terminate()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        usleep(50_000)
+        return process.terminationStatus
+    }
+}
+
+/// Splits a byte stream into lines, from any thread.
+final class LineCollector: Sendable {
+    private let state = Mutex<(partial: Data, lines: [String])>((Data(), []))
+
+    func append(_ data: Data) {
+        state.withLock { s in
+            s.partial.append(data)
+            while let newline = s.partial.firstIndex(of: 0x0A) {
+                s.lines.append(String(decoding: s.partial[s.partial.startIndex..<newline], as: UTF8.self))
+                s.partial.removeSubrange(s.partial.startIndex...newline)
+            }
+        }
+    }
+
+    var lines: [String] { state.withLock { $0.lines } }
+}
