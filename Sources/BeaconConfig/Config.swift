@@ -45,6 +45,12 @@ public struct BluetoothSettings: Sendable, Equatable {
     public var scan = ScanMode.active
     /// Passed to BlueZ's discovery filter. Default -100 dBm.
     public var minRSSI = -100
+    /// No advertisement for this long while discovering: discovery is restarted; still none
+    /// three times as long: the adapter is power-cycled. Default 60 s (beacond's extension).
+    public var silenceRestart = TimeSpan.seconds(60)
+    /// Devices discovery created and not heard this long are removed from BlueZ's cache.
+    /// Default 2 min (beacond's extension).
+    public var deviceTTL = TimeSpan.minutes(2)
 }
 
 /// `receivers[]`: radios with known positions, for asset positions and calibrated distance.

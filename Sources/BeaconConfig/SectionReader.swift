@@ -73,7 +73,12 @@ struct SectionReader {
     }
 
     func readBluetooth(_ node: Node, _ b: inout BluetoothSettings) {
-        guard let f = reader.mapping(node, "bluetooth", allowed: ["adapters", "scan", "min_rssi"]) else { return }
+        guard
+            let f = reader.mapping(
+                node, "bluetooth", allowed: ["adapters", "scan", "min_rssi", "silence_restart", "device_ttl"])
+        else {
+            return
+        }
         with(f, "adapters") { n, p in
             guard let items = reader.sequence(n, p) else { return }
             b.adapters = items.enumerated().compactMap { i, item in reader.identifier(item, "\(p)[\(i)]") }
@@ -82,6 +87,12 @@ struct SectionReader {
             if let v = reader.oneOf(n, p, ["active", "passive"]) { b.scan = BluetoothSettings.ScanMode(rawValue: v)! }
         }
         with(f, "min_rssi") { n, p in if let v = reader.int(n, p, -127...20) { b.minRSSI = v } }
+        with(f, "silence_restart") { n, p in
+            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(1)) { b.silenceRestart = v }
+        }
+        with(f, "device_ttl") { n, p in
+            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24)) { b.deviceTTL = v }
+        }
     }
 
     func readMonitoring(_ node: Node, _ m: inout MonitoringSettings) {

@@ -18,10 +18,18 @@ public struct ScannerSettings: Sendable {
     /// How often the device cache is swept.
     public var sweepInterval = TimeSpan.seconds(30)
 
-    public init(adapters: Set<String>? = nil, minRSSI: Int = -100, passive: Bool = false) {
+    public init(
+        adapters: Set<String>? = nil, minRSSI: Int = -100, passive: Bool = false,
+        silenceRestart: TimeSpan = .seconds(60),
+        deviceTTL: TimeSpan = .minutes(2)
+    ) {
         self.adapters = adapters
         self.minRSSI = minRSSI
         self.passive = passive
+        self.silenceRestart = silenceRestart
+        self.silencePowerCycle = silenceRestart * 3
+        self.deviceTTL = deviceTTL
+        self.sweepInterval = min(.seconds(30), max(.seconds(1), deviceTTL))
     }
 }
 

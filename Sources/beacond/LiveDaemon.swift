@@ -30,7 +30,8 @@ struct LiveDaemon {
         let scanner = BlueZScanner(
             settings: ScannerSettings(
                 adapters: config.bluetooth.adapters.map(Set.init), minRSSI: config.bluetooth.minRSSI,
-                passive: config.bluetooth.scan == .passive),
+                passive: config.bluetooth.scan == .passive, silenceRestart: config.bluetooth.silenceRestart,
+                deviceTTL: config.bluetooth.deviceTTL),
             clock: WallClock.now,
             output: { output in
                 switch output {

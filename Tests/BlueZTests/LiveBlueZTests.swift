@@ -18,10 +18,11 @@ import Testing
 
         """
 
-    func startDaemon(_ bus: PrivateBlueZ) throws -> RunningDaemon {
+    func startDaemon(_ bus: PrivateBlueZ, bluetooth: String = "") throws -> RunningDaemon {
         let dir = try Executables.temporaryDirectory()
         let path = dir.appendingPathComponent("beacond.yaml").path
-        try Self.config.write(toFile: path, atomically: true, encoding: .utf8)
+        try (Self.config + (bluetooth.isEmpty ? "" : "bluetooth: {\(bluetooth)}\n")).write(
+            toFile: path, atomically: true, encoding: .utf8)
         return try RunningDaemon(arguments: ["--config", path], environment: bus.environment)
     }
 
@@ -158,6 +159,41 @@ import Testing
         try daemon.waitUntil("dbus.unavailable logged") { _, logs in logs.contains { $0.contains("dbus.unavailable") } }
         // The region's timers still run with no input at all.
         try daemon.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func staleDevicesAreRemovedFromBlueZsCacheButPairedOnesStay() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        try bus.drive("pair", "hci0", "11:22:33:44:55:66")
+        let daemon = try startDaemon(bus, bluetooth: "device_ttl: 1s, silence_restart: 1h")
+        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "1")
+        try bus.drive("ibeacon", "hci0", "11:22:33:44:55:66", Self.uuid, "42", "8", "-60", "1")
+        try daemon.waitUntil("RemoveDevice of the stale beacon", timeout: 5) { _, _ in
+            (try? bus.drive("removed", "hci0"))?.contains("dev_C3_11_22_33_44_55") == true
+        }
+        #expect(try !bus.drive("removed", "hci0").contains("dev_11_22_33_44_55_66"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aSilentAdapterGetsDiscoveryRestartedThenAPowerCycle() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus, bluetooth: "silence_restart: 1s")
+        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        // No advertisement at all: after 1 s discovery is stopped and started again ...
+        try daemon.waitUntil("discovery restarted for silence", timeout: 5) { _, _ in
+            (try? bus.calls("hci0")) == [
+                "SetDiscoveryFilter", "StartDiscovery", "StopDiscovery", "SetDiscoveryFilter", "StartDiscovery",
+            ]
+        }
+        // ... and after 3 s more the adapter is power-cycled.
+        try daemon.waitUntil("power cycle logged", timeout: 8) { _, logs in
+            logs.contains { $0.contains("adapter.silent adapter=hci0") && $0.contains("next=power-cycling") }
+        }
         #expect(daemon.stop() == 0)
     }
 }

@@ -7,6 +7,8 @@ Usage (DBUS_SYSTEM_BUS_ADDRESS must point at the private bus):
   bluez_mock.py set-powered hci0 true|false
   bluez_mock.py stop-discovery hci0
   bluez_mock.py calls hci0                       # the adapter's method calls, one per line
+  bluez_mock.py removed hci0                     # device paths beacond removed through RemoveDevice
+  bluez_mock.py pair hci0 ADDRESS                # a paired device, as the operator's own
   bluez_mock.py wait                             # until org.bluez is on the bus
   bluez_mock.py ibeacon hci0 ADDRESS UUID MAJOR MINOR RSSI [COUNT] [INTERVAL_S]
   bluez_mock.py eddystone-uid hci0 ADDRESS NAMESPACE INSTANCE RSSI [COUNT] [INTERVAL_S]
@@ -82,6 +84,13 @@ def main(argv):
     elif cmd == 'calls':
         for call in obj('/org/bluez/' + argv[1]).GetCalls(dbus_interface=MOCK):
             print(call[1])
+    elif cmd == 'removed':
+        for call in obj('/org/bluez/' + argv[1]).GetCalls(dbus_interface=MOCK):
+            if call[1] == 'RemoveDevice':
+                print(str(call[2][0]))
+    elif cmd == 'pair':
+        device(argv[1], argv[2])
+        obj('/').PairDevice(argv[1], argv[2], 0, dbus_interface='org.bluez.Mock')
     elif cmd == 'wait':
         deadline = time.time() + 10
         while time.time() < deadline:
