@@ -18,6 +18,8 @@ public final class LiveEngine: @unchecked Sendable {
     private let queue = Mutex<[Input]>([])
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
+    /// Sightings the engine has processed, for metrics and benchmarks.
+    public let sightingsIngested = Atomic<Int>(0)
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
     private let publish: @Sendable ([Event]) -> Void
@@ -56,6 +58,7 @@ public final class LiveEngine: @unchecked Sendable {
             switch input {
             case let .sightings(batch):
                 for sighting in batch { events += engine.ingest(sighting) }
+                sightingsIngested.add(batch.count, ordering: .relaxed)
             case let .external(event):
                 events += engine.advance(to: event.time)
                 events.append(event)

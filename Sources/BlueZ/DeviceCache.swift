@@ -1,6 +1,10 @@
 import BeaconCore
 import CDBus
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What BlueZ has told us about one `org.bluez.Device1` object. PropertiesChanged carries
 /// only what changed, so a sighting is built from this merged view.
 struct DeviceRecord {
@@ -27,28 +31,58 @@ struct DeviceRecord {
     /// true when they include an advertisement (RSSI, manufacturer or service data).
     mutating func apply(_ properties: MessageReader) -> Bool {
         var advertised = false
-        properties.forEachStringKeyed { key, value in
-            switch key {
-            case "RSSI":
+        properties.forEachRawKeyed { key, value in
+            switch Key(key) {
+            case .rssi:
                 if let v = value.int16() {
                     rssi = Int(v)
                     advertised = true
                 }
-            case "ManufacturerData":
+            case .manufacturerData:
                 manufacturerData = Self.manufacturerData(value)
                 advertised = true
-            case "ServiceData":
+            case .serviceData:
                 serviceData = Self.serviceData(value)
                 advertised = true
-            case "TxPower": txPower = value.int16().map(Int.init)
-            case "Name": name = value.string()
-            case "Address": if let a = value.string() { address = a }
-            case "AddressType": addressType = value.string()
-            case "Paired", "Trusted", "Connected": if value.bool() == true { kept = true }
-            default: break
+            case .txPower: txPower = value.int16().map(Int.init)
+            case .name: name = value.string()
+            case .address: if let a = value.string() { address = a }
+            case .addressType: addressType = value.string()
+            case .kept: if value.bool() == true { kept = true }
+            case .other: break
             }
         }
         return advertised
+    }
+
+    /// The Device1 properties beacond reads, recognised from the C string without a copy.
+    private enum Key {
+        case rssi, manufacturerData, serviceData, txPower, name, address, addressType, kept, other
+
+        init(_ key: UnsafePointer<CChar>) {
+            func eq(_ s: StaticString) -> Bool {
+                strcmp(key, UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self)) == 0
+            }
+            if eq("RSSI") {
+                self = .rssi
+            } else if eq("ManufacturerData") {
+                self = .manufacturerData
+            } else if eq("ServiceData") {
+                self = .serviceData
+            } else if eq("TxPower") {
+                self = .txPower
+            } else if eq("Name") {
+                self = .name
+            } else if eq("Address") {
+                self = .address
+            } else if eq("AddressType") {
+                self = .addressType
+            } else if eq("Paired") || eq("Trusted") || eq("Connected") {
+                self = .kept
+            } else {
+                self = .other
+            }
+        }
     }
 
     /// `a{qv}` with each variant holding `ay`. Anything else (the mock's `aa{qv}`) reads as empty.

@@ -88,6 +88,22 @@ struct MessageReader {
         }
     }
 
+    /// Like `forEachStringKeyed`, but hands out the key as the message's own C string, so
+    /// a hot path can compare keys without building a String for each one.
+    func forEachRawKeyed(_ body: (UnsafePointer<CChar>, MessageReader) -> Void) {
+        guard argType == BEACOND_DBUS_TYPE_ARRAY, elementType == BEACOND_DBUS_TYPE_DICT_ENTRY else { return }
+        forEachElement { entry in
+            var kv = entry.recurse()
+            var copy = kv.iter
+            guard dbus_message_iter_get_arg_type(&copy) == BEACOND_DBUS_TYPE_STRING else { return }
+            var pointer: UnsafePointer<CChar>? = nil
+            dbus_message_iter_get_basic(&copy, &pointer)
+            guard let key = pointer else { return }
+            kv.next()
+            body(key, kv.argType == BEACOND_DBUS_TYPE_VARIANT ? kv.recurse() : kv)
+        }
+    }
+
     /// For an `a{s…}` at the cursor: calls `body` with each key and a reader on its value
     /// (unwrapped when it is a variant).
     func forEachStringKeyed(_ body: (String, MessageReader) -> Void) {
