@@ -33,6 +33,8 @@ public final class BlueZScanner: @unchecked Sendable {
 
     // State below is touched by the scanner thread only.
     var connection: DBusConnection?
+    /// Device1 PropertiesChanged, read in large chunks (nil: they come on `connection`).
+    var stream: SignalStream?
     var needsSync = true
     var bluezOwner: String?
     var busUnavailableLogged = false
@@ -78,26 +80,13 @@ public final class BlueZScanner: @unchecked Sendable {
                 continue
             }
             if needsSync { sync(connection) }
-            // While a batch is waiting, wait at most until it is due; otherwise up to 100 ms.
-            guard connection.readWrite(timeoutMs: batch.isEmpty ? 100 : 2) else {
+            guard turn(connection) else {
                 lost(connection)
                 continue
             }
-            // libdbus reads at most 2 KiB per call (about 8 advertisements): keep reading what
-            // is already there, then hand the batch over when it is large or 5 ms old, so a
-            // flood crosses to the engine in few large batches, not thousands of small ones.
-            var rounds = 0
-            repeat {
-                var got = false
-                while let message = connection.pop() {
-                    handle(message)
-                    got = true
-                }
-                guard got else { break }
-                rounds += 1
-            } while batch.count < 4096 && rounds < 512 && connection.readWrite(timeoutMs: 0)
-            let t = clock()
-            if batch.count >= 4096 || (!batch.isEmpty && t - batchStarted >= .milliseconds(5)) || rounds == 0 {
+            // Hand the batch over when it is large or 5 ms old: a flood crosses to the engine
+            // in few large batches, not thousands of small ones.
+            if batch.count >= 4096 || (!batch.isEmpty && clock() - batchStarted >= .milliseconds(5)) {
                 flush()
             }
             maintain(now: clock())
@@ -113,9 +102,16 @@ public final class BlueZScanner: @unchecked Sendable {
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'"
             )
             try c.addMatch("type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager'")
-            try c.addMatch(
-                "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
-            )
+            let properties = "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
+            do {
+                stream = try SignalStream(rule: properties + ",arg0='org.bluez.Device1'")
+                try c.addMatch(properties + ",arg0='org.bluez.Adapter1'")
+            } catch {
+                // Everything on the libdbus connection then: slower under a flood, still correct.
+                log(LogRecord(.notice, "dbus.signal_stream_unavailable", [("error", error.description)]))
+                stream = nil
+                try c.addMatch(properties)
+            }
             connection = c
             needsSync = true
             busUnavailableLogged = false
@@ -131,9 +127,26 @@ public final class BlueZScanner: @unchecked Sendable {
         }
     }
 
+    /// One turn of reading: waits (up to 100 ms, 2 ms while a batch is pending) for either
+    /// connection, then handles what both have. False when a connection is lost.
+    private func turn(_ c: DBusConnection) -> Bool {
+        var fds = [pollfd(fd: c.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+        if let stream { fds.append(pollfd(fd: stream.fileDescriptor, events: Int16(POLLIN), revents: 0)) }
+        let ready = poll(&fds, nfds_t(fds.count), batch.isEmpty ? 100 : 1)
+        guard ready >= 0 || errno == EINTR else { return false }
+        // The control connection: libdbus reads and parses; its traffic is small.
+        guard c.readWrite(timeoutMs: 0) else { return false }
+        while let message = c.pop() { handle(message) }
+        if let stream, fds.count > 1, fds[1].revents != 0 {
+            guard stream.receive({ handle($0) }) else { return false }
+        }
+        return true
+    }
+
     private func lost(_ c: DBusConnection) {
         log(LogRecord(.warning, "dbus.disconnected", [("next", "reconnecting")]))
         connection = nil
+        stream = nil
         bluezGone(reason: "system bus connection lost")
     }
 

@@ -50,6 +50,13 @@ final class DBusConnection: @unchecked Sendable {
         dbus_connection_unref(raw)
     }
 
+    /// The socket, for polling together with other descriptors.
+    var fileDescriptor: Int32 {
+        var fd: Int32 = -1
+        dbus_connection_get_unix_fd(raw, &fd)
+        return fd
+    }
+
     var isConnected: Bool { dbus_connection_get_is_connected(raw) != 0 }
 
     func addMatch(_ rule: String) throws(DBusFailure) {

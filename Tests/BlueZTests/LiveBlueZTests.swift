@@ -54,6 +54,8 @@ import Testing
         // No further advertisements: the exit comes from the timer, 2 s after the last one.
         try daemon.waitUntil("region.exit", has("region.exit"))
         #expect(count(daemon.events, "region.enter") == 1)
+        // The advertisements came through the dedicated signal connection, not the fallback.
+        #expect(!daemon.logs.contains { $0.contains("signal_stream_unavailable") })
         #expect(daemon.stop() == 0)
     }
 
