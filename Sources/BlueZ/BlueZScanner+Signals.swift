@@ -52,12 +52,16 @@ extension BlueZScanner {
     /// A Device1 appeared or changed: merge what changed, and if it was an advertisement
     /// (RSSI or payload), turn it into a sighting heard by its adapter now.
     func deviceChanged(path: String, properties: MessageReader) {
+        deviceChanged(path: path, update: DeviceUpdate(properties))
+    }
+
+    func deviceChanged(path: String, update: DeviceUpdate) {
         if devices[path] == nil {
             guard let parsed = DeviceRecord.parse(path: path) else { return }
             if let wanted = settings.adapters, !wanted.contains(parsed.adapter) { return }
             devices[path] = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
         }
-        let advertised = devices[path]!.apply(properties)
+        let advertised = devices[path]!.apply(update)
         guard advertised else { return }
         let t = clock()
         devices[path]!.lastHeard = t
@@ -76,7 +80,7 @@ extension BlueZScanner {
             } else if devices[path] == nil, let parsed = DeviceRecord.parse(path: path) {
                 // Objects from GetManagedObjects: cached, but their RSSI is old news, not a sighting.
                 var record = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
-                _ = record.apply(properties)
+                _ = record.apply(DeviceUpdate(properties))
                 devices[path] = record
             }
         }

@@ -102,7 +102,8 @@ public final class BlueZScanner: @unchecked Sendable {
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'"
             )
             try c.addMatch("type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager'")
-            let properties = "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
+            let properties =
+                "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
             do {
                 stream = try SignalStream(rule: properties + ",arg0='org.bluez.Device1'")
                 try c.addMatch(properties + ",arg0='org.bluez.Adapter1'")
@@ -138,7 +139,12 @@ public final class BlueZScanner: @unchecked Sendable {
         guard c.readWrite(timeoutMs: 0) else { return false }
         while let message = c.pop() { handle(message) }
         if let stream, fds.count > 1, fds[1].revents != 0 {
-            guard stream.receive({ handle($0) }) else { return false }
+            guard
+                stream.receive({ signal in
+                    signalsReceived.add(1, ordering: .relaxed)
+                    deviceChanged(path: signal.path, update: signal.update)
+                })
+            else { return false }
         }
         return true
     }

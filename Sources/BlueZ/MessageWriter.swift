@@ -2,13 +2,13 @@ import CDBus
 
 /// Appends arguments to a message being built (method-call arguments).
 struct MessageWriter {
-    private var iter = DBusMessageIter()
+    fileprivate(set) var iter = DBusMessageIter()
 
     init(_ message: OpaquePointer) {
         dbus_message_iter_init_append(message, &iter)
     }
 
-    private init(sub: DBusMessageIter) { iter = sub }
+    init(sub: DBusMessageIter) { iter = sub }
 
     mutating func append(_ s: String) {
         s.withCString { pointer in
@@ -80,5 +80,90 @@ enum DBusSimpleValue {
         case .bool: return "b"
         case .int16: return "n"
         }
+    }
+}
+
+extension MessageWriter {
+    /// Device1 properties as bluetoothd sends them, for tests and benchmarks of the parsers.
+    mutating func appendTestProperties(payload: [UInt8]) {
+        var array = DBusMessageIter()
+        dbus_message_iter_open_container(&iter, BEACOND_DBUS_TYPE_ARRAY, "{sv}", &array)
+        func entry(_ key: String, _ signature: String, _ body: (inout DBusMessageIter) -> Void) {
+            var e = DBusMessageIter()
+            dbus_message_iter_open_container(&array, BEACOND_DBUS_TYPE_DICT_ENTRY, nil, &e)
+            var k = MessageWriter(sub: e)
+            k.append(key)
+            e = k.iter
+            var v = DBusMessageIter()
+            dbus_message_iter_open_container(&e, BEACOND_DBUS_TYPE_VARIANT, signature, &v)
+            body(&v)
+            dbus_message_iter_close_container(&e, &v)
+            dbus_message_iter_close_container(&array, &e)
+        }
+        func bytes(_ it: inout DBusMessageIter, _ data: [UInt8]) {
+            var a = DBusMessageIter()
+            dbus_message_iter_open_container(&it, BEACOND_DBUS_TYPE_ARRAY, "y", &a)
+            data.withUnsafeBufferPointer { buffer in
+                var base: UnsafePointer<UInt8>? = buffer.baseAddress
+                _ = dbus_message_iter_append_fixed_array(&a, BEACOND_DBUS_TYPE_BYTE, &base, Int32(buffer.count))
+            }
+            dbus_message_iter_close_container(&it, &a)
+        }
+        entry("UUIDs", "as") { v in
+            var a = DBusMessageIter()
+            dbus_message_iter_open_container(&v, BEACOND_DBUS_TYPE_ARRAY, "s", &a)
+            var w = MessageWriter(sub: a)
+            w.append("0000feaa-0000-1000-8000-00805f9b34fb")
+            a = w.iter
+            dbus_message_iter_close_container(&v, &a)
+        }
+        entry("RSSI", "n") { v in
+            var w = MessageWriter(sub: v)
+            w.append(.int16(-67))
+            v = w.iter
+        }
+        entry("ManufacturerData", "a{qv}") { v in
+            var a = DBusMessageIter()
+            dbus_message_iter_open_container(&v, BEACOND_DBUS_TYPE_ARRAY, "{qv}", &a)
+            var e = DBusMessageIter()
+            dbus_message_iter_open_container(&a, BEACOND_DBUS_TYPE_DICT_ENTRY, nil, &e)
+            var company: UInt16 = 0x004C
+            dbus_message_iter_append_basic(&e, BEACOND_DBUS_TYPE_UINT16, &company)
+            var inner = DBusMessageIter()
+            dbus_message_iter_open_container(&e, BEACOND_DBUS_TYPE_VARIANT, "ay", &inner)
+            bytes(&inner, payload)
+            dbus_message_iter_close_container(&e, &inner)
+            dbus_message_iter_close_container(&a, &e)
+            dbus_message_iter_close_container(&v, &a)
+        }
+        entry("ServiceData", "a{sv}") { v in
+            var a = DBusMessageIter()
+            dbus_message_iter_open_container(&v, BEACOND_DBUS_TYPE_ARRAY, "{sv}", &a)
+            var e = DBusMessageIter()
+            dbus_message_iter_open_container(&a, BEACOND_DBUS_TYPE_DICT_ENTRY, nil, &e)
+            var w = MessageWriter(sub: e)
+            w.append("0000feaa-0000-1000-8000-00805f9b34fb")
+            e = w.iter
+            var inner = DBusMessageIter()
+            dbus_message_iter_open_container(&e, BEACOND_DBUS_TYPE_VARIANT, "ay", &inner)
+            bytes(&inner, [0, 0xE7])
+            dbus_message_iter_close_container(&e, &inner)
+            dbus_message_iter_close_container(&a, &e)
+            dbus_message_iter_close_container(&v, &a)
+        }
+        entry("Name", "s") { v in
+            var w = MessageWriter(sub: v)
+            w.append("tag")
+            v = w.iter
+        }
+        entry("Paired", "b") { v in
+            var w = MessageWriter(sub: v)
+            w.append(.bool(true))
+            v = w.iter
+        }
+        dbus_message_iter_close_container(&iter, &array)
+        var empty = DBusMessageIter()
+        dbus_message_iter_open_container(&iter, BEACOND_DBUS_TYPE_ARRAY, "s", &empty)
+        dbus_message_iter_close_container(&iter, &empty)
     }
 }
