@@ -7,6 +7,8 @@ struct AdapterRecord {
     var status: AdapterStatus
     /// Our discovery session is running (SetDiscoveryFilter + StartDiscovery succeeded).
     var scanning = false
+    /// Our session is a passive advertisement monitor rather than discovery.
+    var passive = false
     var nextAttempt: Timestamp
     var failures = 0
     /// Latest advertisement, or when our discovery started: what the silence watchdog measures.
@@ -39,9 +41,6 @@ extension BlueZScanner {
         log(LogRecord(.info, "adapter.present", [("adapter", name), ("powered", "\(powered)")]))
         output(.adapter(record.status, at: t))
         if powered { startDiscovery(path) }
-        if settings.passive {
-            log(LogRecord(.notice, "adapter.passive_unavailable", [("adapter", name), ("scan", "active")]))
-        }
     }
 
     func adapterRemoved(path: String) {
@@ -86,6 +85,14 @@ extension BlueZScanner {
     func startDiscovery(_ path: String) {
         guard let c = connection, var record = adapters[path], record.status.powered else { return }
         let t = clock()
+        if settings.passive, registerMonitor(path) {
+            record.scanning = true
+            record.passive = true
+            record.failures = 0
+            record.lastHeard = t
+            adapters[path] = record
+            return
+        }
         do {
             _ = try c.call(
                 destination: Self.service, path: path, interface: Self.adapterInterface, method: "SetDiscoveryFilter"
@@ -156,8 +163,15 @@ extension BlueZScanner {
                 LogRecord(
                     .warning, "adapter.silent",
                     [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "restarting discovery")]))
-            _ = try? connection?.call(
-                destination: Self.service, path: path, interface: Self.adapterInterface, method: "StopDiscovery")
+            if record.passive {
+                _ = try? connection?.call(
+                    destination: Self.service, path: path, interface: Self.monitorManagerInterface,
+                    method: "UnregisterMonitor"
+                ) { $0.appendObjectPath(Self.monitorRoot) }
+            } else {
+                _ = try? connection?.call(
+                    destination: Self.service, path: path, interface: Self.adapterInterface, method: "StopDiscovery")
+            }
             adapters[path]!.scanning = false
             startDiscovery(path)
             adapters[path]!.silenceStage = 1

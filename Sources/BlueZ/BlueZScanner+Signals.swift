@@ -4,6 +4,10 @@ import Synchronization
 
 extension BlueZScanner {
     func handle(_ message: DBusMessageRef) {
+        if dbus_message_get_type(message.raw) == DBUS_MESSAGE_TYPE_METHOD_CALL {
+            answer(message)
+            return
+        }
         guard message.isSignal else { return }
         signalsReceived.add(1, ordering: .relaxed)
         if message.isSignal("org.freedesktop.DBus.Properties", "PropertiesChanged") {
@@ -12,9 +16,7 @@ extension BlueZScanner {
             var r = message.reader
             guard let path = r.string() else { return }
             r.next()
-            r.forEachStringKeyed { interface, properties in
-                interfaceAdded(path: path, interface: interface, properties: properties, live: true)
-            }
+            objectAdded(path: path, interfaces: r, live: true)
         } else if message.isSignal("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved") {
             var r = message.reader
             guard let path = r.string() else { return }
@@ -71,6 +73,17 @@ extension BlueZScanner {
         }
     }
 
+    /// An object with its interfaces: monitor managers are noted first, so an adapter's
+    /// discovery starts passive when it can, whatever order the interfaces come in.
+    func objectAdded(path: String, interfaces: MessageReader, live: Bool) {
+        interfaces.forEachStringKeyed { interface, _ in
+            if interface == Self.monitorManagerInterface { monitorManagers.insert(path) }
+        }
+        interfaces.forEachStringKeyed { interface, properties in
+            interfaceAdded(path: path, interface: interface, properties: properties, live: live)
+        }
+    }
+
     func interfaceAdded(path: String, interface: String, properties: MessageReader, live: Bool) {
         if interface == Self.adapterInterface {
             adapterAppeared(path: path, properties: properties)
@@ -92,6 +105,8 @@ extension BlueZScanner {
             devices[path] = nil
         } else if interface == Self.adapterInterface {
             adapterRemoved(path: path)
+        } else if interface == Self.monitorManagerInterface {
+            monitorManagers.remove(path)
         }
     }
 }

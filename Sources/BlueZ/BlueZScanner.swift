@@ -39,6 +39,8 @@ public final class BlueZScanner: @unchecked Sendable {
     var bluezOwner: String?
     var busUnavailableLogged = false
     var adapters: [String: AdapterRecord] = [:]
+    /// Adapters that offer org.bluez.AdvertisementMonitorManager1 (passive scanning).
+    var monitorManagers: Set<String> = []
     var devices: [String: DeviceRecord] = [:]
     var batch: [Sighting] = []
     /// When the current batch was started (the last flush).
@@ -182,9 +184,7 @@ public final class BlueZScanner: @unchecked Sendable {
                 var kv = entry.recurse()
                 guard let path = kv.string() else { return }
                 kv.next()
-                kv.forEachStringKeyed { interface, properties in
-                    interfaceAdded(path: path, interface: interface, properties: properties, live: false)
-                }
+                objectAdded(path: path, interfaces: kv, live: false)
             }
             log(LogRecord(.info, "bluez.present", [("owner", owner), ("adapters", "\(adapters.count)")]))
         } catch {
@@ -211,6 +211,7 @@ public final class BlueZScanner: @unchecked Sendable {
             output(.adapter(record.status, at: t))
         }
         devices.removeAll()
+        monitorManagers.removeAll()
     }
 
     func flush() {

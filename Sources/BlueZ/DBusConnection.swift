@@ -76,6 +76,12 @@ final class DBusConnection: @unchecked Sendable {
         dbus_connection_pop_message(raw).map(DBusMessageRef.init(taking:))
     }
 
+    /// Queues a message (a reply) for sending; the loop's next read-write flushes it.
+    func send(_ message: OpaquePointer) {
+        dbus_connection_send(raw, message, nil)
+        dbus_connection_flush(raw)
+    }
+
     /// Calls a method and waits for the reply (other messages arriving meanwhile stay queued).
     func call(
         destination: String, path: String, interface: String, method: String, timeoutMs: Int32 = 5000,

@@ -45,6 +45,32 @@ struct MessageWriter {
         dbus_message_iter_close_container(&iter, &array)
     }
 
+    /// Opens a container, lets `body` fill it, and closes it.
+    mutating func openContainer(_ type: Int32, _ signature: String?, _ body: (inout MessageWriter) -> Void) {
+        var sub = DBusMessageIter()
+        dbus_message_iter_open_container(&iter, type, signature, &sub)
+        var writer = MessageWriter(sub: sub)
+        body(&writer)
+        sub = writer.iter
+        dbus_message_iter_close_container(&iter, &sub)
+    }
+
+    mutating func appendByte(_ value: UInt8) {
+        var v = value
+        _ = dbus_message_iter_append_basic(&iter, BEACOND_DBUS_TYPE_BYTE, &v)
+    }
+
+    /// An `ay`.
+    mutating func appendBytes(_ bytes: [UInt8]) {
+        openContainer(BEACOND_DBUS_TYPE_ARRAY, "y") { array in
+            bytes.withUnsafeBufferPointer { buffer in
+                var base: UnsafePointer<UInt8>? = buffer.baseAddress
+                _ = dbus_message_iter_append_fixed_array(
+                    &array.iter, BEACOND_DBUS_TYPE_BYTE, &base, Int32(buffer.count))
+            }
+        }
+    }
+
     /// A single variant, as `org.freedesktop.DBus.Properties.Set` takes its value.
     mutating func appendVariant(_ value: DBusSimpleValue) {
         var variant = DBusMessageIter()

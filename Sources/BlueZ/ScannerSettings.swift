@@ -6,7 +6,8 @@ public struct ScannerSettings: Sendable {
     public var adapters: Set<String>?
     /// Passed to BlueZ's discovery filter as `RSSI`.
     public var minRSSI: Int
-    /// `passive` asks for AdvertisementMonitorManager1; see `BlueZScanner.passiveScanningNote`.
+    /// Monitor advertisements passively through AdvertisementMonitorManager1 where the
+    /// adapter offers it (falling back to active discovery, logged, where it does not).
     public var passive: Bool
     /// No advertisement for this long while discovering: discovery is restarted.
     public var silenceRestart = TimeSpan.seconds(60)

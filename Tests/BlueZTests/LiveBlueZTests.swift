@@ -198,4 +198,39 @@ import Testing
         }
         #expect(daemon.stop() == 0)
     }
+
+    @Test func passiveScanningRegistersAMonitorWithBeaconPatterns() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        try bus.drive("monitor-capable", "hci0")
+        let daemon = try startDaemon(bus, bluetooth: "scan: passive")
+        try daemon.waitUntil("passive scanning", timeout: 5) { _, logs in
+            logs.contains { $0.contains("adapter.passive_scanning adapter=hci0") }
+        }
+        #expect(try bus.calls("hci0").contains("RegisterMonitor"))
+        #expect(try !bus.calls("hci0").contains("StartDiscovery"))
+        #expect(
+            try bus.drive("monitor-objects")
+                == "/org/beacond/monitor/beacons or_patterns 0:ff:4c000215 2:ff:beac 0:16:aafe\n")
+        // Advertisements still arrive as Device1 changes and reach the engine.
+        try daemon.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "3", "0.1")
+        try daemon.waitUntil("region.enter", has("region.enter"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func passiveScanningFallsBackToActiveWhereTheAdapterCannot() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus, bluetooth: "scan: passive")
+        try daemon.waitUntil("active discovery", has("adapter.state", "\"discovering\":true"))
+        #expect(
+            daemon.logs.contains {
+                $0.contains(
+                    "adapter.passive_unavailable adapter=hci0 reason=no AdvertisementMonitorManager1 scan=active")
+            })
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -9,6 +9,8 @@ Usage (DBUS_SYSTEM_BUS_ADDRESS must point at the private bus):
   bluez_mock.py calls hci0                       # the adapter's method calls, one per line
   bluez_mock.py removed hci0                     # device paths beacond removed through RemoveDevice
   bluez_mock.py pair hci0 ADDRESS                # a paired device, as the operator's own
+  bluez_mock.py monitor-capable hci0             # the adapter offers AdvertisementMonitorManager1
+  bluez_mock.py monitor-objects                  # the monitors a client exports, as BlueZ reads them
   bluez_mock.py wait                             # until org.bluez is on the bus
   bluez_mock.py ibeacon hci0 ADDRESS UUID MAJOR MINOR RSSI [COUNT] [INTERVAL_S]
   bluez_mock.py eddystone-uid hci0 ADDRESS NAMESPACE INSTANCE RSSI [COUNT] [INTERVAL_S]
@@ -91,6 +93,27 @@ def main(argv):
     elif cmd == 'pair':
         device(argv[1], argv[2])
         obj('/').PairDevice(argv[1], argv[2], 0, dbus_interface='org.bluez.Mock')
+    elif cmd == 'monitor-capable':
+        o = obj('/org/bluez/' + argv[1])
+        o.AddProperties('org.bluez.AdvertisementMonitorManager1',
+                        {'SupportedMonitorTypes': dbus.Array(['or_patterns'], signature='s')}, dbus_interface=MOCK)
+        o.AddMethod('org.bluez.AdvertisementMonitorManager1', 'RegisterMonitor', 'o', '', '', dbus_interface=MOCK)
+    elif cmd == 'monitor-objects':
+        # As BlueZ does after RegisterMonitor: read the monitors the client exports.
+        names = BUS.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus').ListNames(
+            dbus_interface='org.freedesktop.DBus')
+        for name in names:
+            if not name.startswith(':') or name == BUS.get_unique_name():
+                continue
+            try:
+                objects = BUS.call_blocking(name, '/org/beacond/monitor', 'org.freedesktop.DBus.ObjectManager',
+                                            'GetManagedObjects', '', [], timeout=0.5)
+            except dbus.exceptions.DBusException:
+                continue
+            for path, interfaces in objects.items():
+                monitor = interfaces['org.bluez.AdvertisementMonitor1']
+                patterns = ' '.join('%d:%02x:%s' % (p[0], p[1], bytes(p[2]).hex()) for p in monitor['Patterns'])
+                print('%s %s %s' % (path, monitor['Type'], patterns))
     elif cmd == 'wait':
         deadline = time.time() + 10
         while time.time() < deadline:
