@@ -9,6 +9,8 @@ struct AdapterRecord {
     var scanning = false
     /// Our session is a passive advertisement monitor rather than discovery.
     var passive = false
+    /// We stopped discovery ourselves (silence watchdog): its Discovering=false is ours.
+    var stoppedByUs = false
     var nextAttempt: Timestamp
     var failures = 0
     /// Latest advertisement, or when our discovery started: what the silence watchdog measures.
@@ -71,6 +73,9 @@ extension BlueZScanner {
                     record.status.powered ? "adapter.powered_on" : "adapter.powered_off", [("adapter", name)]))
             adapters[path]!.scanning = false
             if record.status.powered { startDiscovery(path) }
+        } else if before.discovering && !record.status.discovering && record.stoppedByUs {
+            // The watchdog's own StopDiscovery; it has already started discovery again.
+            adapters[path]!.stoppedByUs = false
         } else if before.discovering && !record.status.discovering && record.status.powered {
             // Someone (or bluetoothd itself) ended discovery: start our session again.
             log(
@@ -169,6 +174,7 @@ extension BlueZScanner {
                     method: "UnregisterMonitor"
                 ) { $0.appendObjectPath(Self.monitorRoot) }
             } else {
+                adapters[path]!.stoppedByUs = true
                 _ = try? connection?.call(
                     destination: Self.service, path: path, interface: Self.adapterInterface, method: "StopDiscovery")
             }

@@ -90,30 +90,26 @@ struct DeviceSignal: Equatable {
     }
 
     private static func manufacturerData(_ r: inout WireReader) -> [ManufacturerDatum]? {
-        guard let length = r.u32().map(Int.init), r.align(8) else { return nil }
-        let end = r.position + length
-        var out: [ManufacturerDatum] = []
-        while r.position < end {
-            guard r.align(8), let company = r.u16(), let signature = r.readSignature() else { return nil }
-            if signature.count == 2, signature[0] == UInt8(ascii: "a"), signature[1] == UInt8(ascii: "y") {
-                guard let bytes = r.byteArray() else { return nil }
-                out.append(ManufacturerDatum(company: company, payload: bytes))
-            } else {
-                guard r.skip(signature) != nil else { return nil }
-            }
-        }
-        return out
+        byteValues(&r) { $0.u16() }?.map { ManufacturerDatum(company: $0.0, payload: $0.1) }
     }
 
     private static func serviceData(_ r: inout WireReader) -> [ServiceDatum]? {
+        byteValues(&r) { $0.string() }?.map { ServiceDatum(uuid: $0.0, payload: $0.1) }
+    }
+
+    /// An `a{Kv}` whose variants hold `ay` (other variants are skipped): the shape of both
+    /// ManufacturerData (K = q) and ServiceData (K = s).
+    private static func byteValues<Key>(
+        _ r: inout WireReader, key readKey: (inout WireReader) -> Key?
+    ) -> [(Key, [UInt8])]? {
         guard let length = r.u32().map(Int.init), r.align(8) else { return nil }
         let end = r.position + length
-        var out: [ServiceDatum] = []
+        var out: [(Key, [UInt8])] = []
         while r.position < end {
-            guard r.align(8), let uuid = r.string(), let signature = r.readSignature() else { return nil }
+            guard r.align(8), let key = readKey(&r), let signature = r.readSignature() else { return nil }
             if signature.count == 2, signature[0] == UInt8(ascii: "a"), signature[1] == UInt8(ascii: "y") {
                 guard let bytes = r.byteArray() else { return nil }
-                out.append(ServiceDatum(uuid: uuid, payload: bytes))
+                out.append((key, bytes))
             } else {
                 guard r.skip(signature) != nil else { return nil }
             }
