@@ -38,7 +38,8 @@ let package = Package(
         // Release-build throughput and memory benchmark; see BENCHMARKS.md.
         .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),
         // D-Bus ingest benchmark: a fast bluetoothd stand-in, and beacond's scanner + engine as a receiver.
-        .executableTarget(name: "bluez-emitter", dependencies: ["CDBus"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(
+            name: "bluez-emitter", dependencies: ["CDBus", "BlueZ"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(
             name: "beacond-dbus-bench", dependencies: ["BlueZ", "BeaconRuntime", "BeaconCore"],
             swiftSettings: [.swiftLanguageMode(.v5)]),

@@ -66,20 +66,14 @@ extension BlueZScanner {
                     interfaces.openContainer(BEACOND_DBUS_TYPE_DICT_ENTRY, nil) { i in
                         i.append(monitorInterface)
                         i.openContainer(BEACOND_DBUS_TYPE_ARRAY, "{sv}") { props in
-                            props.openContainer(BEACOND_DBUS_TYPE_DICT_ENTRY, nil) { p in
-                                p.append("Type")
-                                p.appendVariant(.string("or_patterns"))
-                            }
-                            props.openContainer(BEACOND_DBUS_TYPE_DICT_ENTRY, nil) { p in
-                                p.append("Patterns")
-                                p.openContainer(BEACOND_DBUS_TYPE_VARIANT, "a(yyay)") { v in
-                                    v.openContainer(BEACOND_DBUS_TYPE_ARRAY, "(yyay)") { list in
-                                        for (start, type, content) in monitorPatterns {
-                                            list.openContainer(BEACOND_DBUS_TYPE_STRUCT, nil) { s in
-                                                s.appendByte(start)
-                                                s.appendByte(type)
-                                                s.appendBytes(content)
-                                            }
+                            props.appendEntry("Type", "s") { $0.append("or_patterns") }
+                            props.appendEntry("Patterns", "a(yyay)") { v in
+                                v.openContainer(BEACOND_DBUS_TYPE_ARRAY, "(yyay)") { list in
+                                    for (start, type, content) in monitorPatterns {
+                                        list.openContainer(BEACOND_DBUS_TYPE_STRUCT, nil) { s in
+                                            s.appendByte(start)
+                                            s.appendByte(type)
+                                            s.appendBytes(content)
                                         }
                                     }
                                 }

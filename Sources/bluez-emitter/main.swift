@@ -6,6 +6,7 @@
 // as the bus takes them, then prints "emitted N in S s".
 //   bluez-emitter --count 100000 --trigger /tmp/go
 
+import BlueZ
 import CDBus
 
 #if canImport(Glibc)
@@ -78,56 +79,15 @@ func managedObjectsReply(to call: OpaquePointer) -> OpaquePointer {
     return reply
 }
 
-/// PropertiesChanged("org.bluez.Device1", {RSSI: n, ManufacturerData: {0x004C: ay}}, []).
+/// PropertiesChanged("org.bluez.Device1", {RSSI: n, ManufacturerData: {0x004C: iBeacon}}, []).
 func advertisement(device: Int, rssi: Int16) -> OpaquePointer {
-    let path = "/org/bluez/hci0/dev_C3_11_22_33_" + hex2(device >> 8) + "_" + hex2(device & 0xFF)
-    let signal = dbus_message_new_signal(path, "org.freedesktop.DBus.Properties", "PropertiesChanged")!
-    var it = DBusMessageIter()
-    dbus_message_iter_init_append(signal, &it)
-    appendString(&it, "org.bluez.Device1")
-    var props = DBusMessageIter()
-    dbus_message_iter_open_container(&it, BEACOND_DBUS_TYPE_ARRAY, "{sv}", &props)
-    var p = DBusMessageIter()
-    dbus_message_iter_open_container(&props, BEACOND_DBUS_TYPE_DICT_ENTRY, nil, &p)
-    appendString(&p, "RSSI")
-    var v = DBusMessageIter()
-    dbus_message_iter_open_container(&p, BEACOND_DBUS_TYPE_VARIANT, "n", &v)
-    var r = rssi
-    dbus_message_iter_append_basic(&v, BEACOND_DBUS_TYPE_INT16, &r)
-    dbus_message_iter_close_container(&p, &v)
-    dbus_message_iter_close_container(&props, &p)
-    dbus_message_iter_open_container(&props, BEACOND_DBUS_TYPE_DICT_ENTRY, nil, &p)
-    appendString(&p, "ManufacturerData")
-    dbus_message_iter_open_container(&p, BEACOND_DBUS_TYPE_VARIANT, "a{qv}", &v)
-    var mfg = DBusMessageIter()
-    dbus_message_iter_open_container(&v, BEACOND_DBUS_TYPE_ARRAY, "{qv}", &mfg)
-    var e = DBusMessageIter()
-    dbus_message_iter_open_container(&mfg, BEACOND_DBUS_TYPE_DICT_ENTRY, nil, &e)
-    var company: UInt16 = 0x004C
-    dbus_message_iter_append_basic(&e, BEACOND_DBUS_TYPE_UINT16, &company)
-    var bytesVariant = DBusMessageIter()
-    dbus_message_iter_open_container(&e, BEACOND_DBUS_TYPE_VARIANT, "ay", &bytesVariant)
-    var array = DBusMessageIter()
-    dbus_message_iter_open_container(&bytesVariant, BEACOND_DBUS_TYPE_ARRAY, "y", &array)
     var payload: [UInt8] = [
         0x02, 0x15, 0xE2, 0xC5, 0x6D, 0xB5, 0xDF, 0xFB, 0x48, 0xD2, 0xB0, 0x60, 0xD0, 0xF5, 0xA7, 0x10, 0x96, 0xE0,
     ]
     payload += [0x00, UInt8(device % 50), UInt8(device >> 8), UInt8(device & 0xFF), 0xC5]
-    payload.withUnsafeBufferPointer { buffer in
-        var base: UnsafePointer<UInt8>? = buffer.baseAddress
-        dbus_message_iter_append_fixed_array(&array, BEACOND_DBUS_TYPE_BYTE, &base, Int32(buffer.count))
-    }
-    dbus_message_iter_close_container(&bytesVariant, &array)
-    dbus_message_iter_close_container(&e, &bytesVariant)
-    dbus_message_iter_close_container(&mfg, &e)
-    dbus_message_iter_close_container(&v, &mfg)
-    dbus_message_iter_close_container(&p, &v)
-    dbus_message_iter_close_container(&props, &p)
-    dbus_message_iter_close_container(&it, &props)
-    var invalidated = DBusMessageIter()
-    dbus_message_iter_open_container(&it, BEACOND_DBUS_TYPE_ARRAY, "s", &invalidated)
-    dbus_message_iter_close_container(&it, &invalidated)
-    return signal
+    return DeviceSignalFixture.propertiesChanged(
+        path: "/org/bluez/hci0/dev_C3_11_22_33_" + hex2(device >> 8) + "_" + hex2(device & 0xFF), rssi: rssi,
+        manufacturerData: [(0x004C, payload)])
 }
 
 func hex2(_ v: Int) -> String {

@@ -8,14 +8,13 @@ import Testing
 @Suite struct DeviceSignalTests {
     static let payload: [UInt8] = [0x02, 0x15] + Array(repeating: 0xAB, count: 16) + [0, 42, 0, 7, 0xC5]
 
-    /// PropertiesChanged("org.bluez.Device1", {RSSI, ManufacturerData, ServiceData, Name, Paired, UUIDs}, []).
+    /// PropertiesChanged with RSSI, ManufacturerData, ServiceData, Name, Paired and UUIDs (skipped).
     static func marshalled(interface: String = "org.bluez.Device1") -> [UInt8] {
-        let m = dbus_message_new_signal(
-            "/org/bluez/hci0/dev_C3_11_22_33_44_55", "org.freedesktop.DBus.Properties", "PropertiesChanged")!
+        let m = DeviceSignalFixture.propertiesChanged(
+            path: "/org/bluez/hci0/dev_C3_11_22_33_44_55", interface: interface, rssi: -67,
+            manufacturerData: [(0x004C, payload)], serviceData: [("0000feaa-0000-1000-8000-00805f9b34fb", [0, 0xE7])],
+            name: "tag", paired: true, uuids: ["0000feaa-0000-1000-8000-00805f9b34fb"])
         defer { dbus_message_unref(m) }
-        var w = MessageWriter(m)
-        w.append(interface)
-        w.appendTestProperties(payload: payload)
         var data: UnsafeMutablePointer<CChar>? = nil
         var length: Int32 = 0
         _ = dbus_message_marshal(m, &data, &length)
