@@ -26,6 +26,16 @@ import Testing
         return try RunningDaemon(arguments: ["--config", path], environment: bus.environment)
     }
 
+    /// bluetoothd with adapter hci0, and beacond running and discovering on it.
+    func startScanning(bluetooth: String = "") throws -> (PrivateBlueZ, RunningDaemon) {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let daemon = try startDaemon(bus, bluetooth: bluetooth)
+        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        return (bus, daemon)
+    }
+
     func has(_ type: String, _ fragment: String = "") -> ([String], [String]) -> Bool {
         { events, _ in
             events.contains {
@@ -60,11 +70,7 @@ import Testing
     }
 
     @Test func eddystoneAndIBeaconAdvertisementsAreDecoded() throws {
-        let bus = try PrivateBlueZ()
-        try bus.startBlueZ()
-        try bus.drive("add-adapter", "hci0")
-        let daemon = try startDaemon(bus)
-        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        let (bus, daemon) = try startScanning()
         try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "1", "2", "-70", "3")
         try bus.drive("eddystone-uid", "hci0", "E1:02:03:04:05:06", "edd1ebeac04e5defa017", "0bdb87539b67", "-65", "3")
         try daemon.waitUntil("region.state inside", has("region.state", "\"state\":\"inside\""))
@@ -75,11 +81,7 @@ import Testing
     }
 
     @Test func adapterRemovedAndReAddedResumesScanning() throws {
-        let bus = try PrivateBlueZ()
-        try bus.startBlueZ()
-        try bus.drive("add-adapter", "hci0")
-        let daemon = try startDaemon(bus)
-        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        let (bus, daemon) = try startScanning()
         try bus.drive("remove-adapter", "hci0")
         try daemon.waitUntil("adapter gone", has("adapter.state", "\"present\":false"))
         try bus.drive("add-adapter", "hci0")
@@ -96,11 +98,7 @@ import Testing
     }
 
     @Test func poweredOffAndOnOrDiscoveryStoppedRestartsDiscovery() throws {
-        let bus = try PrivateBlueZ()
-        try bus.startBlueZ()
-        try bus.drive("add-adapter", "hci0")
-        let daemon = try startDaemon(bus)
-        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        let (bus, daemon) = try startScanning()
         try bus.drive("set-powered", "hci0", "false")
         try daemon.waitUntil("powered off", has("adapter.state", "\"powered\":false"))
         try bus.drive("set-powered", "hci0", "true")
@@ -117,11 +115,7 @@ import Testing
     }
 
     @Test func bluetoothdKilledAndRestartedIsRecoveredWithoutARestart() throws {
-        let bus = try PrivateBlueZ()
-        try bus.startBlueZ()
-        try bus.drive("add-adapter", "hci0")
-        let daemon = try startDaemon(bus)
-        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        let (bus, daemon) = try startScanning()
         let pid = daemon.process.processIdentifier
         // kill -9 bluetoothd
         bus.stopBlueZ(hard: true)
@@ -181,11 +175,7 @@ import Testing
     }
 
     @Test func aSilentAdapterGetsDiscoveryRestartedThenAPowerCycle() throws {
-        let bus = try PrivateBlueZ()
-        try bus.startBlueZ()
-        try bus.drive("add-adapter", "hci0")
-        let daemon = try startDaemon(bus, bluetooth: "silence_restart: 1s")
-        try daemon.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        let (bus, daemon) = try startScanning(bluetooth: "silence_restart: 1s")
         // No advertisement at all: after 1 s discovery is stopped and started again ...
         try daemon.waitUntil("discovery restarted for silence", timeout: 5) { _, _ in
             (try? bus.calls("hci0"))?.starts(with: [
