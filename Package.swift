@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // Pure engine: decoding, monitoring, ranging, events. No I/O, no Foundation.
@@ -22,12 +23,14 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // org.bluez over libdbus-1 -> Sighting values; adapter and discovery recovery.
         .target(name: "BlueZ", dependencies: ["CDBus", "BeaconCore"]),
+        // SQLite (through GRDB) under gateway.state_dir: region states and event history.
+        .target(name: "Storage", dependencies: ["BeaconCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,6 +51,7 @@ let package = Package(
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "TestSupport"]),
         .testTarget(
             name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport"]),
     ],

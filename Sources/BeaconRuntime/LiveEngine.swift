@@ -23,17 +23,24 @@ public final class LiveEngine: @unchecked Sendable {
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
     private let publish: @Sendable ([Event]) -> Void
+    private let persist: (@Sendable ([RegionSnapshot]) -> Void)?
+    private var lastPersisted: Timestamp?
+    /// Region states are saved at least this often (last-seen times move on every sighting),
+    /// and at once after any region event (an enter must not be forgotten by a crash).
+    public static let persistInterval = TimeSpan.seconds(5)
 
     /// - Parameters:
     ///   - clock: the daemon's clock (`CLOCK_REALTIME` in production).
     ///   - publish: receives every event batch, in order, on the engine's thread.
+    ///   - persist: receives every region's state to save, on the engine's thread.
     public init(
         engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp,
-        publish: @escaping @Sendable ([Event]) -> Void
+        publish: @escaping @Sendable ([Event]) -> Void, persist: (@Sendable ([RegionSnapshot]) -> Void)? = nil
     ) {
         self.engine = engine
         self.clock = clock
         self.publish = publish
+        self.persist = persist
     }
 
     public func submit(_ input: Input) {
@@ -66,6 +73,17 @@ public final class LiveEngine: @unchecked Sendable {
         }
         events += engine.advance(to: now)
         if !events.isEmpty { publish(events) }
+        guard let persist else { return }
+        let regionChanged = events.contains {
+            switch $0.payload {
+            case .regionState, .regionEnter, .regionExit, .regionDwell: return true
+            case .regionFailed, .ranging, .beaconProximity, .adapterState: return false
+            }
+        }
+        if regionChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
+            persist(engine.snapshot())
+            lastPersisted = now
+        }
     }
 
     /// Loops until `stop()`: waits for input or the engine's next deadline, then takes a turn.
@@ -77,6 +95,7 @@ public final class LiveEngine: @unchecked Sendable {
             turn(now: clock())
         }
         turn(now: clock())
+        persist?(engine.snapshot())
     }
 
     /// The engine's counters; read after `run()` has returned.

@@ -4,6 +4,7 @@ import BeaconRuntime
 import BlueZ
 import Dispatch
 import Foundation
+import Storage
 import Synchronization
 
 /// `beacond --config PATH`: wires BlueZ, the engine and the outputs, and runs until SIGTERM
@@ -15,17 +16,40 @@ struct LiveDaemon {
     func run() {
         let ids = Mutex(EventIDGenerator(nonce: UInt32.random(in: .min ... .max)))
         let gateway = config.gateway.id
+        let store = openStore()
+        var core = BeaconEngine(configuration: config.engineConfiguration, start: WallClock.now())
+        if let store { restoreRegions(from: store, into: &core) }
+        let storeFailed = Atomic<Bool>(false)
         let engine = LiveEngine(
-            engine: BeaconEngine(configuration: config.engineConfiguration, start: WallClock.now()),
-            clock: WallClock.now,
+            engine: core, clock: WallClock.now,
             publish: { events in
+                var stored: [StateStore.StoredEvent] = []
                 var text = ""
                 for event in events {
                     let id = ids.withLock { $0.next(for: event.time) }
-                    text += CloudEvent.json(event, id: id, gatewayID: gateway).serialized
+                    let json = CloudEvent.json(event, id: id, gatewayID: gateway).serialized
+                    stored.append(.init(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json))
+                    text += json
                     text += "\n"
                 }
+                // Durable first, then shown.
+                do {
+                    try store?.append(stored)
+                } catch {
+                    if !storeFailed.exchange(true, ordering: .relaxed) {
+                        standardError("error: state.write_failed error=\(error) next=events are not kept")
+                    }
+                }
                 writeAll(fd: 1, text)
+            },
+            persist: { snapshots in
+                do {
+                    try store?.saveRegions(snapshots)
+                } catch {
+                    if !storeFailed.exchange(true, ordering: .relaxed) {
+                        standardError("error: state.write_failed error=\(error) next=region states are not kept")
+                    }
+                }
             })
         let scanner = BlueZScanner(
             settings: ScannerSettings(
@@ -76,6 +100,35 @@ struct LiveDaemon {
                 + "not_beacons=\(c.decode.totalNonMatches) without_identity=\(c.framesWithoutIdentity) "
                 + "dbus_signals=\(scanner.signalsReceived.load(ordering: .relaxed))")
         standardError("info: beacond.stopped")
+    }
+}
+
+extension LiveDaemon {
+    /// The state store under `gateway.state_dir`; without it the daemon still runs, and says
+    /// that a restart will forget region states.
+    func openStore() -> StateStore? {
+        do {
+            return try StateStore(directory: config.gateway.stateDir)
+        } catch {
+            standardError(
+                "warning: state.unavailable dir=\(config.gateway.stateDir) error=\(error) next=running without saved state"
+            )
+            return nil
+        }
+    }
+
+    /// Puts back the region states saved before a restart: no second enter for a region that
+    /// stayed inside, an exit dated from the last sighting for one whose beacons left.
+    func restoreRegions(from store: StateStore, into engine: inout BeaconEngine) {
+        do {
+            let (snapshots, skipped) = try store.loadRegions()
+            let restored = snapshots.filter { engine.restore($0) }.count
+            standardError(
+                "info: state.restored regions=\(restored) redefined_or_gone=\(snapshots.count - restored) unreadable=\(skipped)"
+            )
+        } catch {
+            standardError("warning: state.unreadable error=\(error) next=regions start unknown")
+        }
     }
 }
 

@@ -8,21 +8,24 @@ import Testing
 /// Waits are deadlines on an observed condition, never fixed sleeps.
 @Suite(.serialized) struct LiveBlueZTests {
     static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
-    static let config = """
-        gateway: {id: live-test}
-        monitoring: {exit_timeout: 2s, enter_sightings: 2, enter_window: 5s}
-        clients:
-          - id: app
-            regions:
-              - {id: store, uuid: \(uuid)}
+    /// A config whose state lives in `dir` (each test its own, so no state leaks between tests).
+    static func config(in dir: URL, bluetooth: String = "", exitTimeout: String = "2s") throws -> String {
+        let text = """
+            gateway: {id: live-test, state_dir: \(dir.appendingPathComponent("state").path)}
+            monitoring: {exit_timeout: \(exitTimeout), enter_sightings: 2, enter_window: 5s}
+            clients:
+              - id: app
+                regions:
+                  - {id: store, uuid: \(uuid)}
 
-        """
-
-    func startDaemon(_ bus: PrivateBlueZ, bluetooth: String = "") throws -> RunningDaemon {
-        let dir = try Executables.temporaryDirectory()
+            """ + (bluetooth.isEmpty ? "" : "bluetooth: {\(bluetooth)}\n")
         let path = dir.appendingPathComponent("beacond.yaml").path
-        try (Self.config + (bluetooth.isEmpty ? "" : "bluetooth: {\(bluetooth)}\n")).write(
-            toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func startDaemon(_ bus: PrivateBlueZ, bluetooth: String = "", in dir: URL? = nil) throws -> RunningDaemon {
+        let path = try Self.config(in: try dir ?? Executables.temporaryDirectory(), bluetooth: bluetooth)
         return try RunningDaemon(arguments: ["--config", path], environment: bus.environment)
     }
 
@@ -148,9 +151,7 @@ import Testing
     @Test func startsWithNoSystemBusAndExitsCleanlyOnSIGTERM() throws {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
-        let dir = try Executables.temporaryDirectory()
-        let path = dir.appendingPathComponent("beacond.yaml").path
-        try Self.config.write(toFile: path, atomically: true, encoding: .utf8)
+        let path = try Self.config(in: try Executables.temporaryDirectory())
         let daemon = try RunningDaemon(arguments: ["--config", path], environment: env)
         try daemon.waitUntil("dbus.unavailable logged") { _, logs in logs.contains { $0.contains("dbus.unavailable") } }
         // The region's timers still run with no input at all.
@@ -224,5 +225,56 @@ import Testing
                     "adapter.passive_unavailable adapter=hci0 reason=no AdvertisementMonitorManager1 scan=active")
             })
         #expect(daemon.stop() == 0)
+    }
+
+    @Test func aRegionThatStayedInsideAcrossARestartGivesNoSecondEnter() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let dir = try Executables.temporaryDirectory()
+        // First run: determined outside, then the beacon arrives and the region enters.
+        let first = try startDaemon(bus, in: dir)
+        try first.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "2", "0.1")
+        try first.waitUntil("region.enter", has("region.enter"))
+        #expect(first.stop() == 0)
+        // Second run on the same state, the beacon still there.
+        let second = try startDaemon(bus, in: dir)
+        try second.waitUntil("restored") { _, logs in logs.contains { $0.contains("state.restored regions=1") } }
+        try second.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "3", "0.1")
+        #expect(second.stop() == 0)
+        #expect(second.logs.contains { $0.contains("engine.summary") && $0.contains("decoded=3") })
+        // No second enter, and no fresh region.state: the region was still inside.
+        #expect(count(second.events, "region.enter") == 0 && count(second.events, "region.state") == 0)
+        // Every event shown was in the history first.
+        let history = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c",
+                "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from event').fetchone()[0])",
+                dir.appendingPathComponent("state/beacond.sqlite").path,
+            ])
+        #expect(
+            Int(history.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == first.events.count
+                + second.events.count)
+    }
+
+    @Test func aRegionWhoseBeaconLeftDuringTheDowntimeExitsFromItsLastSighting() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let dir = try Executables.temporaryDirectory()
+        let first = try startDaemon(bus, in: dir)
+        try first.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "2", "0.1")
+        try first.waitUntil("region.enter", has("region.enter"))
+        // kill -9: a crash, no chance to save on the way out.
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        let second = try startDaemon(bus, in: dir)
+        try second.waitUntil("region.exit", has("region.exit"))
+        #expect(count(second.events, "region.enter") == 0 && count(second.events, "region.state") == 0)
+        #expect(second.stop() == 0)
     }
 }
