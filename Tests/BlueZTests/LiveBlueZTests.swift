@@ -277,4 +277,39 @@ import Testing
         #expect(count(second.events, "region.enter") == 0 && count(second.events, "region.state") == 0)
         #expect(second.stop() == 0)
     }
+
+    @Test func aFloodOfSignalsDoesNotDelayTimers() throws {
+        // bluetoothd's stand-in sends 300,000 advertisements as fast as the bus takes them,
+        // while a region of another uuid waits for its unknown -> outside timer (2 s).
+        let bus = try PrivateBlueZ()
+        let dir = try Executables.temporaryDirectory()
+        let trigger = dir.appendingPathComponent("go").path
+        try bus.startEmitter(count: 300_000, trigger: trigger)
+        let config = try Self.config(in: dir)
+        try String(contentsOfFile: config, encoding: .utf8)
+            .replacingOccurrences(of: Self.uuid, with: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try RunningDaemon(arguments: ["--config", config], environment: bus.environment)
+        try daemon.waitUntil("discovery started") { _, logs in
+            logs.contains { $0.contains("adapter.discovery_started") }
+        }
+        FileManager.default.createFile(atPath: trigger, contents: nil)
+        try daemon.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
+        let (line, arrived) = daemon.timedEvents.first { $0.line.contains("beacond.region.state") }!
+        let time = try #require(line.range(of: #"\"time\":\"[^\"]+\""#, options: .regularExpression)).lowerBound
+        let stamp = String(line[time...].dropFirst(8).prefix(24))
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let deadline = try #require(formatter.date(from: stamp))
+        #expect(daemon.stop() == 0)
+        // The flood was on while the timer was due ...
+        let summary = daemon.logs.first { $0.contains("engine.summary") } ?? ""
+        let decoded = Int(summary.split(separator: " ").first { $0.hasPrefix("decoded=") }?.dropFirst(8) ?? "") ?? 0
+        #expect(decoded > 20_000, "\(summary)")
+        // ... and the event still left within 250 ms of its deadline.
+        print(
+            "flood test: \(decoded) advertisements decoded; region.state published \(arrived.timeIntervalSince(deadline)) s after its deadline"
+        )
+        #expect(arrived.timeIntervalSince(deadline) < 0.25, "published \(arrived.timeIntervalSince(deadline)) s late")
+    }
 }

@@ -57,6 +57,20 @@ public final class PrivateBlueZ: @unchecked Sendable {
         try drive("wait")
     }
 
+    /// Starts `bluez-emitter` (the benchmark's fast bluetoothd stand-in) in place of the
+    /// template, and returns once it owns org.bluez.
+    public func startEmitter(count: Int, trigger: String) throws {
+        let p = Process()
+        p.executableURL = Executables.built("bluez-emitter")
+        p.arguments = ["--count", String(count), "--trigger", trigger]
+        p.environment = environment
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        mock = p
+        _ = out.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
+    }
+
     /// Ends the template with `kill -9`, as a bluetoothd crash would.
     public func stopBlueZ(hard: Bool = true) {
         guard let p = mock else { return }
@@ -126,6 +140,8 @@ public final class RunningDaemon: @unchecked Sendable {
 
     public var events: [String] { stdoutLines.lines }
     public var logs: [String] { stderrLines.lines }
+    /// Events with the wall-clock time each reached this process.
+    public var timedEvents: [(line: String, arrived: Date)] { stdoutLines.timedLines }
 
     /// Waits (up to `timeout` seconds) until `condition` holds for the collected output.
     /// A deadline, not a guess: it returns as soon as the condition is true.
@@ -155,18 +171,22 @@ public final class RunningDaemon: @unchecked Sendable {
 }
 
 /// Splits a byte stream into lines, from any thread.
+/// Splits a byte stream into lines, from any thread, noting when each line arrived.
 final class LineCollector: Sendable {
-    private let state = Mutex<(partial: Data, lines: [String])>((Data(), []))
+    private let state = Mutex<(partial: Data, lines: [String], arrivals: [Date])>((Data(), [], []))
 
     func append(_ data: Data) {
+        let now = Date()
         state.withLock { s in
             s.partial.append(data)
             while let newline = s.partial.firstIndex(of: 0x0A) {
                 s.lines.append(String(decoding: s.partial[s.partial.startIndex..<newline], as: UTF8.self))
+                s.arrivals.append(now)
                 s.partial.removeSubrange(s.partial.startIndex...newline)
             }
         }
     }
 
     var lines: [String] { state.withLock { $0.lines } }
+    var timedLines: [(line: String, arrived: Date)] { state.withLock { Array(zip($0.lines, $0.arrivals)) } }
 }
