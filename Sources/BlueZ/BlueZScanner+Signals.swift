@@ -58,19 +58,18 @@ extension BlueZScanner {
     }
 
     func deviceChanged(path: String, update: DeviceUpdate) {
-        if devices[path] == nil {
+        // One hash lookup per advertisement: later accesses go through the index.
+        var found = devices.index(forKey: path)
+        if found == nil {
             guard let parsed = DeviceRecord.parse(path: path) else { return }
             if let wanted = settings.adapters, !wanted.contains(parsed.adapter) { return }
             devices[path] = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
+            found = devices.index(forKey: path)
         }
-        let advertised = devices[path]!.apply(update)
-        guard advertised else { return }
+        guard let index = found, devices.values[index].apply(update) else { return }
         let t = clock()
-        devices[path]!.lastHeard = t
-        if let sighting = devices[path]!.sighting(at: t) {
-            batch.append(sighting)
-            heard(adapter: sighting.receiver, at: t)
-        }
+        devices.values[index].lastHeard = t
+        if let sighting = devices.values[index].sighting(at: t) { batch.append(sighting) }
     }
 
     /// An object with its interfaces: monitor managers are noted first, so an adapter's

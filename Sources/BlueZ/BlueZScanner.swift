@@ -215,8 +215,16 @@ public final class BlueZScanner: @unchecked Sendable {
     }
 
     func flush() {
-        batchStarted = clock()
+        let t = clock()
+        batchStarted = t
         guard !batch.isEmpty else { return }
+        // The silence watchdog needs to know each adapter was heard: once per run of
+        // sightings from one adapter, not once per sighting.
+        var previous: String?
+        for sighting in batch where sighting.receiver != previous {
+            previous = sighting.receiver
+            heard(adapter: sighting.receiver, at: t)
+        }
         sightingsProduced.add(batch.count, ordering: .relaxed)
         output(.sightings(batch))
         batch.removeAll(keepingCapacity: true)
