@@ -93,6 +93,12 @@ public final class BlueZScanner: @unchecked Sendable {
             }
             maintain(now: clock())
         }
+        // Stopping: take in what the bus has already delivered, so advertisements heard
+        // before SIGTERM still reach the engine.
+        if let connection {
+            var rounds = 0
+            while rounds < 256, turn(connection, waitMs: 0) { rounds += 1 }
+        }
         flush()
         log(LogRecord(.info, "bluez.scanner.stop"))
     }
@@ -130,13 +136,15 @@ public final class BlueZScanner: @unchecked Sendable {
         }
     }
 
-    /// One turn of reading: waits (up to 100 ms, 2 ms while a batch is pending) for either
+    /// One turn of reading: waits (up to 100 ms, 1 ms while a batch is pending) for either
     /// connection, then handles what both have. False when a connection is lost.
-    private func turn(_ c: DBusConnection) -> Bool {
+    /// With `waitMs: 0` it returns false when nothing was waiting (used to drain at stop).
+    private func turn(_ c: DBusConnection, waitMs: Int32? = nil) -> Bool {
         var fds = [pollfd(fd: c.fileDescriptor, events: Int16(POLLIN), revents: 0)]
         if let stream { fds.append(pollfd(fd: stream.fileDescriptor, events: Int16(POLLIN), revents: 0)) }
-        let ready = poll(&fds, nfds_t(fds.count), batch.isEmpty ? 100 : 1)
+        let ready = poll(&fds, nfds_t(fds.count), waitMs ?? (batch.isEmpty ? 100 : 1))
         guard ready >= 0 || errno == EINTR else { return false }
+        if waitMs == 0 && ready <= 0 { return false }
         // The control connection: libdbus reads and parses; its traffic is small.
         guard c.readWrite(timeoutMs: 0) else { return false }
         while let message = c.pop() { handle(message) }

@@ -66,7 +66,15 @@ struct LiveDaemon {
             log: { record in standardError("\(record.level.rawValue): \(record.text)") })
 
         let finished = DispatchGroup()
-        let bodies: [@Sendable () -> Void] = [{ engine.run() }, { scanner.run() }]
+        // Shutdown runs in order: the scanner stops and hands over its last batch, then the
+        // engine takes a final turn and saves region states, so nothing heard is dropped.
+        let bodies: [@Sendable () -> Void] = [
+            { engine.run() },
+            {
+                scanner.run()
+                engine.stop()
+            },
+        ]
         for body in bodies {
             finished.enter()
             Thread.detachNewThread {
@@ -86,7 +94,6 @@ struct LiveDaemon {
             source.setEventHandler {
                 standardError("info: beacond.stopping signal=\(number)")
                 scanner.stop()
-                engine.stop()
             }
             source.resume()
             return source

@@ -74,8 +74,9 @@ import Testing
 
     @Test func eddystoneAndIBeaconAdvertisementsAreDecoded() throws {
         let (bus, daemon) = try startScanning()
-        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "1", "2", "-70", "3")
+        // Eddystone first: once the iBeacon's region.state is out, both have reached the engine.
         try bus.drive("eddystone-uid", "hci0", "E1:02:03:04:05:06", "edd1ebeac04e5defa017", "0bdb87539b67", "-65", "3")
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "1", "2", "-70", "3")
         try daemon.waitUntil("region.state inside", has("region.state", "\"state\":\"inside\""))
         #expect(daemon.stop() == 0)
         let summary = daemon.logs.first { $0.contains("engine.summary") } ?? ""
