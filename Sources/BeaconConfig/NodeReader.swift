@@ -37,7 +37,7 @@ final class NodeReader {
     /// Reads a mapping, reporting unknown keys (with a suggestion) and returning known ones.
     /// A null value reads as an empty mapping, so `gateway:` alone is valid.
     func mapping(_ node: Node, _ path: String, allowed: [String]) -> Fields? {
-        if isNull(node) { return Fields(path: path, values: [:], keys: [:]) }
+        if isNull(node) { return Fields(path: path, values: [:]) }
         guard case let .mapping(m) = node else {
             fail(
                 node, path,
@@ -45,7 +45,6 @@ final class NodeReader {
             return nil
         }
         var values: [String: Node] = [:]
-        var keys: [String: Node] = [:]
         for (keyNode, value) in m {
             guard case let .scalar(k) = keyNode else {
                 fail(keyNode, path, "keys must be plain strings, got \(describe(keyNode))")
@@ -58,9 +57,8 @@ final class NodeReader {
                 continue
             }
             values[k.string] = value
-            keys[k.string] = keyNode
         }
-        return Fields(path: path, values: values, keys: keys)
+        return Fields(path: path, values: values)
     }
 
     func sequence(_ node: Node, _ path: String) -> [Node]? {
@@ -192,11 +190,10 @@ final class NodeReader {
     }
 }
 
-/// The known keys of one mapping, with their nodes for locating later errors.
+/// The known keys of one mapping and their value nodes (which carry the marks for errors).
 struct Fields {
     let path: String
     let values: [String: Node]
-    let keys: [String: Node]
 
     subscript(key: String) -> Node? { values[key] }
     func path(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }

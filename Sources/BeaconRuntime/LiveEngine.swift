@@ -102,6 +102,4 @@ public final class LiveEngine: @unchecked Sendable {
     public var counters: EngineCounters { engine.counters }
     public var beaconCount: Int { engine.beaconCount }
 
-    /// Region states for a restart (the store saves them); call from the engine's thread or after `run()`.
-    public var snapshot: [RegionSnapshot] { engine.snapshot() }
 }

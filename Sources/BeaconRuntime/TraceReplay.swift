@@ -72,7 +72,6 @@ public struct TraceReplay {
         }
     }
 
-    public var counters: EngineCounters? { engine?.counters }
 }
 
 public struct ReplaySummary: Sendable, Equatable {

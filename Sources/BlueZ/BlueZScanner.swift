@@ -26,10 +26,8 @@ public final class BlueZScanner: @unchecked Sendable {
     let log: @Sendable (LogRecord) -> Void
 
     private let stopRequested = Atomic<Bool>(false)
-    /// D-Bus signals handled, sightings produced, bus connections made: for `/metrics`.
+    /// D-Bus signals handled (the engine summary, the ingest benchmark).
     public let signalsReceived = Atomic<Int>(0)
-    public let sightingsProduced = Atomic<Int>(0)
-    public let connections = Atomic<Int>(0)
 
     // State below is touched by the scanner thread only.
     var connection: DBusConnection?
@@ -124,7 +122,6 @@ public final class BlueZScanner: @unchecked Sendable {
             connection = c
             needsSync = true
             busUnavailableLogged = false
-            connections.add(1, ordering: .relaxed)
             log(LogRecord(.info, "dbus.connected"))
             return c
         } catch {
@@ -233,7 +230,6 @@ public final class BlueZScanner: @unchecked Sendable {
             previous = sighting.receiver
             heard(adapter: sighting.receiver, at: t)
         }
-        sightingsProduced.add(batch.count, ordering: .relaxed)
         output(.sightings(batch))
         batch.removeAll(keepingCapacity: true)
     }

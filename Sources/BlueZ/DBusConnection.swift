@@ -57,8 +57,6 @@ final class DBusConnection: @unchecked Sendable {
         return fd
     }
 
-    var isConnected: Bool { dbus_connection_get_is_connected(raw) != 0 }
-
     func addMatch(_ rule: String) throws(DBusFailure) {
         var error = DBusError()
         dbus_error_init(&error)
@@ -110,7 +108,6 @@ final class DBusMessageRef: @unchecked Sendable {
     deinit { dbus_message_unref(raw) }
 
     var isSignal: Bool { dbus_message_get_type(raw) == DBUS_MESSAGE_TYPE_SIGNAL }
-    var interface: String? { dbus_message_get_interface(raw).map { String(cString: $0) } }
     var member: String? { dbus_message_get_member(raw).map { String(cString: $0) } }
     var path: String? { dbus_message_get_path(raw).map { String(cString: $0) } }
 

@@ -228,16 +228,22 @@ import Testing
         #expect(daemon.stop() == 0)
     }
 
-    @Test func aRegionThatStayedInsideAcrossARestartGivesNoSecondEnter() throws {
+    /// A first daemon with its own state directory: the region is determined outside, then
+    /// the beacon arrives and the region enters. The caller ends that daemon its own way.
+    func firstRunEnters() throws -> (PrivateBlueZ, URL, RunningDaemon) {
         let bus = try PrivateBlueZ()
         try bus.startBlueZ()
         try bus.drive("add-adapter", "hci0")
         let dir = try Executables.temporaryDirectory()
-        // First run: determined outside, then the beacon arrives and the region enters.
         let first = try startDaemon(bus, in: dir)
         try first.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
         try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "2", "0.1")
         try first.waitUntil("region.enter", has("region.enter"))
+        return (bus, dir, first)
+    }
+
+    @Test func aRegionThatStayedInsideAcrossARestartGivesNoSecondEnter() throws {
+        let (bus, dir, first) = try firstRunEnters()
         #expect(first.stop() == 0)
         // Second run on the same state, the beacon still there.
         let second = try startDaemon(bus, in: dir)
@@ -262,14 +268,7 @@ import Testing
     }
 
     @Test func aRegionWhoseBeaconLeftDuringTheDowntimeExitsFromItsLastSighting() throws {
-        let bus = try PrivateBlueZ()
-        try bus.startBlueZ()
-        try bus.drive("add-adapter", "hci0")
-        let dir = try Executables.temporaryDirectory()
-        let first = try startDaemon(bus, in: dir)
-        try first.waitUntil("region.state outside", has("region.state", "\"state\":\"outside\""))
-        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "2", "0.1")
-        try first.waitUntil("region.enter", has("region.enter"))
+        let (bus, dir, first) = try firstRunEnters()
         // kill -9: a crash, no chance to save on the way out.
         kill(first.process.processIdentifier, SIGKILL)
         first.process.waitUntilExit()

@@ -27,12 +27,6 @@ public struct RegionSnapshot: Sendable, Equatable {
     }
 }
 
-extension RegionMonitor {
-    var snapshotFields: (state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp, dwellsFired: Int) {
-        (state, lastSeen, enteredAt, dwellsFired)
-    }
-}
-
 extension BeaconEngine {
     /// Every monitored region's state, clients and regions in registration order.
     public func snapshot() -> [RegionSnapshot] {
@@ -40,10 +34,10 @@ extension BeaconEngine {
             guard let c = clients[client] else { return [] }
             return c.order.compactMap { id in
                 guard let slot = c.slots[id] else { return nil }
-                let f = regions[Int(slot)].snapshotFields
+                let m = regions[Int(slot)]
                 return RegionSnapshot(
-                    client: client, spec: regionInfo[Int(slot)].spec, state: f.state, lastSeen: f.lastSeen,
-                    enteredAt: f.enteredAt, dwellsFired: f.dwellsFired)
+                    client: client, spec: regionInfo[Int(slot)].spec, state: m.state, lastSeen: m.lastSeen,
+                    enteredAt: m.enteredAt, dwellsFired: m.dwellsFired)
             }
         }
     }
