@@ -25,12 +25,24 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["CDBus", "BeaconCore"]),
         // SQLite (through GRDB) under gateway.state_dir: region states and event history.
         .target(name: "Storage", dependencies: ["BeaconCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        // HTTP/1.1 on a Unix socket, one epoll thread: the API's transport (peer credentials, streams).
+        .target(name: "HTTPServer", dependencies: ["CLinux"]),
+        // Headers Glibc's module leaves out (epoll, eventfd).
+        .target(name: "CLinux"),
+        // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Events out: ids, durable history and outbox, webhooks with signatures and retries.
+        .target(name: "Publishing", dependencies: ["BeaconCore", "Storage", "CCurl"]),
+        // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.
+        .target(
+            name: "API",
+            dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "Publishing", "Storage"]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

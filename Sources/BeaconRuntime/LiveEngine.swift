@@ -13,13 +13,27 @@ public final class LiveEngine: @unchecked Sendable {
         case sightings([Sighting])
         /// An event from outside the engine (adapter changes), published in order with the rest.
         case external(Event)
+        /// Work on the engine's thread (API requests): reads state or changes regions, and
+        /// returns the events it caused, published in order with the rest.
+        case call(@Sendable (inout BeaconEngine, Timestamp) -> [Event])
     }
 
     private let queue = Mutex<[Input]>([])
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
     /// Sightings the engine has processed, for metrics and benchmarks.
     public let sightingsIngested = Atomic<Int>(0)
+    private let timingState = Mutex(Timing())
+
+    /// How much time the engine's turns take, for `/metrics` (measured on the daemon's clock).
+    public struct Timing: Sendable {
+        public var turns = 0
+        public var busy = TimeSpan(nanoseconds: 0)
+        public var lastTurn = TimeSpan(nanoseconds: 0)
+    }
+
+    public var timing: Timing { timingState.withLock { $0 } }
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
     private let publish: @Sendable ([Event]) -> Void
@@ -69,6 +83,9 @@ public final class LiveEngine: @unchecked Sendable {
             case let .external(event):
                 events += engine.advance(to: event.time)
                 events.append(event)
+            case let .call(body):
+                events += engine.advance(to: now)
+                events += body(&engine, now)
             }
         }
         events += engine.advance(to: now)
@@ -92,10 +109,44 @@ public final class LiveEngine: @unchecked Sendable {
             let now = clock()
             let wait = engine.nextDeadline.map { max(0, ($0 - now).nanoseconds) } ?? 1_000_000_000
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(wait, 1_000_000_000))))
-            turn(now: clock())
+            let started = clock()
+            turn(now: started)
+            let took = clock() - started
+            timingState.withLock {
+                $0.turns += 1
+                $0.busy = TimeSpan(nanoseconds: $0.busy.nanoseconds + took.nanoseconds)
+                $0.lastTurn = took
+            }
         }
         turn(now: clock())
         persist?(engine.snapshot())
+        finished.store(true, ordering: .relaxed)
+        // Anyone still waiting in perform() gets an answer.
+        let late = queue.withLock { pending -> [Input] in
+            defer { pending.removeAll() }
+            return pending
+        }
+        for case let .call(body) in late { _ = body(&engine, clock()) }
+    }
+
+    /// Runs `body` on the engine's thread at the engine's current time and returns its
+    /// result; the events it returns are published like any others. Nil when the engine has
+    /// stopped or does not answer within `timeout` seconds.
+    public func perform<T: Sendable>(
+        timeout: Double = 5, _ body: @escaping @Sendable (inout BeaconEngine, Timestamp) -> (T, [Event])
+    ) -> T? {
+        guard !finished.load(ordering: .relaxed) else { return nil }
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        submit(
+            .call { engine, now in
+                let (value, events) = body(&engine, now)
+                result.withLock { $0 = value }
+                done.signal()
+                return events
+            })
+        guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+        return result.withLock { $0 }
     }
 
     /// The engine's counters; read after `run()` has returned.

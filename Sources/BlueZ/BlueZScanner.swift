@@ -28,6 +28,11 @@ public final class BlueZScanner: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     /// D-Bus signals handled (the engine summary, the ingest benchmark).
     public let signalsReceived = Atomic<Int>(0)
+    /// Whether bluetoothd owns org.bluez now, for status and metrics.
+    public let bluezReachable = Atomic<Bool>(false)
+    /// System-bus connections made after the first (the bus or the daemon went away).
+    public let reconnects = Atomic<Int>(0)
+    private var connectedBefore = false
 
     // State below is touched by the scanner thread only.
     var connection: DBusConnection?
@@ -120,6 +125,8 @@ public final class BlueZScanner: @unchecked Sendable {
                 try c.addMatch(properties)
             }
             connection = c
+            if connectedBefore { reconnects.add(1, ordering: .relaxed) }
+            connectedBefore = true
             needsSync = true
             busUnavailableLogged = false
             log(LogRecord(.info, "dbus.connected"))
@@ -181,6 +188,7 @@ public final class BlueZScanner: @unchecked Sendable {
             return
         }
         bluezOwner = owner
+        bluezReachable.store(true, ordering: .relaxed)
         do {
             let reply = try c.call(
                 destination: Self.service, path: "/", interface: "org.freedesktop.DBus.ObjectManager",
@@ -207,6 +215,7 @@ public final class BlueZScanner: @unchecked Sendable {
             log(LogRecord(.notice, "bluez.absent", [("next", "waiting for org.bluez")]))
         }
         bluezOwner = nil
+        bluezReachable.store(false, ordering: .relaxed)
         let t = clock()
         for path in adapters.keys.sorted() {
             guard var record = adapters.removeValue(forKey: path) else { continue }

@@ -4,13 +4,15 @@ import GRDB
 
 /// beacond's SQLite file under `gateway.state_dir`: what must survive a restart or a power
 /// cut — each region's state and last sighting (SPEC §3: no second enter after a restart,
-/// exits dated from the last sighting), and the history of events published.
+/// exits dated from the last sighting), the history of events published, the webhook
+/// outbox with its dead letters, and the regions added through the API.
 ///
 /// WAL mode with `synchronous = NORMAL`: a commit survives a crash of the daemon, and a
 /// power cut loses at most the last commits before it, never the file's consistency.
-/// Callers batch: one transaction per engine turn, never one per advertisement.
+/// Callers batch: one transaction per engine turn, never one per advertisement. A pool
+/// lets the API and webhook threads read while the engine's thread writes.
 public final class StateStore: Sendable {
-    private let db: DatabaseQueue
+    let db: DatabasePool
     public let path: String
     /// Events kept in the history; older ones are deleted as new ones arrive.
     public let historyLimit: Int
@@ -23,8 +25,7 @@ public final class StateStore: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        db = try DatabaseQueue(path: path, configuration: configuration)
-        try db.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
+        db = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(db)
     }
 
@@ -49,93 +50,40 @@ public final class StateStore: Sendable {
                 t.column("body", .text).notNull()
             }
         }
+        migrator.registerMigration("v2-outbox") { db in
+            try db.create(table: "outbox") { t in
+                t.column("seq", .integer).primaryKey(autoincrement: true)
+                t.column("webhook", .text).notNull()
+                t.column("event_id", .text).notNull()
+                t.column("type", .text).notNull()
+                t.column("body", .text).notNull()
+                t.column("enqueued_ns", .integer).notNull()
+            }
+            try db.create(index: "outbox_by_webhook", on: "outbox", columns: ["webhook", "seq"])
+            try db.create(table: "dead_letter") { t in
+                t.column("seq", .integer).primaryKey(autoincrement: true)
+                t.column("webhook", .text).notNull()
+                t.column("event_id", .text).notNull()
+                t.column("type", .text).notNull()
+                t.column("body", .text).notNull()
+                t.column("enqueued_ns", .integer).notNull()
+                t.column("dead_ns", .integer).notNull()
+                t.column("reason", .text).notNull()
+            }
+            try db.create(table: "webhook_state") { t in
+                t.column("webhook", .text).primaryKey()
+                t.column("url", .text).notNull()
+                t.column("disabled_reason", .text)
+                t.column("disabled_ns", .integer)
+            }
+            try db.create(table: "api_region") { t in
+                t.column("client", .text).notNull()
+                t.column("region", .text).notNull()
+                t.column("spec", .text)  // NULL: removed through the API
+                t.column("seq", .integer).notNull()
+                t.primaryKey(["client", "region"])
+            }
+        }
         return migrator
-    }
-
-    /// Replaces the saved region states with these (every monitored region).
-    public func saveRegions(_ snapshots: [RegionSnapshot]) throws {
-        try db.write { db in
-            try db.execute(sql: "DELETE FROM region_state")
-            let statement = try db.makeStatement(
-                sql: """
-                    INSERT INTO region_state (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """)
-            for s in snapshots {
-                try statement.execute(arguments: [
-                    s.client, s.spec.id, s.spec.json.serialized, s.state.rawValue, s.lastSeen.nanoseconds,
-                    s.enteredAt.nanoseconds, s.dwellsFired,
-                ])
-            }
-        }
-    }
-
-    /// The saved region states. Rows that no longer parse are skipped (and reported).
-    public func loadRegions() throws -> (snapshots: [RegionSnapshot], skipped: Int) {
-        try db.read { db in
-            var out: [RegionSnapshot] = []
-            var skipped = 0
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM region_state ORDER BY rowid") {
-                let specText: String = row["spec"]
-                guard let json = try? JSONParser.parse(specText), let spec = try? RegionSpec(json: json),
-                    let state = RegionState(rawValue: row["state"])
-                else {
-                    skipped += 1
-                    continue
-                }
-                out.append(
-                    RegionSnapshot(
-                        client: row["client"], spec: spec, state: state,
-                        lastSeen: Timestamp(nanoseconds: row["last_seen_ns"]),
-                        enteredAt: Timestamp(nanoseconds: row["entered_at_ns"]), dwellsFired: row["dwells_fired"]))
-            }
-            return (out, skipped)
-        }
-    }
-
-    /// A published event: its id, type, time and CloudEvent JSON text.
-    public struct StoredEvent: Sendable, Equatable {
-        public var id: String
-        public var type: String
-        public var time: Timestamp
-        public var body: String
-
-        public init(id: String, type: String, time: Timestamp, body: String) {
-            self.id = id
-            self.type = type
-            self.time = time
-            self.body = body
-        }
-    }
-
-    /// Appends events to the history in one transaction and trims it to `historyLimit`.
-    public func append(_ events: [StoredEvent]) throws {
-        guard !events.isEmpty else { return }
-        try db.write { db in
-            let statement = try db.makeStatement(
-                sql: "INSERT OR IGNORE INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)")
-            for e in events { try statement.execute(arguments: [e.id, e.type, e.time.nanoseconds, e.body]) }
-            try db.execute(
-                sql: "DELETE FROM event WHERE seq <= (SELECT MAX(seq) FROM event) - ?", arguments: [historyLimit])
-        }
-    }
-
-    /// The history after an id (all when nil), oldest first.
-    public func events(after id: String? = nil, limit: Int = 1000) throws -> [StoredEvent] {
-        try db.read { db in
-            let rows: [Row]
-            if let id {
-                rows = try Row.fetchAll(
-                    db,
-                    sql: "SELECT * FROM event WHERE seq > (SELECT seq FROM event WHERE id = ?) ORDER BY seq LIMIT ?",
-                    arguments: [id, limit])
-            } else {
-                rows = try Row.fetchAll(db, sql: "SELECT * FROM event ORDER BY seq LIMIT ?", arguments: [limit])
-            }
-            return rows.map {
-                StoredEvent(
-                    id: $0["id"], type: $0["type"], time: Timestamp(nanoseconds: $0["time_ns"]), body: $0["body"])
-            }
-        }
     }
 }

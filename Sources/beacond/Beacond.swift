@@ -32,6 +32,11 @@ struct Daemon: ParsableCommand {
     @Flag(name: .long, help: "Validate the configuration and exit: 0 when valid, 78 when not.")
     var checkConfig = false
 
+    @Flag(
+        name: .long, inversion: .prefixedNo,
+        help: "Also print events on standard output as JSON Lines (the API and webhooks get them either way).")
+    var printEvents = true
+
     func run() throws {
         let loaded = try ConfigFile.load(config)
         if checkConfig {
@@ -42,7 +47,7 @@ struct Daemon: ParsableCommand {
             )
             return
         }
-        LiveDaemon(config: loaded).run()
+        try LiveDaemon(config: loaded, printEvents: printEvents).run()
     }
 }
 

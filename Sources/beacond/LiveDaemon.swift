@@ -1,56 +1,51 @@
+import API
+import ArgumentParser
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import BlueZ
 import Dispatch
 import Foundation
+import HTTPServer
+import Publishing
 import Storage
 import Synchronization
 
-/// `beacond --config PATH`: wires BlueZ, the engine and the outputs, and runs until SIGTERM
-/// or SIGINT. Until the API and webhooks exist, events go to standard output as CloudEvents
-/// JSON Lines and logs to standard error.
+/// `beacond --config PATH`: wires BlueZ, the engine and the outputs (state store, webhooks,
+/// the Unix-socket API and its event stream), and runs until SIGTERM or SIGINT.
+///
+/// Threads: the scanner reads D-Bus, the engine takes batches and fires timers, the API
+/// server answers on its socket, and each webhook delivers on its own. Shutdown runs in
+/// order: the scanner hands over its last batch, the engine takes a final turn and saves
+/// region states, then webhooks make a last delivery attempt and the API closes.
 struct LiveDaemon {
     let config: Config
+    /// Also print events on standard output as JSON Lines.
+    let printEvents: Bool
+    let errors = RecentErrors()
 
-    func run() {
-        let ids = Mutex(EventIDGenerator(nonce: UInt32.random(in: .min ... .max)))
-        let gateway = config.gateway.id
+    func run() throws {
+        let started = WallClock.now()
         let store = openStore()
-        var core = BeaconEngine(configuration: config.engineConfiguration, start: WallClock.now())
+        var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
         if let store { restoreRegions(from: store, into: &core) }
-        let storeFailed = Atomic<Bool>(false)
+        let workers = store.map { makeWebhookWorkers(store: $0) } ?? []
+        if store == nil && !config.webhooks.isEmpty {
+            log("error: webhooks.off reason=no state store next=fix gateway.state_dir; events are not delivered")
+        }
+        let publisher = EventPublisher(
+            gateway: config.gateway.id, store: store, workers: workers, echo: printEvents, clock: WallClock.now,
+            log: log)
         let engine = LiveEngine(
-            engine: core, clock: WallClock.now,
-            publish: { events in
-                var stored: [StateStore.StoredEvent] = []
-                var text = ""
-                for event in events {
-                    let id = ids.withLock { $0.next(for: event.time) }
-                    let json = CloudEvent.json(event, id: id, gatewayID: gateway).serialized
-                    stored.append(.init(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json))
-                    text += json
-                    text += "\n"
-                }
-                // Durable first, then shown.
-                do {
-                    try store?.append(stored)
-                } catch {
-                    if !storeFailed.exchange(true, ordering: .relaxed) {
-                        standardError("error: state.write_failed error=\(error) next=events are not kept")
-                    }
-                }
-                writeAll(fd: 1, text)
-            },
+            engine: core, clock: WallClock.now, publish: publisher.publish,
             persist: { snapshots in
                 do {
                     try store?.saveRegions(snapshots)
                 } catch {
-                    if !storeFailed.exchange(true, ordering: .relaxed) {
-                        standardError("error: state.write_failed error=\(error) next=region states are not kept")
-                    }
+                    log("error: state.write_failed error=\(error) next=region states are not kept")
                 }
             })
+        let adapters = Mutex<[String: AdapterStatus]>([:])
         let scanner = BlueZScanner(
             settings: ScannerSettings(
                 adapters: config.bluetooth.adapters.map(Set.init), minRSSI: config.bluetooth.minRSSI,
@@ -60,81 +55,97 @@ struct LiveDaemon {
             output: { output in
                 switch output {
                 case let .sightings(batch): engine.submit(.sightings(batch))
-                case let .adapter(status, t): engine.submit(.external(Event(time: t, payload: status.event)))
+                case let .adapter(status, t):
+                    adapters.withLock { $0[status.adapter] = status }
+                    engine.submit(.external(Event(time: t, payload: status.event)))
                 }
             },
-            log: { record in standardError("\(record.level.rawValue): \(record.text)") })
+            log: { record in log("\(record.level.rawValue): \(record.text)") })
 
-        let finished = DispatchGroup()
-        // Shutdown runs in order: the scanner stops and hands over its last batch, then the
-        // engine takes a final turn and saves region states, so nothing heard is dropped.
-        let bodies: [@Sendable () -> Void] = [
-            { engine.run() },
-            {
-                scanner.run()
-                engine.stop()
-            },
-        ]
-        for body in bodies {
-            finished.enter()
-            Thread.detachNewThread {
-                body()
-                finished.leave()
-            }
+        let hub = EventStreamHub(store: store)
+        publisher.addListener(hub.publish)
+        let context = APIContext(
+            config: config, version: BeaconVersion.string, started: started, engine: engine, store: store,
+            publisher: publisher, webhooks: workers,
+            runtime: {
+                var status = RuntimeStatus()
+                status.adapters = adapters.withLock { $0.values.sorted { $0.adapter < $1.adapter } }.map {
+                    RuntimeStatus.Adapter(
+                        name: $0.adapter, present: $0.present, powered: $0.powered, discovering: $0.discovering)
+                }
+                status.bluezReachable = scanner.bluezReachable.load(ordering: .relaxed)
+                status.dbusSignals = scanner.signalsReceived.load(ordering: .relaxed)
+                status.dbusReconnects = scanner.reconnects.load(ordering: .relaxed)
+                return status
+            }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) })
+        let router = APIRouter(context: context, stream: hub)
+        let server = HTTPServer(settings: HTTPServer.Settings(socketPath: config.api.socket), handler: router.handle)
+        hub.attach(server)
+        do {
+            try server.start()
+        } catch {
+            log("error: api.unavailable socket=\(config.api.socket) error=\(error)")
+            throw ExitCode(ExitStatus.unavailable)
         }
+        log("info: api.listening socket=\(config.api.socket)")
+
+        let inputs = DispatchGroup()
+        // The engine and the scanner stop first, in order, so nothing heard is dropped.
+        start(in: inputs) { engine.run() }
+        start(in: inputs) {
+            scanner.run()
+            engine.stop()
+        }
+        let outputs = DispatchGroup()
+        start(in: outputs) { server.run() }
+        for worker in workers { start(in: outputs) { worker.run() } }
+
+        let signals = handleStopSignals { scanner.stop() }
+        log("info: beacond.started gateway=\(config.gateway.id) version=\(BeaconVersion.string)")
+        inputs.wait()
+        for worker in workers { worker.stop() }
+        server.stop()
+        outputs.wait()
+        signals.forEach { $0.cancel() }
+        let c = engine.counters
+        log(
+            "info: engine.summary sightings=\(c.sightings) decoded=\(c.decode.decoded) beacons=\(engine.beaconCount) "
+                + "not_beacons=\(c.decode.totalNonMatches) without_identity=\(c.framesWithoutIdentity) "
+                + "dbus_signals=\(scanner.signalsReceived.load(ordering: .relaxed))")
+        log("info: beacond.stopped")
+    }
+
+    /// Standard error, one line per record; warnings and errors are kept for `/v1/status`.
+    func log(_ line: String) {
+        standardError(line)
+        if line.hasPrefix("warning") || line.hasPrefix("error") { errors.record(line) }
+    }
+
+    private func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+        group.enter()
+        Thread.detachNewThread {
+            body()
+            group.leave()
+        }
+    }
+
+    /// SIGTERM and SIGINT begin an orderly stop.
+    private func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
         // A parent (a test harness, a badly written supervisor) may hand us a blocked signal
         // mask; a daemon that cannot hear SIGTERM cannot flush and stop cleanly.
         var mask = sigset_t()
         sigemptyset(&mask)
         for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, number) }
         pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+        return [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 standardError("info: beacond.stopping signal=\(number)")
-                scanner.stop()
+                stop()
             }
             source.resume()
             return source
-        }
-        standardError("info: beacond.started gateway=\(gateway) version=\(BeaconVersion.string)")
-        finished.wait()
-        signals.forEach { $0.cancel() }
-        let c = engine.counters
-        standardError(
-            "info: engine.summary sightings=\(c.sightings) decoded=\(c.decode.decoded) beacons=\(engine.beaconCount) "
-                + "not_beacons=\(c.decode.totalNonMatches) without_identity=\(c.framesWithoutIdentity) "
-                + "dbus_signals=\(scanner.signalsReceived.load(ordering: .relaxed))")
-        standardError("info: beacond.stopped")
-    }
-}
-
-extension LiveDaemon {
-    /// The state store under `gateway.state_dir`; without it the daemon still runs, and says
-    /// that a restart will forget region states.
-    func openStore() -> StateStore? {
-        do {
-            return try StateStore(directory: config.gateway.stateDir)
-        } catch {
-            standardError(
-                "warning: state.unavailable dir=\(config.gateway.stateDir) error=\(error) next=running without saved state"
-            )
-            return nil
-        }
-    }
-
-    /// Puts back the region states saved before a restart: no second enter for a region that
-    /// stayed inside, an exit dated from the last sighting for one whose beacons left.
-    func restoreRegions(from store: StateStore, into engine: inout BeaconEngine) {
-        do {
-            let (snapshots, skipped) = try store.loadRegions()
-            let restored = snapshots.filter { engine.restore($0) }.count
-            standardError(
-                "info: state.restored regions=\(restored) redefined_or_gone=\(snapshots.count - restored) unreadable=\(skipped)"
-            )
-        } catch {
-            standardError("warning: state.unreadable error=\(error) next=regions start unknown")
         }
     }
 }

@@ -12,6 +12,7 @@ import Testing
     static func config(in dir: URL, bluetooth: String = "", exitTimeout: String = "2s") throws -> String {
         let text = """
             gateway: {id: live-test, state_dir: \(dir.appendingPathComponent("state").path)}
+            api: {socket: \(dir.appendingPathComponent("api.sock").path)}
             monitoring: {exit_timeout: \(exitTimeout), enter_sightings: 2, enter_window: 5s}
             clients:
               - id: app

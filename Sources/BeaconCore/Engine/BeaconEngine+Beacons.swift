@@ -79,3 +79,44 @@ extension BeaconEngine {
         }
     }
 }
+
+/// A beacon as `GET /v1/beacons` shows it: what each receiver hears of it, smoothed.
+public struct BeaconStatus: Sendable, Equatable {
+    public struct Reading: Sendable, Equatable {
+        public var receiver: String
+        public var rssi: Double
+        public var distance: Double?
+        public var lastSeen: Timestamp
+    }
+
+    public var identity: BeaconIdentity
+    public var lastSeen: Timestamp
+    /// Nearest first.
+    public var readings: [Reading]
+    /// From the nearest fresh reading; unknown when none is fresh.
+    public var proximity: Proximity
+    public var distance: Double?
+}
+
+extension BeaconEngine {
+    /// Beacons heard within `within` of `t`, most recently heard first.
+    public func beaconStatuses(at t: Timestamp, within: TimeSpan) -> [BeaconStatus] {
+        var out: [BeaconStatus] = []
+        for (s, record) in records.enumerated() {
+            guard let record, t - record.lastSeen <= within else { continue }
+            let slot = Int32(s)
+            let readings = record.readings.map { r in
+                BeaconStatus.Reading(
+                    receiver: receiverNames[Int(r.receiver)], rssi: r.filter.estimate,
+                    distance: distance(slot: slot, receiver: r.receiver, smoothed: r.filter.estimate),
+                    lastSeen: r.lastSeen)
+            }.sorted { ($0.distance ?? .infinity, -$0.rssi) < ($1.distance ?? .infinity, -$1.rssi) }
+            let nearest = nearestFreshReading(slot: slot, at: t)
+            out.append(
+                BeaconStatus(
+                    identity: record.identity, lastSeen: record.lastSeen, readings: readings,
+                    proximity: Proximity(distance: nearest?.distance), distance: nearest?.distance))
+        }
+        return out.sorted { $0.lastSeen > $1.lastSeen }
+    }
+}

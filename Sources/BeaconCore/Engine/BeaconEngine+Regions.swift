@@ -15,6 +15,13 @@ public struct RegionStatus: Sendable, Equatable {
     public var spec: RegionSpec
     public var state: RegionState
     public var enteredAt: Timestamp?
+
+    public init(client: String, spec: RegionSpec, state: RegionState, enteredAt: Timestamp?) {
+        self.client = client
+        self.spec = spec
+        self.state = state
+        self.enteredAt = enteredAt
+    }
 }
 
 extension BeaconEngine {

@@ -26,6 +26,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         Timestamp(nanoseconds: lhs.nanoseconds &+ rhs.nanoseconds)
     }
 
+    public static func - (lhs: Timestamp, rhs: TimeSpan) -> Timestamp {
+        Timestamp(nanoseconds: lhs.nanoseconds &- rhs.nanoseconds)
+    }
+
     public static func - (lhs: Timestamp, rhs: Timestamp) -> TimeSpan {
         TimeSpan(nanoseconds: lhs.nanoseconds &- rhs.nanoseconds)
     }

@@ -1,0 +1,86 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import Publishing
+import Storage
+import Synchronization
+
+/// What the daemon knows outside the engine, for `/v1/status` and `/metrics`: adapters,
+/// BlueZ reachability, D-Bus counters. Filled in by the daemon's adapters.
+public struct RuntimeStatus: Sendable {
+    public struct Adapter: Sendable, Equatable {
+        public var name: String
+        public var present: Bool
+        public var powered: Bool
+        public var discovering: Bool
+
+        public init(name: String, present: Bool, powered: Bool, discovering: Bool) {
+            self.name = name
+            self.present = present
+            self.powered = powered
+            self.discovering = discovering
+        }
+    }
+
+    public var adapters: [Adapter] = []
+    public var bluezReachable = false
+    public var dbusSignals = 0
+    public var dbusReconnects = 0
+
+    public init() {}
+}
+
+/// The last warnings and errors the daemon logged, for `/v1/status` and `beaconctl status`:
+/// an operator asking "what is wrong" should not need the journal.
+public final class RecentErrors: Sendable {
+    private let lines = Mutex<[String]>([])
+    public static let kept = 10
+
+    public init() {}
+
+    public func record(_ line: String) {
+        lines.withLock {
+            $0.append(line)
+            if $0.count > RecentErrors.kept { $0.removeFirst($0.count - RecentErrors.kept) }
+        }
+    }
+
+    public var all: [String] { lines.withLock { $0 } }
+}
+
+/// Everything the API reads or changes. The engine is reached only through `LiveEngine`
+/// (its own thread); the store is read directly (WAL readers never block the writer).
+public struct APIContext: Sendable {
+    public var config: Config
+    public var version: String
+    public var started: Timestamp
+    public var engine: LiveEngine
+    public var store: StateStore?
+    public var publisher: EventPublisher
+    public var webhooks: [WebhookWorker]
+    public var runtime: @Sendable () -> RuntimeStatus
+    public var errors: RecentErrors
+    public var clock: @Sendable () -> Timestamp
+    /// Remote sightings: handed to the engine like the local adapters' batches.
+    public var ingest: @Sendable ([Sighting]) -> Void
+
+    public init(
+        config: Config, version: String, started: Timestamp, engine: LiveEngine, store: StateStore?,
+        publisher: EventPublisher, webhooks: [WebhookWorker], runtime: @escaping @Sendable () -> RuntimeStatus,
+        errors: RecentErrors, clock: @escaping @Sendable () -> Timestamp,
+        ingest: @escaping @Sendable ([Sighting]) -> Void
+    ) {
+        self.config = config
+        self.version = version
+        self.started = started
+        self.engine = engine
+        self.store = store
+        self.publisher = publisher
+        self.webhooks = webhooks
+        self.runtime = runtime
+        self.errors = errors
+        self.clock = clock
+        self.ingest = ingest
+    }
+}

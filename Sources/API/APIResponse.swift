@@ -1,0 +1,30 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import Publishing
+import Storage
+
+/// Small helpers so that every route answers the same way: JSON bodies, errors as
+/// `{"error": {"code", "message"}}`.
+enum Reply {
+    static func json(_ value: JSONValue, status: Int = 200) -> HTTPReply {
+        .response(HTTPResponse(status: status, contentType: "application/json", body: value.serialized + "\n"))
+    }
+
+    static func error(_ status: Int, _ code: String, _ message: String) -> HTTPReply {
+        .response(HTTPResponse.error(status: status, code: code, message: message))
+    }
+
+    static func noContent() -> HTTPReply { .response(HTTPResponse(status: 204)) }
+
+    static let engineBusy = error(503, "engine_unavailable", "the engine did not answer (stopping or overloaded)")
+}
+
+extension JSONValue {
+    static func int(_ n: Int) -> JSONValue { .number(Double(n)) }
+    static func time(_ t: Timestamp?) -> JSONValue { t.map { .string(RFC3339.format($0)) } ?? .null }
+    static func round(_ v: Double?, places: Double = 100) -> JSONValue {
+        v.map { .number(($0 * places).rounded() / places) } ?? .null
+    }
+}

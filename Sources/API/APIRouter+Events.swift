@@ -1,0 +1,83 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import Publishing
+import Storage
+
+/// The event history and remote receivers' sightings.
+extension APIRouter {
+    /// `GET /v1/events?after=<id>&type=<glob>&limit=`: the stored history, oldest first.
+    func events(_ query: [String: String]) -> HTTPReply {
+        guard let store = context.store else {
+            return Reply.error(503, "no_state_store", "the state store is unavailable, so there is no history")
+        }
+        var limit = 100
+        if let text = query["limit"] {
+            guard let n = Int(text), n >= 1, n <= 1000 else {
+                return Reply.error(400, "bad_limit", "limit: expected an integer 1...1000, got \"\(text)\"")
+            }
+            limit = n
+        }
+        do {
+            let list = try store.events(
+                after: query["after"], matching: query["type"].map(EventTypeGlob.init(list:)), limit: limit)
+            var members: [(String, JSONValue)] = [
+                ("events", .array(list.map { (try? JSONParser.parse($0.body)) ?? .string($0.body) }))
+            ]
+            members.append(("next", list.count == limit ? .string(list.last!.id) : .null))
+            return Reply.json(.object(members))
+        } catch {
+            return Reply.error(500, "store_unreadable", "\(error)")
+        }
+    }
+
+    /// `POST /v1/sightings`: JSON Lines of sighting records from another receiver. Good lines
+    /// are taken even when others are bad; each bad line is reported with its number.
+    func sightings(_ body: [UInt8]) -> HTTPReply {
+        var accepted: [Sighting] = []
+        var rejected: [JSONValue] = []
+        var rejectedCount = 0
+        var lineNumber = 0
+        for line in body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let text = String(decoding: line, as: UTF8.self)
+            if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) { continue }
+            do {
+                accepted.append(try SightingRecord.parse(line: text))
+            } catch {
+                rejectedCount += 1
+                if rejected.count < 100 {
+                    rejected.append(.object([("line", .int(lineNumber)), ("error", .string(error.reason))]))
+                }
+            }
+        }
+        if !accepted.isEmpty { context.ingest(accepted) }
+        let result: JSONValue = .object([
+            ("accepted", .int(accepted.count)), ("rejected", .int(rejectedCount)), ("errors", .array(rejected)),
+        ])
+        // 422 when nothing was usable, so a relay with a broken encoder notices at once.
+        if accepted.isEmpty && rejectedCount > 0, case let .object(first)? = rejected.first {
+            let line = first[0].1.numberValue.map { Int($0) } ?? 0
+            let reason = first[1].1.stringValue ?? ""
+            return Reply.error(
+                422, "invalid_sightings",
+                "none of \(rejectedCount) lines was a sighting record; line \(line): \(reason)")
+        }
+        return Reply.json(result, status: 202)
+    }
+
+    static func json(_ worker: WebhookWorker, depths: [StateStore.OutboxDepth]) -> JSONValue {
+        let c = worker.counters
+        let depth = depths.first { $0.webhook == worker.settings.id }
+        return .object([
+            ("id", .string(worker.settings.id)), ("url", .string(worker.settings.url)),
+            ("state", .string(c.disabled != nil ? "disabled" : (c.retryAt != nil ? "retrying" : "ok"))),
+            ("pending", .int(depth?.pending ?? 0)), ("oldest", .time(depth?.oldest)),
+            ("dead_letters", .int(depth?.deadLetters ?? 0)), ("delivered", .int(c.delivered)),
+            ("failed_requests", .int(c.requestsFailed)), ("last_error", c.lastError.map { .string($0) } ?? .null),
+            ("last_error_at", .time(c.lastErrorAt)), ("retry_at", .time(c.retryAt)),
+            ("disabled", c.disabled.map { .string($0) } ?? .null),
+        ])
+    }
+}

@@ -1,0 +1,116 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import Publishing
+import Storage
+
+/// Clients and regions: CoreLocation's startMonitoring / stopMonitoring / requestState.
+extension APIRouter {
+    func clients() -> HTTPReply {
+        let limit = context.config.monitoring.regionLimit
+        let list = context.engine.perform { engine, _ in
+            (engine.clientIDs.map { ($0, engine.regionStatuses(client: $0).count) }, [])
+        }
+        guard let list else { return Reply.engineBusy }
+        return Reply.json(
+            .object([
+                (
+                    "clients",
+                    .array(
+                        list.map { id, count in
+                            .object([("id", .string(id)), ("regions", .int(count)), ("region_limit", .int(limit))])
+                        })
+                )
+            ]))
+    }
+
+    func regions(client: String) -> HTTPReply {
+        let answer = context.engine.perform { engine, _ in
+            (engine.clientIDs.contains(client) ? engine.regionStatuses(client: client) : nil, [])
+        }
+        guard let answer else { return Reply.engineBusy }
+        guard let statuses = answer else { return Reply.error(404, "unknown_client", "no client \"\(client)\"") }
+        return Reply.json(.object([("client", .string(client)), ("regions", .array(statuses.map(Self.json)))]))
+    }
+
+    static func json(_ status: RegionStatus) -> JSONValue {
+        guard case var .object(members) = status.spec.json else { return .null }
+        members.append(("state", .string(status.state.rawValue)))
+        members.append(("entered_at", .time(status.enteredAt)))
+        return .object(members)
+    }
+
+    /// Starts monitoring (or replaces) a region; 409 when the client is at its limit.
+    func monitor(client: String, region id: String, body: [UInt8]) -> HTTPReply {
+        let json: JSONValue
+        switch Self.parseBody(body) {
+        case let .success(value): json = value
+        case let .failure(error): return error.reply
+        }
+        if let bodyID = json["id"]?.stringValue, bodyID != id {
+            return Reply.error(422, "invalid_region", "id: \"\(bodyID)\" does not match the path's \"\(id)\"")
+        }
+        let spec: RegionSpec
+        do {
+            spec = try RegionSpec(json: json, id: id)
+        } catch {
+            return Reply.error(422, "invalid_region", error.description)
+        }
+        let answer = context.engine.perform { engine, now -> (RegionChange, [Event]) in
+            let change = engine.monitor(client: client, region: spec, at: now)
+            return (change, change.events)
+        }
+        guard let change = answer else { return Reply.engineBusy }
+        if let failure = change.failure {
+            let limit = context.config.monitoring.regionLimit
+            return Reply.error(
+                failure == .regionLimitExceeded ? 409 : 422, failure.rawValue,
+                failure == .regionLimitExceeded
+                    ? "client \"\(client)\" already monitors \(limit) regions (region_limit); stop one first"
+                    : "region \"\(id)\" cannot be monitored: \(failure.rawValue)")
+        }
+        if let persisted = saveOverride(.monitor(client: client, region: spec)) { return persisted }
+        return Reply.json(
+            Self.json(RegionStatus(client: client, spec: spec, state: .unknown, enteredAt: nil)), status: 200)
+    }
+
+    func unmonitor(client: String, region id: String) -> HTTPReply {
+        let removed = context.engine.perform { engine, _ in (engine.stopMonitoring(client: client, region: id), []) }
+        guard let removed else { return Reply.engineBusy }
+        guard removed else {
+            return Reply.error(404, "region_not_found", "client \"\(client)\" has no region \"\(id)\"")
+        }
+        if let persisted = saveOverride(.remove(client: client, region: id)) { return persisted }
+        return Reply.noContent()
+    }
+
+    func requestState(client: String, region id: String) -> HTTPReply {
+        let answer = context.engine.perform { engine, now -> (RegionChange, [Event]) in
+            let change = engine.requestState(client: client, region: id, at: now)
+            return (change, change.events)
+        }
+        guard let change = answer else { return Reply.engineBusy }
+        guard change.failure == nil,
+            case let .regionState(_, _, state)? = change.events.last(where: {
+                if case .regionState = $0.payload { return true } else { return false }
+            })?.payload
+        else { return Reply.error(404, "region_not_found", "client \"\(client)\" has no region \"\(id)\"") }
+        return Reply.json(
+            .object([("client", .string(client)), ("region", .string(id)), ("state", .string(state.rawValue))]),
+            status: 202)
+    }
+
+    /// Keeps an API change across restarts; a store failure is reported, the change stays live.
+    private func saveOverride(_ change: StateStore.RegionOverride) -> HTTPReply? {
+        guard let store = context.store else { return nil }
+        do {
+            try store.saveOverride(change)
+            return nil
+        } catch {
+            return Reply.error(
+                500, "not_persisted",
+                "the change is live but could not be saved and will not survive a restart: \(error)")
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import Publishing
+import Storage
+
+/// Read-only views: status, beacons, the site (assets, zones, alarms) and the outbox.
+extension APIRouter {
+    func status() -> HTTPReply {
+        let now = context.clock()
+        let engineView = context.engine.perform { engine, _ in
+            ((engine.counters, engine.beaconCount, engine.clientIDs.count), [])
+        }
+        guard let (counters, beacons, clients) = engineView else { return Reply.engineBusy }
+        let runtime = context.runtime()
+        let depths = (try? context.store?.outboxDepths()) ?? []
+        let uptime = now - context.started
+        let members: [(String, JSONValue)] = [
+            ("gateway", .string(context.config.gateway.id)),
+            ("version", .string(context.version)),
+            ("started", .time(context.started)),
+            ("uptime_s", .round(uptime.seconds, places: 10)),
+            (
+                "bluez",
+                .object([("reachable", .bool(runtime.bluezReachable)), ("dbus_signals", .int(runtime.dbusSignals))])
+            ),
+            ("adapters", .array(runtime.adapters.map(Self.json))),
+            (
+                "rates",
+                .object([
+                    ("sightings_per_s", .round(uptime.seconds > 0 ? Double(counters.sightings) / uptime.seconds : 0))
+                ])
+            ),
+            (
+                "counts",
+                .object([
+                    ("sightings", .int(counters.sightings)), ("decoded", .int(counters.decode.decoded)),
+                    ("beacons", .int(beacons)), ("clients", .int(clients)),
+                    ("events", .int(context.publisher.countsByType.values.reduce(0, +))),
+                    ("stream_clients", .int(stream.count)),
+                ])
+            ),
+            (
+                "outbox",
+                .object([
+                    ("pending", .int(depths.reduce(0) { $0 + $1.pending })),
+                    ("dead_letters", .int(depths.reduce(0) { $0 + $1.deadLetters })),
+                    ("oldest", .time(depths.compactMap(\.oldest).min())),
+                ])
+            ),
+            ("webhooks", .array(context.webhooks.map { Self.json($0, depths: depths) })),
+            ("state_store", context.store.map { .string($0.path) } ?? .null),
+            ("last_errors", .array(context.errors.all.map { .string($0) })),
+        ]
+        return Reply.json(.object(members))
+    }
+
+    static func json(_ a: RuntimeStatus.Adapter) -> JSONValue {
+        .object([
+            ("adapter", .string(a.name)), ("present", .bool(a.present)), ("powered", .bool(a.powered)),
+            ("discovering", .bool(a.discovering)),
+        ])
+    }
+
+    func beacons() -> HTTPReply {
+        let list = context.engine.perform { engine, now in
+            (engine.beaconStatuses(at: now, within: engine.settings.exitTimeout), [])
+        }
+        guard let list else { return Reply.engineBusy }
+        return Reply.json(
+            .object([
+                (
+                    "beacons",
+                    .array(
+                        list.map { b in
+                            .object([
+                                ("beacon", CloudEvent.json(b.identity)),
+                                ("proximity", .string(b.proximity.rawValue)), ("distance", .round(b.distance)),
+                                ("last_seen", .time(b.lastSeen)),
+                                (
+                                    "receivers",
+                                    .array(
+                                        b.readings.map { r in
+                                            .object([
+                                                ("receiver", .string(r.receiver)), ("rssi", .round(r.rssi, places: 10)),
+                                                ("distance", .round(r.distance)), ("last_seen", .time(r.lastSeen)),
+                                            ])
+                                        })
+                                ),
+                            ])
+                        })
+                )
+            ]))
+    }
+
+    /// Configured assets. Positions come with asset tracking; until then they are null.
+    func assets(id: String?) -> HTTPReply {
+        let all = context.config.assets.map { asset -> JSONValue in
+            .object([
+                ("id", .string(asset.id)), ("name", asset.name.map { .string($0) } ?? .null),
+                ("beacon", Self.json(asset.beacon)), ("position", .null), ("zones", .array([])), ("last_seen", .null),
+            ])
+        }
+        guard let id else { return Reply.json(.object([("assets", .array(all))])) }
+        guard let index = context.config.assets.firstIndex(where: { $0.id == id }) else {
+            return Reply.error(404, "unknown_asset", "no asset \"\(id)\"")
+        }
+        return Reply.json(all[index])
+    }
+
+    static func json(_ tag: AssetSpec.Tag) -> JSONValue {
+        switch tag {
+        case let .ibeacon(uuid, major, minor):
+            var m: [(String, JSONValue)] = [("uuid", .string(uuid.description))]
+            if let major { m.append(("major", .int(Int(major)))) }
+            if let minor { m.append(("minor", .int(Int(minor)))) }
+            return .object(m)
+        case let .eddystone(namespace, instance):
+            return .object([("namespace", .string(namespace)), ("instance", .string(instance))])
+        case let .address(address):
+            return .object([("address", .string(address))])
+        }
+    }
+
+    func zones() -> HTTPReply {
+        Reply.json(
+            .object([
+                (
+                    "zones",
+                    .array(
+                        context.config.zones.map { zone in
+                            switch zone.shape {
+                            case let .polygon(level, points):
+                                return .object([
+                                    ("id", .string(zone.id)), ("level", .int(level)),
+                                    ("polygon", .array(points.map { .array($0.map { .number($0) }) })),
+                                ])
+                            case let .nearReceiver(receiver, within):
+                                return .object([
+                                    ("id", .string(zone.id)), ("receiver", .string(receiver)),
+                                    ("within", .number(within)),
+                                ])
+                            }
+                        })
+                )
+            ]))
+    }
+
+    func alarmList() -> HTTPReply {
+        Reply.json(.object([("alarms", .array(context.config.alarms.map { alarmJSON($0) }))]))
+    }
+
+    func alarmJSON(_ alarm: AlarmSpec) -> JSONValue {
+        .object([
+            ("id", .string(alarm.id)), ("zones", .array(alarm.zones.map { .string($0) })),
+            ("on", .array(alarm.on.map { .string($0.rawValue) })),
+            ("dwell", alarm.dwell.map { .string($0.description) } ?? .null),
+            ("assets", alarm.assets.map { .array($0.map { .string($0) }) } ?? .null),
+            ("active", .bool(alarms.isActive(alarm.id) ?? alarm.active)),
+        ])
+    }
+
+    /// `{"active": true|false}` switches an alarm on or off at runtime.
+    func patchAlarm(id: String, body: [UInt8]) -> HTTPReply {
+        guard let alarm = context.config.alarms.first(where: { $0.id == id }) else {
+            return Reply.error(404, "unknown_alarm", "no alarm \"\(id)\"")
+        }
+        let json: JSONValue
+        switch Self.parseBody(body) {
+        case let .success(value): json = value
+        case let .failure(error): return error.reply
+        }
+        guard case let .object(members) = json, case let .bool(active)? = json["active"] else {
+            return Reply.error(422, "invalid_alarm", "active: expected true or false")
+        }
+        if let other = members.first(where: { $0.0 != "active" }) {
+            return Reply.error(422, "invalid_alarm", "\(other.0): only \"active\" can be changed")
+        }
+        alarms.set(id, active: active)
+        return Reply.json(alarmJSON(alarm))
+    }
+
+    func outbox() -> HTTPReply {
+        guard let store = context.store else {
+            return Reply.error(503, "no_state_store", "the state store is unavailable; webhooks are not delivered")
+        }
+        do {
+            let depths = try store.outboxDepths()
+            let dead = try store.deadLetters(limit: 100)
+            return Reply.json(
+                .object([
+                    ("webhooks", .array(context.webhooks.map { Self.json($0, depths: depths) })),
+                    (
+                        "dead_letters",
+                        .array(
+                            dead.map { d in
+                                .object([
+                                    ("webhook", .string(d.webhook)), ("id", .string(d.eventID)),
+                                    ("type", .string(d.type)),
+                                    ("enqueued", .time(d.enqueuedAt)), ("dead", .time(d.diedAt)),
+                                    ("reason", .string(d.reason)),
+                                ])
+                            })
+                    ),
+                ]))
+        } catch {
+            return Reply.error(500, "store_unreadable", "\(error)")
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import Publishing
+import Storage
+import Synchronization
+
+/// `GET /v1/events/stream`: Server-Sent Events, live, with resumption.
+///
+/// A client that sends `Last-Event-ID` (or `?after=`) first gets every stored event after
+/// that id, then the live ones, with no gap and no duplicate: the subscriber is registered
+/// (buffering live events) before the history is read, and buffered events at or before the
+/// last replayed id are skipped when it goes live. Ids sort in publication order, which is
+/// what makes the comparison valid.
+///
+/// A client that stops reading is dropped by the server when its unsent output passes the
+/// stream limit; publishing only queues bytes and never waits for a client.
+public final class EventStreamHub: Sendable {
+    struct Subscriber {
+        var glob: EventTypeGlob?
+        var lastID: String?
+        /// False while the history is being replayed; live events wait in `pending`.
+        var live: Bool
+        var pending: [StateStore.StoredEvent] = []
+    }
+
+    private let store: StateStore?
+    private let server = Mutex<HTTPServer?>(nil)
+    private let subscribers = Mutex<[StreamID: Subscriber]>([:])
+    private let lastHeartbeat = Mutex<Int>(0)
+    /// Seconds between keep-alive comments, which also reveal clients that went away.
+    public static let heartbeatSeconds = 15
+
+    public init(store: StateStore?) { self.store = store }
+
+    /// Connects the hub to the server that carries its streams (they reference each other).
+    public func attach(_ server: HTTPServer) {
+        self.server.withLock { $0 = server }
+        server.onStreamClosed = { [weak self] id in self?.closed(id) }
+        server.onTick = { [weak self] in self?.tick() }
+    }
+
+    public var count: Int { subscribers.withLock { $0.count } }
+
+    func open(_ request: HTTPRequest) -> HTTPReply {
+        let resume = request.header("last-event-id") ?? request.query["after"]
+        let glob = request.query["type"].map(EventTypeGlob.init(list:))
+        let head = HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")])
+        return .stream(head: head) { [self] id in
+            subscribers.withLock { $0[id] = Subscriber(glob: glob, lastID: resume, live: resume == nil) }
+            send(Array("retry: 2000\n: beacond event stream\n\n".utf8), to: id)
+            if resume != nil { replay(id) }
+        }
+    }
+
+    /// Sends the stored events after the subscriber's id, then takes it live.
+    private func replay(_ id: StreamID) {
+        guard var subscriber = subscribers.withLock({ $0[id] }) else { return }
+        if let store {
+            do {
+                while true {
+                    let page = try store.events(after: subscriber.lastID, matching: subscriber.glob, limit: 1000)
+                    guard let last = page.last else { break }
+                    send(Self.render(page), to: id)
+                    subscriber.lastID = last.id
+                }
+            } catch {
+                send(Array(": history unavailable: \(error)\n\n".utf8), to: id)
+            }
+        }
+        let catchUp = subscribers.withLock { all -> [StateStore.StoredEvent] in
+            guard var s = all[id] else { return [] }
+            let pending = s.pending.filter { event in subscriber.lastID.map { event.id > $0 } ?? true }
+            s.pending = []
+            s.live = true
+            s.lastID = pending.last?.id ?? subscriber.lastID
+            all[id] = s
+            return pending
+        }
+        if !catchUp.isEmpty { send(Self.render(catchUp), to: id) }
+    }
+
+    /// Called with every stored batch, on the engine's thread.
+    public func publish(_ events: [StateStore.StoredEvent]) {
+        guard !events.isEmpty else { return }
+        var groups: [[String]?: [StreamID]] = [:]
+        var globs: [[String]?: EventTypeGlob?] = [:]
+        subscribers.withLock { all in
+            for (id, var s) in all {
+                let wanted = s.glob.map { g in events.filter { g.matches(type: $0.type) } } ?? events
+                guard !wanted.isEmpty else { continue }
+                if s.live {
+                    s.lastID = wanted.last!.id
+                    groups[s.glob?.patterns, default: []].append(id)
+                    globs[s.glob?.patterns] = s.glob
+                } else {
+                    s.pending += wanted
+                }
+                all[id] = s
+            }
+        }
+        for (key, ids) in groups {
+            let glob = globs[key] ?? nil
+            let wanted = glob.map { g in events.filter { g.matches(type: $0.type) } } ?? events
+            server.withLock { $0 }?.send(Self.render(wanted), to: ids)
+        }
+    }
+
+    private func closed(_ id: StreamID) {
+        _ = subscribers.withLock { $0.removeValue(forKey: id) }
+    }
+
+    private func tick() {
+        let now = Int(monotonicSeconds())
+        let due = lastHeartbeat.withLock { last -> Bool in
+            guard now - last >= Self.heartbeatSeconds else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let ids = subscribers.withLock { Array($0.keys) }
+        server.withLock { $0 }?.send(Array(": keep-alive\n\n".utf8), to: ids)
+    }
+
+    private func send(_ bytes: [UInt8], to id: StreamID) {
+        server.withLock { $0 }?.send(bytes, to: id)
+    }
+
+    /// `id:`, `event:` and `data:` lines per event (the JSON is one line).
+    static func render(_ events: [StateStore.StoredEvent]) -> [UInt8] {
+        var text = ""
+        for e in events {
+            text += "id: \(e.id)\nevent: \(e.type)\ndata: \(e.body)\n\n"
+        }
+        return Array(text.utf8)
+    }
+}

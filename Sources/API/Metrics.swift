@@ -1,0 +1,115 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import Publishing
+import Storage
+
+/// `GET /metrics` in the Prometheus text format (version 0.0.4). Names follow Prometheus'
+/// conventions: `_total` for counters, base units (seconds), labels for reasons and types.
+extension APIRouter {
+    func metrics() -> HTTPReply {
+        let view = context.engine.perform { engine, _ in ((engine.counters, engine.beaconCount), []) }
+        guard let (counters, beacons) = view else { return Reply.engineBusy }
+        let runtime = context.runtime()
+        let depths = (try? context.store?.outboxDepths()) ?? []
+        let now = context.clock()
+        var m = MetricsText()
+        m.counter("beacond_advertisements_received_total", "Advertisements handed to the engine.", counters.sightings)
+        m.counter(
+            "beacond_advertisements_decoded_total", "Advertisements decoded as a beacon frame.", counters.decode.decoded
+        )
+        m.family("beacond_advertisements_dropped_total", "counter", "Advertisements that are not beacons, by reason.")
+        for reason in NonMatch.allCases {
+            m.sample(
+                "beacond_advertisements_dropped_total", ["reason": reason.description], Double(counters.decode[reason]))
+        }
+        m.sample(
+            "beacond_advertisements_dropped_total", ["reason": "no_identity"], Double(counters.framesWithoutIdentity))
+        m.counter(
+            "beacond_advertisements_late_total", "Sightings older than the engine's clock.", counters.lateSightings)
+        m.gauge("beacond_beacons", "Beacons currently remembered.", Double(beacons))
+        m.family("beacond_events_total", "counter", "Events published, by type.")
+        for (type, count) in context.publisher.countsByType.sorted(by: { $0.key < $1.key }) {
+            m.sample("beacond_events_total", ["type": type], Double(count))
+        }
+        m.family("beacond_outbox_depth", "gauge", "Events waiting for a webhook.")
+        m.family("beacond_outbox_oldest_age_seconds", "gauge", "Age of the oldest event waiting for a webhook.")
+        m.family("beacond_dead_letters", "gauge", "Events given up on, by webhook.")
+        m.family("beacond_webhook_requests_total", "counter", "Webhook requests by result.")
+        m.family("beacond_webhook_events_delivered_total", "counter", "Events acknowledged by a webhook.")
+        for worker in context.webhooks {
+            let id = worker.settings.id
+            let depth = depths.first { $0.webhook == id }
+            let c = worker.counters
+            m.sample("beacond_outbox_depth", ["webhook": id], Double(depth?.pending ?? 0))
+            m.sample(
+                "beacond_outbox_oldest_age_seconds", ["webhook": id], depth?.oldest.map { (now - $0).seconds } ?? 0)
+            m.sample("beacond_dead_letters", ["webhook": id], Double(depth?.deadLetters ?? 0))
+            m.sample("beacond_webhook_requests_total", ["webhook": id, "result": "ok"], Double(c.requestsOK))
+            m.sample("beacond_webhook_requests_total", ["webhook": id, "result": "failed"], Double(c.requestsFailed))
+            m.sample("beacond_webhook_events_delivered_total", ["webhook": id], Double(c.delivered))
+        }
+        m.gauge(
+            "beacond_bluez_reachable", "1 when bluetoothd owns org.bluez on the system bus.",
+            runtime.bluezReachable ? 1 : 0)
+        m.counter("beacond_dbus_signals_total", "D-Bus signals handled.", runtime.dbusSignals)
+        m.counter(
+            "beacond_dbus_reconnects_total", "Times the D-Bus connection was re-established.", runtime.dbusReconnects)
+        m.family("beacond_adapter_up", "gauge", "1 when the adapter is present, powered and discovering.")
+        for a in runtime.adapters {
+            m.sample("beacond_adapter_up", ["adapter": a.name], a.present && a.powered && a.discovering ? 1 : 0)
+        }
+        let timing = context.engine.timing
+        m.counter("beacond_engine_turns_total", "Engine turns (a batch of input, then due timers).", timing.turns)
+        m.family("beacond_engine_busy_seconds_total", "counter", "Time spent inside engine turns.")
+        m.sample("beacond_engine_busy_seconds_total", [:], timing.busy.seconds)
+        m.gauge("beacond_engine_last_turn_seconds", "Duration of the latest engine turn.", timing.lastTurn.seconds)
+        m.gauge("beacond_stream_clients", "Open event streams.", Double(stream.count))
+        m.gauge("beacond_uptime_seconds", "Seconds since start.", (now - context.started).seconds)
+        return .response(
+            HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: m.text))
+    }
+}
+
+/// Accumulates the exposition text, one `# HELP`/`# TYPE` per family.
+struct MetricsText {
+    private(set) var text = ""
+
+    mutating func family(_ name: String, _ type: String, _ help: String) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+
+    mutating func sample(_ name: String, _ labels: [String: String], _ value: Double) {
+        let labelText =
+            labels.isEmpty
+            ? ""
+            : "{"
+                + labels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\(Self.escape($0.value))\"" }.joined(
+                    separator: ",") + "}"
+        let valueText = value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        text += "\(name)\(labelText) \(valueText)\n"
+    }
+
+    mutating func counter(_ name: String, _ help: String, _ value: Int) {
+        family(name, "counter", help)
+        sample(name, [:], Double(value))
+    }
+
+    mutating func gauge(_ name: String, _ help: String, _ value: Double) {
+        family(name, "gauge", help)
+        sample(name, [:], value)
+    }
+
+    static func escape(_ s: String) -> String {
+        s.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"").replacingAll("\n", with: "\\n")
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+}

@@ -1,0 +1,71 @@
+#include "ccurl.h"
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct beacond_http_client {
+    CURL *easy;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+// The receiver's body is not needed; it is read and dropped.
+static size_t discard(char *data, size_t size, size_t count, void *user) {
+    (void)data;
+    (void)user;
+    return size * count;
+}
+
+beacond_http_client *beacond_http_client_new(void) {
+    pthread_once(&global_once, global_init);
+    beacond_http_client *client = calloc(1, sizeof *client);
+    if (!client) return NULL;
+    client->easy = curl_easy_init();
+    if (!client->easy) {
+        free(client);
+        return NULL;
+    }
+    return client;
+}
+
+void beacond_http_client_free(beacond_http_client *client) {
+    if (!client) return;
+    curl_easy_cleanup(client->easy);
+    free(client);
+}
+
+int beacond_http_post(beacond_http_client *client, const char *url, const char *body, size_t length,
+                      const char *const *headers, int header_count, long timeout_ms,
+                      beacond_http_result *result) {
+    CURL *easy = client->easy;
+    struct curl_slist *list = NULL;
+    for (int i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
+    // No "Expect: 100-continue" round trip: webhook bodies are small.
+    list = curl_slist_append(list, "Expect:");
+    result->status = 0;
+    result->error[0] = 0;
+    curl_easy_reset(easy);
+    curl_easy_setopt(easy, CURLOPT_URL, url);
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)length);
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, result->error);
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    CURLcode code = curl_easy_perform(easy);
+    curl_slist_free_all(list);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, NULL);
+    if (code != CURLE_OK) {
+        if (!result->error[0]) strncpy(result->error, curl_easy_strerror(code), sizeof result->error - 1);
+        return -1;
+    }
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &result->status);
+    return 0;
+}

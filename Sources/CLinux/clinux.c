@@ -1,0 +1,17 @@
+#define _GNU_SOURCE
+#include <sys/socket.h>
+#include "clinux.h"
+
+int clinux_accept_nonblocking(int listener) {
+    return accept4(listener, 0, 0, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int clinux_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+    struct ucred cred;
+    socklen_t length = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) return -1;
+    *pid = cred.pid;
+    *uid = cred.uid;
+    *gid = cred.gid;
+    return 0;
+}

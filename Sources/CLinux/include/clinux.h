@@ -1,0 +1,11 @@
+// Linux interfaces that Glibc's Swift module does not export: epoll, eventfd, and the
+// _GNU_SOURCE socket calls (wrapped in clinux.c, which is compiled with _GNU_SOURCE).
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/types.h>
+
+/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC.
+int clinux_accept_nonblocking(int listener);
+
+/// SO_PEERCRED of a connected Unix socket; 0 on success, -1 with errno otherwise.
+int clinux_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);

@@ -1,0 +1,342 @@
+import CLinux
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// HTTP/1.1 on a Unix socket, on one thread with epoll: the API's transport.
+///
+/// Why not a framework: the API serves a few dozen requests a minute and holds long-lived
+/// event streams. One thread and non-blocking sockets keep idle memory at a few hundred
+/// kilobytes, read the peer's credentials straight from the socket for the admin check, and
+/// make the slow-client rule simple and exact: a stream whose unsent output passes
+/// `streamBufferLimit` is closed, so a client that stops reading costs a bounded amount of
+/// memory and never stalls the daemon.
+///
+/// Handlers run on the server's thread and must answer promptly (they read state, they do
+/// not wait on the network). Streams are written from any thread with `send(_:to:)`.
+public final class HTTPServer: @unchecked Sendable {
+    public struct Settings: Sendable {
+        public var socketPath: String
+        public var socketMode: mode_t = 0o660
+        /// Request bodies over this get 413 (SPEC §4.1: 1 MiB).
+        public var maxBodyBytes = 1 << 20
+        /// A stream with more unsent output than this is dropped.
+        public var streamBufferLimit = 4 << 20
+        /// How often `onTick` runs (heartbeats).
+        public var tickInterval: Int32 = 1000
+
+        public init(socketPath: String) { self.socketPath = socketPath }
+    }
+
+    public let settings: Settings
+    private let handler: @Sendable (HTTPRequest) -> HTTPReply
+    /// Called on the server's thread when a stream closes for any reason.
+    public var onStreamClosed: (@Sendable (StreamID) -> Void)?
+    /// Called on the server's thread about every `tickInterval` ms.
+    public var onTick: (@Sendable () -> Void)?
+    /// Written from the server's thread only; read anywhere for status and metrics.
+    public let requestsServed = Atomic<Int>(0)
+    public let streamsDropped = Atomic<Int>(0)
+    public let openStreams = Atomic<Int>(0)
+
+    private var listener: Int32 = -1
+    private var epoll: Int32 = -1
+    private var wakeFD: Int32 = -1
+    private var connections: [Int32: HTTPConnection] = [:]
+    private var streams: [Int: Int32] = [:]
+    private var nextStream = 1
+    private let outbound = Mutex<[(StreamID, [UInt8]?)]>([])
+    private let stopRequested = Atomic<Bool>(false)
+
+    public init(settings: Settings, handler: @escaping @Sendable (HTTPRequest) -> HTTPReply) {
+        self.settings = settings
+        self.handler = handler
+    }
+
+    /// Binds the socket (replacing a stale one). After this returns, clients can connect.
+    public func start() throws {
+        listener = try UnixListener.listen(path: settings.socketPath, mode: settings.socketMode)
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        watch(listener, events: EPOLLIN.rawValue)
+        watch(wakeFD, events: EPOLLIN.rawValue)
+    }
+
+    /// Serves until `stop()`; then closes every connection and removes the socket file.
+    public func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var lastTick = monotonicMillis()
+        while !stopRequested.load(ordering: .relaxed) {
+            let n = epoll_wait(epoll, &events, Int32(events.count), settings.tickInterval)
+            for i in 0..<max(0, Int(n)) {
+                let fd = events[i].data.fd
+                let flags = events[i].events
+                if fd == listener {
+                    acceptAll()
+                } else if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                } else if let connection = connections[fd] {
+                    service(connection, flags: flags)
+                }
+            }
+            deliverOutbound()
+            let now = monotonicMillis()
+            if now - lastTick >= Int64(settings.tickInterval) {
+                lastTick = now
+                onTick?()
+                deliverOutbound()
+            }
+        }
+        for fd in Array(connections.keys) { drop(fd) }
+        Glibc.close(listener)
+        Glibc.close(epoll)
+        Glibc.close(wakeFD)
+        unlink(settings.socketPath)
+    }
+
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        wake()
+    }
+
+    /// Queues bytes for a stream (any thread). Unknown or closed streams are ignored.
+    public func send(_ bytes: [UInt8], to stream: StreamID) {
+        outbound.withLock { $0.append((stream, bytes)) }
+        wake()
+    }
+
+    /// Queues the same bytes for several streams (any thread).
+    public func send(_ bytes: [UInt8], to streams: [StreamID]) {
+        guard !streams.isEmpty else { return }
+        outbound.withLock { queue in for s in streams { queue.append((s, bytes)) } }
+        wake()
+    }
+
+    /// Closes a stream once what was queued before has been written (any thread).
+    public func close(_ stream: StreamID) {
+        outbound.withLock { $0.append((stream, nil)) }
+        wake()
+    }
+
+    // MARK: - The loop
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private func watch(_ fd: Int32, events: UInt32, modify: Bool = false) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        epoll_ctl(epoll, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event)
+    }
+
+    private func acceptAll() {
+        while true {
+            let fd = clinux_accept_nonblocking(listener)
+            guard fd >= 0 else { return }
+            guard let peer = PeerCredentials.of(socket: fd) else {
+                Glibc.close(fd)
+                continue
+            }
+            connections[fd] = HTTPConnection(fd: fd, peer: peer)
+            watch(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+        }
+    }
+
+    private func service(_ connection: HTTPConnection, flags: UInt32) {
+        if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+            return drop(connection.fd)
+        }
+        if flags & EPOLLIN.rawValue != 0 || flags & EPOLLRDHUP.rawValue != 0 {
+            let open = connection.readAvailable()
+            if case .streaming = connection.state {
+                connection.discardInput()
+            } else {
+                process(connection)
+            }
+            if !open && connection.pendingOutput == 0 { return drop(connection.fd) }
+            if !open, case .streaming = connection.state { return drop(connection.fd) }
+        }
+        finishWrite(connection)
+    }
+
+    /// Parses and answers every complete request in the input, in order.
+    private func process(_ c: HTTPConnection) {
+        while true {
+            do {
+                switch c.state {
+                case .head:
+                    guard case let .done(head, consumed) = try HTTPRequestParser.head(c.input[...]) else { return }
+                    if let length = head.contentLength, length > settings.maxBodyBytes {
+                        throw HTTPRequestParser.Failure(
+                            status: 413, message: "request body of \(length) bytes is over the 1 MiB limit")
+                    }
+                    c.state = .body(head, consumedHead: consumed)
+                    c.sentContinue = false
+                case let .body(head, consumedHead):
+                    let rest = c.input[consumedHead...]
+                    let body: [UInt8]
+                    let used: Int
+                    if head.chunked {
+                        guard
+                            case let .done(b, n) = try HTTPRequestParser.chunkedBody(rest, limit: settings.maxBodyBytes)
+                        else { return continueIfAsked(c, head) }
+                        (body, used) = (b, n)
+                    } else {
+                        let length = head.contentLength ?? 0
+                        guard rest.count >= length else { return continueIfAsked(c, head) }
+                        (body, used) = (Array(rest.prefix(length)), length)
+                    }
+                    c.consumeInput(consumedHead + used)
+                    c.state = .head
+                    respond(c, head: head, body: body)
+                    if case .head = c.state {} else { return }
+                case .streaming, .closing:
+                    return
+                }
+            } catch let error as HTTPRequestParser.Failure {
+                let code =
+                    switch error.status {
+                    case 413: "payload_too_large"
+                    case 431: "header_too_large"
+                    case 501: "not_implemented"
+                    default: "bad_request"
+                    }
+                let response = HTTPResponse.error(status: error.status, code: code, message: error.message)
+                c.queue(response.head(keepAlive: false))
+                c.queue(response.body)
+                c.state = .closing
+                c.discardInput()
+                return
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func continueIfAsked(_ c: HTTPConnection, _ head: HTTPRequestParser.Head) {
+        if head.expectContinue && !c.sentContinue {
+            c.sentContinue = true
+            c.queue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        }
+    }
+
+    private func respond(_ c: HTTPConnection, head: HTTPRequestParser.Head, body: [UInt8]) {
+        let (path, query) = HTTPRequestParser.splitTarget(head.target)
+        let request = HTTPRequest(
+            method: head.method, path: path, query: query, headers: head.headers, body: body, peer: c.peer)
+        requestsServed.add(1, ordering: .relaxed)
+        switch handler(request) {
+        case let .response(response):
+            c.queue(response.head(keepAlive: head.keepAlive))
+            if head.method != "HEAD" { c.queue(response.body) }
+            if !head.keepAlive { c.state = .closing }
+        case let .stream(response, opened):
+            let id = StreamID(raw: nextStream)
+            nextStream += 1
+            streams[id.raw] = c.fd
+            c.state = .streaming(id)
+            c.discardInput()
+            openStreams.add(1, ordering: .relaxed)
+            c.queue(response.head(keepAlive: false, streaming: true))
+            opened(id)
+        }
+    }
+
+    private func finishWrite(_ c: HTTPConnection) {
+        guard c.flush() else { return drop(c.fd) }
+        if c.pendingOutput == 0, case .closing = c.state { return drop(c.fd) }
+        let wantWrite = c.pendingOutput > 0
+        watch(c.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (wantWrite ? EPOLLOUT.rawValue : 0), modify: true)
+    }
+
+    private func deliverOutbound() {
+        let items = outbound.withLock { queue -> [(StreamID, [UInt8]?)] in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        guard !items.isEmpty else { return }
+        var touched: Set<Int32> = []
+        for (stream, bytes) in items {
+            guard let fd = streams[stream.raw], let c = connections[fd] else { continue }
+            guard let bytes else {
+                c.state = .closing
+                touched.insert(fd)
+                continue
+            }
+            if case .closing = c.state { continue }
+            c.queue(bytes)
+            if c.pendingOutput > settings.streamBufferLimit {
+                streamsDropped.add(1, ordering: .relaxed)
+                drop(fd)
+                continue
+            }
+            touched.insert(fd)
+        }
+        for fd in touched {
+            if let c = connections[fd] { finishWrite(c) }
+        }
+    }
+
+    private func drop(_ fd: Int32) {
+        guard let c = connections.removeValue(forKey: fd) else { return }
+        epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nil)
+        Glibc.close(fd)
+        if case let .streaming(id) = c.state {
+            streams[id.raw] = nil
+            openStreams.subtract(1, ordering: .relaxed)
+            onStreamClosed?(id)
+        } else {
+            for (raw, streamFD) in streams where streamFD == fd {
+                streams[raw] = nil
+                openStreams.subtract(1, ordering: .relaxed)
+                onStreamClosed?(StreamID(raw: raw))
+            }
+        }
+    }
+}
+
+extension HTTPResponse {
+    /// The API's error shape: `{"error": {"code": ..., "message": ...}}`.
+    public static func error(status: Int, code: String, message: String) -> HTTPResponse {
+        HTTPResponse(
+            status: status, contentType: "application/json",
+            body: "{\"error\":{\"code\":\(jsonString(code)),\"message\":\(jsonString(message))}}")
+    }
+}
+
+/// A JSON string literal (the server does not depend on the core's JSON writer).
+func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20:
+            out +=
+                "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                + String(scalar.value, radix: 16)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+/// Seconds on the monotonic clock (for intervals, never for event times).
+public func monotonicSeconds() -> Double {
+    Double(monotonicMillis()) / 1000
+}
+
+func monotonicMillis() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}

@@ -1,0 +1,214 @@
+import BeaconCore
+import Dispatch
+import Storage
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Delivers one webhook's outbox (SPEC §4.2) on its own thread, so a dead or slow receiver
+/// never delays monitoring, the API or the other webhooks.
+///
+/// Events are already durable in the outbox when the worker sees them; an entry is deleted
+/// only after a 2xx, so a crash at any point means a resend of the same events with the same
+/// ids (receivers de-duplicate by id), never a loss. The batch leaves in outbox order, and
+/// nothing newer is sent while an older batch is being retried, so each webhook sees events
+/// in order.
+public final class WebhookWorker: @unchecked Sendable {
+    public struct Settings: Sendable {
+        public var id: String
+        public var url: String
+        public var events: EventTypeGlob
+        public var secret: [UInt8]?
+        public var schedule: DeliverySchedule
+        public var timeout: TimeSpan
+
+        public init(
+            id: String, url: String, events: EventTypeGlob, secret: [UInt8]?, schedule: DeliverySchedule,
+            timeout: TimeSpan
+        ) {
+            self.id = id
+            self.url = url
+            self.events = events
+            self.secret = secret
+            self.schedule = schedule
+            self.timeout = timeout
+        }
+    }
+
+    /// Counts for metrics and status, readable from any thread.
+    public struct Counters: Sendable, Equatable {
+        public var delivered = 0
+        public var requestsOK = 0
+        public var requestsFailed = 0
+        public var deadLettered = 0
+        public var lastError: String?
+        public var lastErrorAt: Timestamp?
+        public var disabled: String?
+        public var retryAt: Timestamp?
+        public var lastLatencyMillis: Double?
+    }
+
+    public let settings: Settings
+    private let store: StateStore
+    private let clock: @Sendable () -> Timestamp
+    private let log: @Sendable (String) -> Void
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopRequested = Atomic<Bool>(false)
+    private let state = Mutex(Counters())
+    private var schedule: DeliverySchedule
+
+    public init(
+        settings: Settings, store: StateStore, clock: @escaping @Sendable () -> Timestamp,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.log = log
+        self.schedule = settings.schedule
+        let disabled = try? store.disabledReason(webhook: settings.id, url: settings.url)
+        state.withLock { $0.disabled = disabled }
+        if let disabled {
+            log("warning: webhook.disabled webhook=\(settings.id) reason=\(disabled) next=change its url to enable it")
+        }
+    }
+
+    public var counters: Counters { state.withLock { $0 } }
+    public var isDisabled: Bool { counters.disabled != nil }
+
+    /// New events are in the outbox.
+    public func notify() { wake.signal() }
+
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        wake.signal()
+    }
+
+    /// Delivers until `stop()`; then makes one last attempt, within `flushDeadline`, to send
+    /// what is waiting (SIGTERM flushes the outbox); what is not acknowledged stays stored.
+    public func run(flushDeadline: TimeSpan = .seconds(3)) {
+        let poster = HTTPPoster()
+        while !stopRequested.load(ordering: .relaxed) {
+            let wait = step(poster)
+            guard let wait else { continue }
+            _ = self.wake.wait(timeout: .now() + .nanoseconds(Int(max(0, min(wait.nanoseconds, 5_000_000_000)))))
+        }
+        let deadline = clock() + flushDeadline
+        while clock() < deadline, !isDisabled, schedule.retryAt == nil {
+            guard let batch = try? store.pending(webhook: settings.id, limit: schedule.maxEvents), !batch.isEmpty
+            else { break }
+            guard deliver(batch, poster: poster) else { break }
+        }
+    }
+
+    /// One look at the outbox: expires, sends or decides how long to wait (nil: look again now).
+    private func step(_ poster: HTTPPoster) -> TimeSpan? {
+        if isDisabled { return .seconds(5) }
+        let now = clock()
+        do {
+            let expired = try store.expire(
+                webhook: settings.id, enqueuedBefore: schedule.expiryCutoff(now: now), at: now, reason: "max_age")
+            if expired > 0 {
+                state.withLock { $0.deadLettered += expired }
+                log("warning: webhook.dead_letters webhook=\(settings.id) events=\(expired) reason=max_age")
+            }
+            let batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
+            switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
+            case .idle:
+                return .seconds(5)
+            case let .wait(until):
+                return until - now
+            case let .send(count):
+                _ = deliver(Array(batch.prefix(count)), poster: poster)
+                return nil
+            }
+        } catch {
+            log("error: webhook.outbox_unreadable webhook=\(settings.id) error=\(error)")
+            return .seconds(1)
+        }
+    }
+
+    /// Sends one batch; true on a 2xx.
+    private func deliver(_ batch: [StateStore.OutboxEntry], poster: HTTPPoster) -> Bool {
+        let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
+        let started = clock()
+        let outcome = poster.post(
+            url: settings.url, body: body, headers: headers(body: body, at: started),
+            timeoutMillis: Int(settings.timeout.nanoseconds / 1_000_000))
+        let now = clock()
+        switch outcome {
+        case let .status(code) where (200..<300).contains(code):
+            do {
+                try store.delivered(webhook: settings.id, through: batch.last!.seq)
+            } catch {
+                log("error: webhook.ack_not_saved webhook=\(settings.id) error=\(error) next=events will be resent")
+            }
+            schedule.succeeded()
+            state.withLock {
+                $0.delivered += batch.count
+                $0.requestsOK += 1
+                $0.retryAt = nil
+                $0.lastLatencyMillis = Double((now - started).nanoseconds) / 1e6
+            }
+            return true
+        case .status(410):
+            disable(reason: "410 Gone", at: now)
+            return false
+        case let .status(code):
+            failed("HTTP \(code)", at: now)
+            return false
+        case let .failed(message):
+            failed(message, at: now)
+            return false
+        }
+    }
+
+    private func headers(body: [UInt8], at t: Timestamp) -> [String] {
+        var headers = [
+            "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
+            "X-Beacond-Webhook: \(settings.id)",
+        ]
+        guard let secret = settings.secret else { return headers }
+        let timestamp = String(t.nanoseconds / 1_000_000_000)
+        let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body)
+        headers.append("X-Beacond-Timestamp: \(timestamp)")
+        headers.append("X-Beacond-Signature: sha256=\(signature)")
+        return headers
+    }
+
+    private func failed(_ reason: String, at now: Timestamp) {
+        let retry = schedule.failed(at: now, jitter: Double.random(in: 0..<1))
+        let failures = schedule.failures
+        state.withLock {
+            $0.requestsFailed += 1
+            $0.lastError = reason
+            $0.lastErrorAt = now
+            $0.retryAt = retry
+        }
+        // The first failure and then every tenth: a receiver down for an hour is not a flood.
+        if failures == 1 || failures % 10 == 0 {
+            log(
+                "warning: webhook.failed webhook=\(settings.id) error=\"\(reason)\" attempts=\(failures) "
+                    + "retry_in=\(retry - now)")
+        }
+    }
+
+    private func disable(reason: String, at now: Timestamp) {
+        try? store.setDisabled(webhook: settings.id, url: settings.url, reason: reason, at: now)
+        let moved =
+            (try? store.expire(
+                webhook: settings.id, enqueuedBefore: Timestamp(nanoseconds: .max), at: now, reason: "gone"))
+            ?? 0
+        state.withLock {
+            $0.disabled = reason
+            $0.deadLettered += moved
+            $0.lastError = reason
+            $0.lastErrorAt = now
+        }
+        log(
+            "error: webhook.disabled webhook=\(settings.id) reason=\"\(reason)\" dead_letters=\(moved) "
+                + "next=fix the receiver and change the webhook's url")
+    }
+}

@@ -1,0 +1,69 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import Publishing
+import Storage
+
+/// What the daemon takes from the state store at start: region states, the API's region
+/// changes, and the webhooks' outboxes.
+extension LiveDaemon {
+    /// The state store under `gateway.state_dir`; without it the daemon still runs, and says
+    /// that a restart will forget region states and that webhooks are off.
+    func openStore() -> StateStore? {
+        do {
+            return try StateStore(directory: config.gateway.stateDir)
+        } catch {
+            log(
+                "warning: state.unavailable dir=\(config.gateway.stateDir) error=\(error) next=running without saved state"
+            )
+            return nil
+        }
+    }
+
+    /// Applies the regions added or removed through the API (over the file's regions), then
+    /// puts back the saved region states: no second enter for a region that stayed inside,
+    /// an exit dated from the last sighting for one whose beacons left.
+    func restoreRegions(from store: StateStore, into engine: inout BeaconEngine) {
+        do {
+            let overrides = try store.loadOverrides()
+            for change in overrides {
+                switch change {
+                case let .monitor(client, region): _ = engine.monitor(client: client, region: region, at: engine.now)
+                case let .remove(client, region): engine.stopMonitoring(client: client, region: region)
+                }
+            }
+            let (snapshots, skipped) = try store.loadRegions()
+            let restored = snapshots.filter { engine.restore($0) }.count
+            log(
+                "info: state.restored regions=\(restored) redefined_or_gone=\(snapshots.count - restored) "
+                    + "unreadable=\(skipped) api_changes=\(overrides.count)")
+        } catch {
+            log("warning: state.unreadable error=\(error) next=regions start unknown")
+        }
+    }
+
+    func makeWebhookWorkers(store: StateStore) -> [WebhookWorker] {
+        config.webhooks.map { hook in
+            var secret: [UInt8]?
+            if let path = hook.secretFile {
+                do {
+                    // A trailing newline (echo secret > file) is not part of the key.
+                    var text = Array(try readTextFile(path).utf8)
+                    while let last = text.last, last == 10 || last == 13 || last == 32 { text.removeLast() }
+                    secret = text
+                } catch {
+                    log(
+                        "error: webhook.secret_unreadable webhook=\(hook.id) file=\(path) error=\(error) next=sending unsigned"
+                    )
+                }
+            }
+            return WebhookWorker(
+                settings: WebhookWorker.Settings(
+                    id: hook.id, url: hook.url, events: EventTypeGlob(hook.events), secret: secret,
+                    schedule: DeliverySchedule(
+                        maxEvents: hook.batchMaxEvents, maxDelay: hook.batchMaxDelay, maxAge: hook.maxAge),
+                    timeout: hook.timeout),
+                store: store, clock: WallClock.now, log: log)
+        }
+    }
+}

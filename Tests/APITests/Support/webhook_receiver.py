@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""A webhook receiver for beacond's tests: a real HTTP server on 127.0.0.1.
+
+It checks each request's signature with Python's own hmac module (independent of beacond's
+HMAC code), answers `--fail N` first requests with `--fail-status`, and appends one JSON line
+per request to `--log`: {"n", "status", "signature_ok", "ids", "types", "content_type"}.
+The port it listens on is printed on the first line of standard output.
+"""
+import argparse, hashlib, hmac, http.server, json, sys, threading
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--log", required=True)
+parser.add_argument("--secret", default=None)
+parser.add_argument("--fail", type=int, default=0)
+parser.add_argument("--fail-status", type=int, default=500)
+parser.add_argument("--status", type=int, default=200)
+args = parser.parse_args()
+
+lock = threading.Lock()
+count = 0
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        global count
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with lock:
+            count += 1
+            n = count
+        status = args.fail_status if n <= args.fail else args.status
+        signature_ok = None
+        if args.secret is not None:
+            ts = self.headers.get("X-Beacond-Timestamp", "")
+            expected = "sha256=" + hmac.new(args.secret.encode(), ts.encode() + b"." + body, hashlib.sha256).hexdigest()
+            signature_ok = hmac.compare_digest(expected, self.headers.get("X-Beacond-Signature", ""))
+        try:
+            events = json.loads(body)
+        except ValueError:
+            events = []
+        record = {
+            "n": n, "status": status, "signature_ok": signature_ok,
+            "ids": [e.get("id") for e in events], "types": [e.get("type") for e in events],
+            "subjects": [e.get("subject") for e in events],
+            "content_type": self.headers.get("Content-Type"),
+        }
+        with lock, open(args.log, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *a):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
