@@ -63,6 +63,9 @@ let package = Package(
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "APITests", dependencies: ["TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "PublishingTests", dependencies: ["Publishing"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "TestSupport"]),
         .testTarget(
             name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport"]),

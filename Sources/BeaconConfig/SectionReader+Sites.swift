@@ -215,7 +215,7 @@ extension SectionReader {
                 if let v = reader.duration(n, p, min: .milliseconds(100), max: .minutes(5)) { hook.timeout = v }
             }
             with(f, "max_age") { n, p in
-                if let v = reader.duration(n, p, min: .minutes(1), max: .hours(24 * 30)) { hook.maxAge = v }
+                if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24 * 30)) { hook.maxAge = v }
             }
             return hook
         }

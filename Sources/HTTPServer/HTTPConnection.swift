@@ -21,6 +21,8 @@ final class HTTPConnection {
     private var output: [UInt8] = []
     private var outputStart = 0
     var sentContinue = false
+    /// After an error response: when to give up waiting for the client to finish sending.
+    var lingerUntil: Int64?
 
     init(fd: Int32, peer: PeerCredentials) {
         self.fd = fd

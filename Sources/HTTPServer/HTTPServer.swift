@@ -41,6 +41,7 @@ public final class HTTPServer: @unchecked Sendable {
     public let streamsDropped = Atomic<Int>(0)
     public let openStreams = Atomic<Int>(0)
 
+    static let lingerMillis: Int64 = 2000
     private var listener: Int32 = -1
     private var epoll: Int32 = -1
     private var wakeFD: Int32 = -1
@@ -86,6 +87,7 @@ public final class HTTPServer: @unchecked Sendable {
             let now = monotonicMillis()
             if now - lastTick >= Int64(settings.tickInterval) {
                 lastTick = now
+                for (fd, c) in connections where (c.lingerUntil ?? .max) < now { drop(fd) }
                 onTick?()
                 deliverOutbound()
             }
@@ -154,9 +156,10 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if flags & EPOLLIN.rawValue != 0 || flags & EPOLLRDHUP.rawValue != 0 {
             let open = connection.readAvailable()
-            if case .streaming = connection.state {
+            switch connection.state {
+            case .streaming, .closing:
                 connection.discardInput()
-            } else {
+            default:
                 process(connection)
             }
             if !open && connection.pendingOutput == 0 { return drop(connection.fd) }
@@ -250,7 +253,12 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func finishWrite(_ c: HTTPConnection) {
         guard c.flush() else { return drop(c.fd) }
-        if c.pendingOutput == 0, case .closing = c.state { return drop(c.fd) }
+        if c.pendingOutput == 0, case .closing = c.state, c.lingerUntil == nil {
+            // A lingering close: the client may still be sending the body we refused; read
+            // and drop it so that it sees our answer rather than a reset (EPIPE).
+            shutdown(c.fd, Int32(SHUT_WR))
+            c.lingerUntil = monotonicMillis() + HTTPServer.lingerMillis
+        }
         let wantWrite = c.pendingOutput > 0
         watch(c.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (wantWrite ? EPOLLOUT.rawValue : 0), modify: true)
     }

@@ -3,7 +3,8 @@
 
 It checks each request's signature with Python's own hmac module (independent of beacond's
 HMAC code), answers `--fail N` first requests with `--fail-status`, and appends one JSON line
-per request to `--log`: {"n", "status", "signature_ok", "ids", "types", "content_type"}.
+per request to `--log`: {"n", "status", "signature_ok", "ids", "types", "subjects", "events",
+"content_type"}.
 The port it listens on is printed on the first line of standard output.
 """
 import argparse, hashlib, hmac, http.server, json, sys, threading
@@ -42,7 +43,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         record = {
             "n": n, "status": status, "signature_ok": signature_ok,
             "ids": [e.get("id") for e in events], "types": [e.get("type") for e in events],
-            "subjects": [e.get("subject") for e in events],
+            "subjects": [e.get("subject") for e in events], "events": events,
             "content_type": self.headers.get("Content-Type"),
         }
         with lock, open(args.log, "a") as f:

@@ -1,0 +1,196 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Every SPEC §4.1 endpoint against the real daemon on its real Unix socket.
+@Suite(.serialized) struct APIEndpointTests {
+    static let site = """
+        clients:
+          - id: app
+            regions:
+              - {id: store, uuid: \(APIDaemon.uuid)}
+              - {id: till, uuid: \(APIDaemon.uuid), major: 7}
+        receivers:
+          - {id: hci0, position: {x: 0, y: 0, level: 0}, rssi_at_1m: -59}
+        assets:
+          - {id: cart-17, name: Cart 17, beacon: {uuid: \(APIDaemon.uuid), major: 9, minor: 17}}
+        zones:
+          - {id: checkout, level: 0, polygon: [[0, 0], [6, 0], [6, 3], [0, 3]]}
+        alarms:
+          - {id: carts-out, zones: [checkout], on: [enter, exit]}
+
+        """
+
+    @Test func readEndpointsDescribeTheGateway() throws {
+        let d = try APIDaemon(extra: Self.site)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 7, rssi: -59)])
+        _ = try d.waitForHistory("the till's enter") { events in
+            events.contains {
+                $0["type"] as? String == "beacond.region.state" && $0["subject"] as? String == "app/till"
+            }
+        }
+        let c = d.client
+        let status = try c.request("GET", "/v1/status")
+        #expect(status.status == 200 && status.headers["content-type"] == "application/json")
+        #expect(status.object["gateway"] as? String == "api-test")
+        #expect((status.object["bluez"] as? [String: Any])?["reachable"] as? Bool == false)
+        #expect(((status.object["counts"] as? [String: Any])?["sightings"] as? Int) == 1)
+        #expect(status.object["outbox"] != nil && status.object["last_errors"] is [Any])
+
+        let clients = try c.request("GET", "/v1/clients").object["clients"] as? [[String: Any]]
+        #expect(clients?.map { $0["id"] as? String } == ["app"])
+        #expect(clients?.first?["regions"] as? Int == 2)
+        let regions = try c.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.map { $0["id"] as? String } == ["store", "till"])
+        #expect(regions?.allSatisfy { $0["state"] as? String == "inside" } == true)
+        #expect(try c.request("GET", "/v1/clients/nobody/regions").status == 404)
+
+        let beacons = try c.request("GET", "/v1/beacons").object["beacons"] as? [[String: Any]]
+        #expect(beacons?.count == 1)
+        let beacon = beacons?.first
+        #expect((beacon?["beacon"] as? [String: Any])?["major"] as? Int == 7)
+        // rssi_at_1m -59 heard at -59: one metre, "near"
+        #expect(beacon?["distance"] as? Double == 1.0 && beacon?["proximity"] as? String == "near")
+        #expect(((beacon?["receivers"] as? [[String: Any]])?.first?["receiver"] as? String) == "hci0")
+
+        let assets = try c.request("GET", "/v1/assets").object["assets"] as? [[String: Any]]
+        #expect(assets?.first?["id"] as? String == "cart-17")
+        #expect(try c.request("GET", "/v1/assets/cart-17").object["name"] as? String == "Cart 17")
+        #expect(try c.request("GET", "/v1/assets/nope").status == 404)
+        let zones = try c.request("GET", "/v1/zones").object["zones"] as? [[String: Any]]
+        #expect(zones?.first?["id"] as? String == "checkout")
+        let alarms = try c.request("GET", "/v1/alarms").object["alarms"] as? [[String: Any]]
+        #expect(alarms?.first?["active"] as? Bool == true)
+
+        let metrics = try c.request("GET", "/metrics")
+        #expect(metrics.status == 200 && metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+        for name in [
+            "beacond_advertisements_received_total 1", "beacond_advertisements_decoded_total 1",
+            "beacond_events_total{type=\"beacond.region.state\"} 2", "beacond_advertisements_dropped_total{reason=",
+            "beacond_dbus_reconnects_total", "beacond_engine_busy_seconds_total",
+        ] {
+            #expect(metrics.body.contains(name), "metrics lack \(name)")
+        }
+        #expect(try c.request("GET", "/v1/nothing").object["error"] != nil)
+        #expect(try c.request("GET", "/v1/nothing").status == 404)
+        #expect(try c.request("DELETE", "/v1/status").status == 405)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func regionsAddedAndRemovedThroughTheAPISurviveARestart() throws {
+        let d = try APIDaemon(
+            extra: Self.site, monitoring: "enter_sightings: 1, exit_timeout: 1s, region_limit: 3")
+        try d.start()
+        let c = d.client
+        let put = try c.request(
+            "PUT", "/v1/clients/app/regions/door",
+            body: "{\"uuid\": \"\(APIDaemon.uuid)\", \"major\": 3, \"dwell\": [\"2m\"]}")
+        #expect(put.status == 200)
+        #expect(put.object["id"] as? String == "door" && put.object["major"] as? Int == 3)
+        // The limit is 3: a fourth region id is refused with 409 and a region.failed event
+        let over = try c.request("PUT", "/v1/clients/app/regions/extra", body: "{\"uuid\": \"\(APIDaemon.uuid)\"}")
+        #expect(over.status == 409)
+        #expect((over.object["error"] as? [String: Any])?["code"] as? String == "region_limit_exceeded")
+        _ = try d.waitForHistory("region.failed") { events in
+            events.contains {
+                $0["type"] as? String == "beacond.region.failed" && $0["subject"] as? String == "app/extra"
+            }
+        }
+        // Replacing an existing id is not over the limit
+        #expect(
+            try c.request(
+                "PUT", "/v1/clients/app/regions/door", body: "{\"uuid\": \"\(APIDaemon.uuid)\", \"major\": 4}"
+            ).status == 200)
+        let invalid = try c.request("PUT", "/v1/clients/app/regions/bad", body: "{\"uuid\": \"nope\"}")
+        #expect(invalid.status == 422)
+        #expect(((invalid.object["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("uuid:") == true)
+        #expect(try c.request("PUT", "/v1/clients/app/regions/bad", body: "{not json").status == 400)
+        #expect(try c.request("DELETE", "/v1/clients/app/regions/store").status == 204)
+        #expect(try c.request("DELETE", "/v1/clients/app/regions/store").status == 404)
+        // A client the API creates
+        #expect(
+            try c.request("PUT", "/v1/clients/kiosk/regions/all", body: "{\"uuid\": \"\(APIDaemon.uuid)\"}").status
+                == 200)
+        #expect(d.stop() == 0)
+
+        try d.start()
+        let regions = try c.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.map { $0["id"] as? String } == ["till", "door"])
+        #expect(regions?.last?["major"] as? Int == 4)
+        #expect(try c.request("GET", "/v1/clients/kiosk/regions").status == 200)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func requestStateAnswersAndEmitsRegionState() throws {
+        let d = try APIDaemon(extra: Self.site)
+        try d.start()
+        _ = try d.waitForHistory("first determination") { $0.count >= 2 }
+        let answer = try d.client.request("POST", "/v1/clients/app/regions/till/request-state")
+        #expect(answer.status == 202 && answer.object["state"] as? String == "outside")
+        let states = try d.waitForHistory("the requested region.state") { events in
+            events.filter { $0["subject"] as? String == "app/till" && $0["type"] as? String == "beacond.region.state" }
+                .count == 2
+        }
+        #expect(states.count == 3)
+        #expect(try d.client.request("POST", "/v1/clients/app/regions/nope/request-state").status == 404)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func remoteSightingsKeepGoodLinesAndReportBadOnes() throws {
+        let d = try APIDaemon(extra: Self.site)
+        try d.start()
+        let body = [
+            APIDaemon.sighting(major: 7), "{\"t\": \"yesterday\"}", "", "not json", APIDaemon.sighting(major: 8),
+        ]
+        .joined(separator: "\n")
+        let answer = try d.client.request("POST", "/v1/sightings", body: body)
+        #expect(answer.status == 202)
+        #expect(answer.object["accepted"] as? Int == 2 && answer.object["rejected"] as? Int == 2)
+        let errors = answer.object["errors"] as? [[String: Any]]
+        #expect(errors?.map { $0["line"] as? Int } == [2, 4])
+        let none = try d.client.request("POST", "/v1/sightings", body: "garbage\n")
+        #expect(none.status == 422)
+        #expect(((none.object["error"] as? [String: Any])?["message"] as? String)?.contains("line 1") == true)
+        // Over 1 MiB: 413 before the body is read, and the daemon goes on serving
+        let big = try d.client.request(
+            "POST", "/v1/sightings", bodyBytes: [UInt8](repeating: 0x20, count: (1 << 20) + 1))
+        #expect(big.status == 413)
+        #expect((big.object["error"] as? [String: Any])?["code"] as? String == "payload_too_large")
+        let beacons = try d.client.request("GET", "/v1/beacons").object["beacons"] as? [[String: Any]]
+        #expect(beacons?.count == 2)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func alarmsCanBeSwitchedOffAtRuntime() throws {
+        let d = try APIDaemon(extra: Self.site)
+        try d.start()
+        let patched = try d.client.request("PATCH", "/v1/alarms/carts-out", body: "{\"active\": false}")
+        #expect(patched.status == 200 && patched.object["active"] as? Bool == false)
+        let alarms = try d.client.request("GET", "/v1/alarms").object["alarms"] as? [[String: Any]]
+        #expect(alarms?.first?["active"] as? Bool == false)
+        #expect(try d.client.request("PATCH", "/v1/alarms/carts-out", body: "{\"active\": 1}").status == 422)
+        #expect(try d.client.request("PATCH", "/v1/alarms/nope", body: "{\"active\": true}").status == 404)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func historyPagesAfterAnIdAndFiltersByType() throws {
+        let d = try APIDaemon(extra: Self.site)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 7)])
+        let all = try d.waitForHistory("state, then exit") { events in
+            events.contains { $0["type"] as? String == "beacond.region.exit" }
+        }
+        let ids = all.compactMap { $0["id"] as? String }
+        #expect(ids == ids.sorted(), "ids sort in publication order")
+        let after =
+            try d.client.request("GET", "/v1/events?after=\(ids[0])&limit=1000").object["events"] as? [[String: Any]]
+        #expect(after?.compactMap { $0["id"] as? String } == Array(ids.dropFirst()))
+        let page = try d.client.request("GET", "/v1/events?limit=1").object
+        #expect((page["events"] as? [Any])?.count == 1 && page["next"] as? String == ids[0])
+        let exits = try d.history(type: "region.exit")
+        #expect(!exits.isEmpty && exits.allSatisfy { $0["type"] as? String == "beacond.region.exit" })
+        #expect(try d.client.request("GET", "/v1/events?limit=0").status == 400)
+        #expect(d.stop() == 0)
+    }
+}

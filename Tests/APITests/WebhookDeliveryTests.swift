@@ -1,0 +1,111 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Webhooks against real local HTTP receivers (SPEC §4.2): signed batches, retries in order,
+/// 410 disabling, dead letters, and each webhook independent of the others.
+@Suite(.serialized) struct WebhookDeliveryTests {
+    static func site(regions: Int) -> String {
+        "clients:\n  - id: app\n    regions:\n"
+            + (1...regions).map { "      - {id: r\($0), uuid: \(APIDaemon.uuid), major: \($0)}\n" }.joined()
+    }
+
+    static func webhook(_ id: String, _ receiver: WebhookReceiver, secretFile: String? = nil, extra: String = "")
+        -> String
+    {
+        "  - {id: \(id), url: \"\(receiver.url)\", events: [\"region.*\"], batch: {max_events: 2, max_delay: 50ms}"
+            + (secretFile.map { ", secret_file: \($0)" } ?? "") + extra + "}\n"
+    }
+
+    /// Regions stay inside for the test's length: the events are exactly the first states.
+    static let monitoring = "enter_sightings: 1, exit_timeout: 5m"
+
+    func regionEventIDs(_ d: APIDaemon) throws -> [String] {
+        try d.history(type: "region.*").compactMap { $0["id"] as? String }
+    }
+
+    @Test func batchesAreSignedRetriedAndDeliveredInOrder() throws {
+        let good = try WebhookReceiver(secret: "s3cret", fail: 2)
+        let wrongKey = try WebhookReceiver(secret: "not-the-key")
+        let dir = try Executables.temporaryDirectory()
+        let secret = dir.appendingPathComponent("hook.secret").path
+        try "s3cret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let d = try APIDaemon(
+            extra: Self.site(regions: 5) + "webhooks:\n" + Self.webhook("crm", good, secretFile: secret)
+                + Self.webhook("wms", wrongKey, secretFile: secret), monitoring: Self.monitoring, dir: dir)
+        try d.start()
+        try d.post((1...5).map { APIDaemon.sighting(major: $0) })
+        _ = try d.waitForHistory("five region states") { $0.count == 5 }
+        let expected = try regionEventIDs(d)
+        try good.waitUntil("every event delivered") { _ in good.acceptedIDs == expected }
+        let requests = good.requests
+        // Two refusals, then the same first batch again: nothing newer overtakes it
+        #expect(requests.prefix(3).map { $0["status"] as? Int } == [500, 500, 200])
+        #expect(Set(requests.prefix(3).map { $0["ids"] as? [String] ?? [] }).count == 1)
+        #expect(requests.allSatisfy { ($0["ids"] as? [String])?.count ?? 0 <= 2 }, "batch.max_events")
+        // Python's hmac agrees with every signature (the trailing newline of the file is not key)
+        #expect(requests.allSatisfy { $0["signature_ok"] as? Bool == true })
+        #expect(requests.allSatisfy { $0["content_type"] as? String == "application/cloudevents-batch+json" })
+        // A receiver holding another key rejects them: the check is real
+        try wrongKey.waitUntil("wms deliveries") { _ in wrongKey.acceptedIDs == expected }
+        #expect(wrongKey.requests.allSatisfy { $0["signature_ok"] as? Bool == false })
+        let outbox = try d.client.request("GET", "/v1/outbox").object["webhooks"] as? [[String: Any]]
+        #expect(outbox?.map { $0["pending"] as? Int } == [0, 0])
+        #expect(outbox?.first?["failed_requests"] as? Int == 2)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func a410DisablesOnlyThatWebhookAndKeepsItsEventsAsDeadLetters() throws {
+        let gone = try WebhookReceiver(status: 410)
+        let healthy = try WebhookReceiver()
+        let d = try APIDaemon(
+            extra: Self.site(regions: 3) + "webhooks:\n" + Self.webhook("old", gone) + Self.webhook("new", healthy),
+            monitoring: Self.monitoring)
+        try d.start()
+        try d.post((1...3).map { APIDaemon.sighting(major: $0) })
+        _ = try d.waitForHistory("three region states") { $0.count == 3 }
+        let expected = try regionEventIDs(d)
+        try healthy.waitUntil("the healthy webhook's deliveries") { _ in healthy.acceptedIDs == expected }
+        var outbox: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            outbox = try d.client.request("GET", "/v1/outbox").object
+        } while ((outbox["webhooks"] as? [[String: Any]])?.first?["state"] as? String) != "disabled"
+            && Date() < deadline
+        let old = (outbox["webhooks"] as? [[String: Any]])?.first
+        #expect(old?["state"] as? String == "disabled" && old?["pending"] as? Int == 0)
+        let dead = outbox["dead_letters"] as? [[String: Any]] ?? []
+        #expect(Set(dead.compactMap { $0["id"] as? String }) == Set(expected))
+        #expect(dead.allSatisfy { $0["reason"] as? String == "gone" && $0["webhook"] as? String == "old" })
+        #expect(gone.requests.count == 1, "no retries after 410")
+        // Still disabled after a restart (its url did not change)
+        #expect(d.stop() == 0)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        let status = try d.client.request("GET", "/v1/status").object["webhooks"] as? [[String: Any]]
+        #expect(status?.first?["state"] as? String == "disabled")
+        #expect(gone.requests.count == 1)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func eventsUndeliveredForMaxAgeBecomeDeadLetters() throws {
+        let down = try WebhookReceiver(fail: 1_000_000)
+        let d = try APIDaemon(
+            extra: Self.site(regions: 2) + "webhooks:\n" + Self.webhook("crm", down, extra: ", max_age: 2s"),
+            monitoring: Self.monitoring)
+        try d.start()
+        try d.post((1...2).map { APIDaemon.sighting(major: $0) })
+        var dead: [[String: Any]] = []
+        let deadline = Date().addingTimeInterval(15)
+        while dead.count < 2 && Date() < deadline {
+            dead = try d.client.request("GET", "/v1/outbox").object["dead_letters"] as? [[String: Any]] ?? []
+            usleep(50_000)
+        }
+        #expect(dead.count == 2 && dead.allSatisfy { $0["reason"] as? String == "max_age" })
+        #expect(down.requests.count >= 2, "it was retried before it expired")
+        let metrics = try d.client.request("GET", "/metrics").body
+        #expect(metrics.contains("beacond_dead_letters{webhook=\"crm\"} 2"))
+        #expect(metrics.contains("beacond_outbox_depth{webhook=\"crm\"} 0"))
+        #expect(d.stop() == 0)
+    }
+}

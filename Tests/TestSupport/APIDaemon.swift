@@ -1,0 +1,156 @@
+import Foundation
+
+/// beacond with its API on a socket in a temporary directory and no system bus (BlueZ is
+/// waited for, not needed): sightings come in through `POST /v1/sightings`, as from a
+/// remote receiver, so every API test drives the real daemon end to end.
+public final class APIDaemon: @unchecked Sendable {
+    public let dir: URL
+    public let configPath: String
+    public var socketPath: String { dir.appendingPathComponent("api.sock").path }
+    public var client: UnixHTTPClient { UnixHTTPClient(socketPath: socketPath) }
+    public private(set) var daemon: RunningDaemon?
+    public static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+
+    /// `extra` is appended to a config with a gateway, the socket, the state directory and
+    /// fast monitoring (one sighting enters, 1 s of silence exits).
+    public init(
+        extra: String = "", monitoring: String = "enter_sightings: 1, exit_timeout: 1s",
+        adminGroup: String = "beacond-test-admins", dir: URL? = nil
+    ) throws {
+        self.dir = try dir ?? Executables.temporaryDirectory()
+        configPath = self.dir.appendingPathComponent("beacond.yaml").path
+        let text = """
+            gateway: {id: api-test, state_dir: \(self.dir.appendingPathComponent("state").path)}
+            api: {socket: \(self.dir.appendingPathComponent("api.sock").path), admin_group: \(adminGroup)}
+            monitoring: {\(monitoring)}
+
+            """ + extra
+        try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts the daemon and waits until its socket answers.
+    public func start() throws {
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus", "PATH": "/usr/bin:/bin"]
+        daemon = try RunningDaemon(arguments: ["--config", configPath], environment: environment)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let response = try? client.request("GET", "/v1/status"), response.status == 200 { return }
+            usleep(20_000)
+        }
+        throw TestFailure("the API socket never answered\nlogs:\n\(daemon!.logs.joined(separator: "\n"))")
+    }
+
+    /// SIGTERM and the exit status.
+    @discardableResult
+    public func stop() -> Int32 { daemon?.stop() ?? -1 }
+
+    /// `kill -9`: no chance to flush anything.
+    public func crash() {
+        guard let daemon else { return }
+        kill(daemon.process.processIdentifier, SIGKILL)
+        daemon.process.waitUntilExit()
+    }
+
+    /// A sighting record line for an iBeacon, at the current time.
+    public static func sighting(major: Int, minor: Int = 1, rssi: Int = -60, receiver: String = "hci0") -> String {
+        let hex = uuid.replacingOccurrences(of: "-", with: "").lowercased()
+        let payload = "0215" + hex + String(format: "%04x%04x", major, minor) + "c5"
+        let t = String(format: "%.3f", Date().timeIntervalSince1970)
+        return
+            "{\"t\":\(t),\"receiver\":\"\(receiver)\",\"address\":\"C3:11:22:33:44:\(String(format: "%02X", major % 256))\","
+            + "\"rssi\":\(rssi),\"manufacturer_data\":{\"76\":\"\(payload)\"}}"
+    }
+
+    /// Posts sighting lines and checks they were all accepted.
+    public func post(_ lines: [String]) throws {
+        let response = try client.request("POST", "/v1/sightings", body: lines.joined(separator: "\n") + "\n")
+        guard response.status == 202 else {
+            throw TestFailure("sightings refused: \(response.status) \(response.body)")
+        }
+    }
+
+    /// The stored history (up to 1000 events), each as a JSON object.
+    public func history(type: String? = nil) throws -> [[String: Any]] {
+        let query = "/v1/events?limit=1000" + (type.map { "&type=\($0)" } ?? "")
+        return (try client.request("GET", query).object["events"] as? [[String: Any]]) ?? []
+    }
+
+    /// Waits until the history satisfies `condition`.
+    public func waitForHistory(
+        _ what: String, timeout: Double = 10, _ condition: ([[String: Any]]) -> Bool
+    ) throws -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: [[String: Any]] = []
+        while Date() < deadline {
+            last = try history()
+            if condition(last) { return last }
+            usleep(20_000)
+        }
+        throw TestFailure(
+            "timed out waiting for \(what); history: \(last.map { "\($0["type"] ?? "") \($0["subject"] ?? "")" })\nlogs:\n"
+                + (daemon?.logs.joined(separator: "\n") ?? ""))
+    }
+}
+
+/// The test webhook receiver (Tests/APITests/Support/webhook_receiver.py): a real HTTP
+/// server that checks signatures with Python's hmac and logs every request.
+public final class WebhookReceiver: @unchecked Sendable {
+    public let process = Process()
+    public let port: Int
+    public let logPath: String
+
+    public init(secret: String? = nil, fail: Int = 0, failStatus: Int = 500, status: Int = 200) throws {
+        logPath = try Executables.temporaryDirectory().appendingPathComponent("requests.jsonl").path
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        var arguments = [
+            "python3",
+            Executables.packageRoot.appendingPathComponent("Tests/APITests/Support/webhook_receiver.py").path,
+            "--log", logPath, "--fail", "\(fail)", "--fail-status", "\(failStatus)", "--status", "\(status)",
+        ]
+        if let secret { arguments += ["--secret", secret] }
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        var line = Data()
+        while true {
+            let byte = out.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data([10]) { break }
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            throw TestFailure("the webhook receiver did not start")
+        }
+        self.port = port
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    public var url: String { "http://127.0.0.1:\(port)/hook" }
+
+    /// Every request so far, in arrival order.
+    public var requests: [[String: Any]] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// Event ids of the accepted (2xx) requests, in order.
+    public var acceptedIDs: [String] {
+        requests.filter { ($0["status"] as? Int).map { (200..<300).contains($0) } ?? false }
+            .flatMap { $0["ids"] as? [String] ?? [] }
+    }
+
+    public func waitUntil(_ what: String, timeout: Double = 15, _ condition: ([[String: Any]]) -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(requests) { return }
+            usleep(20_000)
+        }
+        throw TestFailure("timed out waiting for \(what); requests: \(requests)")
+    }
+}
