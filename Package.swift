@@ -48,7 +48,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "beaconctl",
-            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "BeaconCore", "BeaconConfig", "BeaconRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // Release-build throughput and memory benchmark; see BENCHMARKS.md.
         .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),

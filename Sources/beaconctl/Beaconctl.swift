@@ -1,44 +1,337 @@
 import ArgumentParser
+import BeaconCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `beaconctl`: the operator's client for the daemon's Unix-socket API (SPEC §4.3).
-///
-/// The API it talks to arrives with the publishing work; until then it prints its usage,
-/// and a command says plainly that there is no API to talk to yet.
-@main
+/// Human tables by default, `--json` for scripts; exit 0 on success, 1 when the daemon
+/// refused the request, 69 when no daemon listens, 77 when access is denied.
 struct Beaconctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beaconctl",
         abstract: "Operate beacond through its Unix-socket API.",
         discussion: """
-            Commands:
-              status                         gateway, adapters, rates, outbox backlog, last errors
-              beacons                        beacons heard recently
-              regions [CLIENT]               clients' regions and their state
-              assets | zones | alarms        asset positions, zones, alarms
-              events [--follow] [--type GLOB]
-              outbox                         webhook backlog and dead letters
-              doctor                         checks an operator makes first, each with its fix
-              monitor CLIENT REGION --uuid … start monitoring a region
-              unmonitor CLIENT REGION        stop monitoring it
-
-            Human tables by default, --json for scripts, --socket PATH (default /run/beacond/api.sock).
+            Exit status: 0 success, 1 the daemon refused the request (its message is printed), \
+            69 no daemon on the socket, 77 permission denied.
             """,
-        version: "0.1.0"
+        version: "0.1.0",
+        subcommands: [
+            Status.self, Beacons.self, Regions.self, Assets.self, Zones.self, Alarms.self, Events.self, Outbox.self,
+            Doctor.self, Monitor.self, Unmonitor.self,
+        ]
     )
+}
 
-    @Argument(help: "A command (see above).")
-    var command: String?
+/// Lets the shared options come before the command too (`beaconctl --socket S status`), as
+/// operators type them.
+@main
+enum Main {
+    static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        var moved: [String] = []
+        var i = 0
+        while i < arguments.count, arguments[i].hasPrefix("-") {
+            let a = arguments[i]
+            if a == "--socket", i + 1 < arguments.count {
+                moved += [a, arguments[i + 1]]
+                arguments.removeSubrange(i...(i + 1))
+            } else if a.hasPrefix("--socket=") || a == "--json" {
+                moved.append(a)
+                arguments.remove(at: i)
+            } else {
+                i += 1
+            }
+        }
+        if !moved.isEmpty, i < arguments.count { arguments.insert(contentsOf: moved, at: i + 1) }
+        Beaconctl.main(arguments)
+    }
+}
 
-    @Argument(parsing: .captureForPassthrough, help: .hidden)
-    var rest: [String] = []
+/// `--socket` and `--json`, shared by every command.
+struct Common: ParsableArguments {
+    @Option(name: .long, help: "The daemon's API socket.")
+    var socket = "/run/beacond/api.sock"
+
+    @Flag(name: .long, help: "Print the daemon's JSON instead of a table.")
+    var json = false
+
+    var client: APIClient { APIClient(socketPath: socket) }
+
+    /// Runs `body`, turning API failures into their message and exit status.
+    func run(_ body: (APIClient) throws(APIClient.Failure) -> Void) throws {
+        do {
+            try body(client)
+        } catch {
+            printError("beaconctl: \(error.message)")
+            throw ExitCode(error.status)
+        }
+    }
+
+    /// GETs `path` and prints it as JSON or through `table`.
+    func show(_ path: String, _ table: (JSONValue) -> String) throws {
+        try run { client throws(APIClient.Failure) in
+            let value = try client.get(path)
+            print(json ? value.serialized : table(value))
+        }
+    }
+}
+
+func printError(_ text: String) {
+    let line = Array((text + "\n").utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+/// One line on standard output, unbuffered.
+func writeLine(_ text: String) {
+    var bytes = Array((text + "\n").utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return }
+        bytes = bytes.dropFirst(n)
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Gateway, adapters, rates, outbox backlog and last errors.")
+    @OptionGroup var common: Common
 
     func run() throws {
-        guard let command else {
-            print(Beaconctl.helpMessage())
-            return
+        try common.show("/v1/status") { s in
+            var lines = [
+                "gateway   \(s["gateway"]?.cell ?? "-")  (beacond \(s["version"]?.cell ?? "-"), up \(s["uptime_s"]?.cell ?? "-") s)",
+                "bluez     \(s["bluez"]?["reachable"]?.boolValue == true ? "reachable" : "NOT reachable")",
+                "sightings \(s["counts"]?["sightings"]?.cell ?? "-") (\(s["rates"]?["sightings_per_s"]?.cell ?? "-")/s), "
+                    + "beacons \(s["counts"]?["beacons"]?.cell ?? "-"), events \(s["counts"]?["events"]?.cell ?? "-")",
+                "outbox    \(s["outbox"]?["pending"]?.cell ?? "-") pending, \(s["outbox"]?["dead_letters"]?.cell ?? "-") dead letters",
+            ]
+            var adapters = Table("ADAPTER", "PRESENT", "POWERED", "DISCOVERING")
+            for a in s["adapters"]?.items ?? [] {
+                adapters.add(
+                    a["adapter"]?.cell ?? "-", a["present"]?.cell ?? "-", a["powered"]?.cell ?? "-",
+                    a["discovering"]?.cell ?? "-")
+            }
+            lines.append("")
+            lines.append(adapters.text)
+            let errors = s["last_errors"]?.items ?? []
+            if !errors.isEmpty {
+                lines.append("")
+                lines.append("last errors:")
+                lines += errors.map { "  " + $0.cell }
+            }
+            return lines.joined(separator: "\n")
         }
-        throw ValidationError(
-            "'\(command)' needs the daemon's API, which this version of beacond does not serve yet; "
-                + "use `beacond replay` to run the engine on a trace")
+    }
+}
+
+struct Beacons: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Beacons heard recently.")
+    @OptionGroup var common: Common
+
+    func run() throws {
+        try common.show("/v1/beacons") { value in
+            var t = Table("BEACON", "PROXIMITY", "DISTANCE_M", "RECEIVERS", "LAST_SEEN")
+            for b in value["beacons"]?.items ?? [] {
+                let id = b["beacon"].map { id -> String in
+                    if let uuid = id["uuid"]?.cell {
+                        return "\(uuid) \(id["major"]?.cell ?? "-")/\(id["minor"]?.cell ?? "-")"
+                    }
+                    return "\(id["namespace"]?.cell ?? "-")/\(id["instance"]?.cell ?? "-")"
+                }
+                let receivers = (b["receivers"]?.items ?? []).map {
+                    "\($0["receiver"]?.cell ?? "?")@\($0["rssi"]?.cell ?? "?")"
+                }
+                t.add(
+                    id ?? "-", b["proximity"]?.cell ?? "-", b["distance"]?.cell ?? "-",
+                    receivers.joined(separator: " "), b["last_seen"]?.cell ?? "-")
+            }
+            return t.text
+        }
+    }
+}
+
+struct Regions: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Clients' regions and their state.")
+    @OptionGroup var common: Common
+    @Argument(help: "Only this client.") var client: String?
+
+    func run() throws {
+        try common.run { api throws(APIClient.Failure) in
+            var clients: [String]
+            if let client {
+                clients = [client]
+            } else {
+                clients = (try api.get("/v1/clients")["clients"]?.items ?? []).compactMap { $0["id"]?.stringValue }
+            }
+            var t = Table("CLIENT", "REGION", "STATE", "UUID", "MAJOR", "MINOR", "ENTERED")
+            var all: [JSONValue] = []
+            for c in clients {
+                let answer = try api.get("/v1/clients/\(percentEncode(c))/regions")
+                all.append(answer)
+                for r in answer["regions"]?.items ?? [] {
+                    t.add(
+                        c, r["id"]?.cell ?? "-", r["state"]?.cell ?? "-", r["uuid"]?.cell ?? "-",
+                        r["major"]?.cell ?? "-", r["minor"]?.cell ?? "-", r["entered_at"]?.cell ?? "-")
+                }
+            }
+            print(common.json ? JSONValue.array(all).serialized : t.text)
+        }
+    }
+}
+
+struct Assets: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Assets: positions, zones, last seen.")
+    @OptionGroup var common: Common
+
+    func run() throws {
+        try common.show("/v1/assets") { value in
+            var t = Table("ASSET", "NAME", "POSITION", "ZONES", "LAST_SEEN")
+            for a in value["assets"]?.items ?? [] {
+                let p = a["position"]
+                let position = p.map {
+                    $0.isNull ? "-" : "\($0["x"]?.cell ?? "?"),\($0["y"]?.cell ?? "?") L\($0["level"]?.cell ?? "?")"
+                }
+                t.add(
+                    a["id"]?.cell ?? "-", a["name"]?.cell ?? "-", position ?? "-", a["zones"]?.cell ?? "-",
+                    a["last_seen"]?.cell ?? "-")
+            }
+            return t.text
+        }
+    }
+}
+
+struct Zones: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Zones.")
+    @OptionGroup var common: Common
+
+    func run() throws {
+        try common.show("/v1/zones") { value in
+            var t = Table("ZONE", "SHAPE")
+            for z in value["zones"]?.items ?? [] {
+                let shape =
+                    z["receiver"].map { "within \(z["within"]?.cell ?? "?") m of \($0.cell)" }
+                    ?? "polygon on level \(z["level"]?.cell ?? "?"), \(z["polygon"]?.items.count ?? 0) points"
+                t.add(z["id"]?.cell ?? "-", shape)
+            }
+            return t.text
+        }
+    }
+}
+
+struct Alarms: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Alarms and whether they are active.")
+    @OptionGroup var common: Common
+
+    func run() throws {
+        try common.show("/v1/alarms") { value in
+            var t = Table("ALARM", "ACTIVE", "ZONES", "ON", "ASSETS")
+            for a in value["alarms"]?.items ?? [] {
+                t.add(
+                    a["id"]?.cell ?? "-", a["active"]?.cell ?? "-", a["zones"]?.cell ?? "-", a["on"]?.cell ?? "-",
+                    a["assets"].map { $0.isNull ? "all" : $0.cell } ?? "all")
+            }
+            return t.text
+        }
+    }
+}
+
+struct Outbox: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Webhook backlog and dead letters.")
+    @OptionGroup var common: Common
+
+    func run() throws {
+        try common.show("/v1/outbox") { value in
+            var hooks = Table("WEBHOOK", "STATE", "PENDING", "OLDEST", "DEAD", "DELIVERED", "LAST_ERROR")
+            for w in value["webhooks"]?.items ?? [] {
+                hooks.add(
+                    w["id"]?.cell ?? "-", w["state"]?.cell ?? "-", w["pending"]?.cell ?? "-", w["oldest"]?.cell ?? "-",
+                    w["dead_letters"]?.cell ?? "-", w["delivered"]?.cell ?? "-", w["last_error"]?.cell ?? "-")
+            }
+            var dead = Table("DEAD LETTER", "WEBHOOK", "TYPE", "ENQUEUED", "REASON")
+            for d in value["dead_letters"]?.items ?? [] {
+                dead.add(
+                    d["id"]?.cell ?? "-", d["webhook"]?.cell ?? "-", d["type"]?.cell ?? "-", d["enqueued"]?.cell ?? "-",
+                    d["reason"]?.cell ?? "-")
+            }
+            return hooks.text + "\n\n" + dead.text
+        }
+    }
+}
+
+struct Monitor: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start (or replace) monitoring a region.")
+    @OptionGroup var common: Common
+    @Argument var client: String
+    @Argument var region: String
+    @Option(help: "The beacons' proximity UUID.") var uuid: String
+    @Option var major: Int?
+    @Option var minor: Int?
+    @Option(help: "Dwell alerts, comma-separated durations such as 2m,10m.") var dwell: String?
+    @Flag(help: "Emit ranging updates for this region.") var ranging = false
+    @Flag(name: .customLong("no-notify-entry")) var noNotifyEntry = false
+    @Flag(name: .customLong("no-notify-exit")) var noNotifyExit = false
+
+    func run() throws {
+        var members: [(String, JSONValue)] = [("uuid", .string(uuid))]
+        if let major { members.append(("major", .number(Double(major)))) }
+        if let minor { members.append(("minor", .number(Double(minor)))) }
+        if let dwell { members.append(("dwell", .array(dwell.split(separator: ",").map { .string(String($0)) }))) }
+        members += [
+            ("ranging", .bool(ranging)), ("notify_on_entry", .bool(!noNotifyEntry)),
+            ("notify_on_exit", .bool(!noNotifyExit)),
+        ]
+        try common.run { api throws(APIClient.Failure) in
+            let answer = try api.request(
+                "PUT", "/v1/clients/\(percentEncode(client))/regions/\(percentEncode(region))",
+                body: JSONValue.object(members).serialized)
+            print(common.json ? answer.body.trimmingNewline : "monitoring \(client)/\(region)")
+        }
+    }
+}
+
+struct Unmonitor: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop monitoring a region.")
+    @OptionGroup var common: Common
+    @Argument var client: String
+    @Argument var region: String
+
+    func run() throws {
+        try common.run { api throws(APIClient.Failure) in
+            _ = try api.request("DELETE", "/v1/clients/\(percentEncode(client))/regions/\(percentEncode(region))")
+            if !common.json { print("stopped monitoring \(client)/\(region)") }
+        }
+    }
+}
+
+/// Path segments and query values: everything but unreserved characters is escaped.
+func percentEncode(_ text: String) -> String {
+    var out = ""
+    for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "*"):
+            out.unicodeScalars.append(Unicode.Scalar(byte))
+        default:
+            let hex = Array("0123456789ABCDEF".unicodeScalars)
+            out += "%"
+            out.unicodeScalars.append(hex[Int(byte >> 4)])
+            out.unicodeScalars.append(hex[Int(byte & 0xF)])
+        }
+    }
+    return out
+}
+
+extension String {
+    var trimmingNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
+}
+
+extension JSONValue {
+    var boolValue: Bool? {
+        if case let .bool(b) = self { return b }
+        return nil
     }
 }

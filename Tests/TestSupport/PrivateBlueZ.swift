@@ -106,8 +106,8 @@ public final class RunningDaemon: @unchecked Sendable {
     private let stdoutLines = LineCollector()
     private let stderrLines = LineCollector()
 
-    public init(arguments: [String], environment: [String: String]) throws {
-        process.executableURL = Executables.built("beacond")
+    public init(arguments: [String], environment: [String: String], executable: String = "beacond") throws {
+        process.executableURL = Executables.built(executable)
         process.arguments = arguments
         process.environment = environment
         process.currentDirectoryURL = Executables.packageRoot

@@ -1,0 +1,202 @@
+import ArgumentParser
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `beaconctl doctor`: what an operator checks first on a gateway that "hears nothing" — the
+/// gateway analogue of a mobile SDK's capability check. Each check prints a verdict and, when
+/// it is not OK, the fix. Exit status 1 when any check fails.
+struct Doctor: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Check the gateway; each problem comes with its fix.")
+    @OptionGroup var common: Common
+    @Option(help: "The daemon's configuration file.") var config = "/etc/beacond/beacond.yaml"
+    @Option(help: "Where rfkill state is read (for tests).") var rfkillDir = "/sys/class/rfkill"
+
+    enum Verdict: String { case ok = "ok", warn = "WARN", fail = "FAIL", skip = "skip" }
+
+    struct Check {
+        var name: String
+        var verdict: Verdict
+        var detail: String
+        var fix: String?
+    }
+
+    func run() throws {
+        var checks = [configCheck()]
+        var status: JSONValue?
+        do {
+            status = try common.client.get("/v1/status")
+            checks.append(Check(name: "daemon", verdict: .ok, detail: "beacond answers on \(common.socket)"))
+        } catch {
+            checks.append(
+                Check(
+                    name: "daemon", verdict: .fail, detail: error.message,
+                    fix: "systemctl start beacond, then journalctl -u beacond -e for why it stopped"))
+        }
+        checks += rfkillChecks()
+        if let status {
+            checks += daemonChecks(status)
+        } else {
+            for name in ["bluetoothd", "dbus permission", "adapters", "discovery", "advertisements", "webhooks"] {
+                checks.append(Check(name: name, verdict: .skip, detail: "needs the daemon"))
+            }
+        }
+        if common.json {
+            print(
+                JSONValue.array(
+                    checks.map { c in
+                        .object([
+                            ("check", .string(c.name)), ("verdict", .string(c.verdict.rawValue.lowercased())),
+                            ("detail", .string(c.detail)), ("fix", c.fix.map { .string($0) } ?? .null),
+                        ])
+                    }
+                ).serialized)
+        } else {
+            for c in checks {
+                print("[\(c.verdict.rawValue)] \(c.name): \(c.detail)")
+                if let fix = c.fix, c.verdict == .fail || c.verdict == .warn { print("       fix: \(fix)") }
+            }
+        }
+        if checks.contains(where: { $0.verdict == .fail }) { throw ExitCode(1) }
+    }
+
+    func configCheck() -> Check {
+        let text: String
+        do {
+            text = try readTextFile(config)
+        } catch {
+            return Check(
+                name: "config", verdict: .fail, detail: "\(config): \(error)",
+                fix: "create it (see /usr/share/doc/beacond/example.yaml) or pass --config")
+        }
+        do {
+            _ = try ConfigLoader.load(
+                yaml: text, file: config, defaultGatewayID: "beacond",
+                fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
+            return Check(name: "config", verdict: .ok, detail: "\(config) is valid")
+        } catch {
+            return Check(
+                name: "config", verdict: .fail, detail: error.errors.map(\.description).joined(separator: "; "),
+                fix:
+                    "correct those lines, then `beacond --check-config --config \(config)` and `systemctl reload beacond`"
+            )
+        }
+    }
+
+    /// Bluetooth radios blocked by rfkill (soft: a setting; hard: a switch).
+    func rfkillChecks() -> [Check] {
+        guard let dir = opendir(rfkillDir) else {
+            return [Check(name: "rfkill", verdict: .skip, detail: "\(rfkillDir) is not readable")]
+        }
+        defer { closedir(dir) }
+        var blocked: [String] = []
+        var radios = 0
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard !name.hasPrefix(".") else { continue }
+            let base = "\(rfkillDir)/\(name)"
+            guard (try? readTextFile(base + "/type"))?.hasPrefix("bluetooth") == true else { continue }
+            radios += 1
+            let soft = (try? readTextFile(base + "/soft"))?.hasPrefix("1") == true
+            let hard = (try? readTextFile(base + "/hard"))?.hasPrefix("1") == true
+            if hard {
+                blocked.append("\(name) (hard: a switch or the firmware)")
+            } else if soft {
+                blocked.append("\(name) (soft)")
+            }
+        }
+        if !blocked.isEmpty {
+            return [
+                Check(
+                    name: "rfkill", verdict: .fail, detail: "Bluetooth blocked: \(blocked.joined(separator: ", "))",
+                    fix: "rfkill unblock bluetooth (a hard block needs the switch or the BIOS)")
+            ]
+        }
+        return [Check(name: "rfkill", verdict: .ok, detail: radios == 0 ? "no Bluetooth radio listed" : "not blocked")]
+    }
+
+    func daemonChecks(_ s: JSONValue) -> [Check] {
+        var checks: [Check] = []
+        let errors = (s["last_errors"]?.items ?? []).map(\.cell)
+        let reachable = s["bluez"]?["reachable"]?.boolValue == true
+        checks.append(
+            reachable
+                ? Check(name: "bluetoothd", verdict: .ok, detail: "org.bluez is on the system bus")
+                : Check(
+                    name: "bluetoothd", verdict: .fail, detail: "org.bluez is not on the system bus",
+                    fix: "apt install bluez; systemctl enable --now bluetooth"))
+        if let denied = errors.first(where: { $0.contains("AccessDenied") }) {
+            checks.append(
+                Check(
+                    name: "dbus permission", verdict: .fail, detail: denied,
+                    fix: "run beacond as a user in group bluetooth (the packaged unit does), then restart it"))
+        } else {
+            checks.append(Check(name: "dbus permission", verdict: .ok, detail: "no access errors"))
+        }
+        let adapters = s["adapters"]?.items ?? []
+        let present = adapters.filter { $0["present"]?.boolValue == true }
+        let unpowered = present.filter { $0["powered"]?.boolValue != true }.compactMap { $0["adapter"]?.stringValue }
+        if present.isEmpty {
+            checks.append(
+                Check(
+                    name: "adapters", verdict: .fail, detail: "no Bluetooth adapter",
+                    fix:
+                        "plug in the dongle; `bluetoothctl list` should show it (check bluetooth.adapters in the config)"
+                ))
+        } else if !unpowered.isEmpty {
+            checks.append(
+                Check(
+                    name: "adapters", verdict: .fail, detail: "powered off: \(unpowered.joined(separator: ", "))",
+                    fix: "bluetoothctl power on (and rfkill unblock bluetooth)"))
+        } else {
+            checks.append(
+                Check(
+                    name: "adapters", verdict: .ok,
+                    detail: present.compactMap { $0["adapter"]?.stringValue }.joined(separator: ", ") + " powered"))
+        }
+        let discovering = present.filter { $0["discovering"]?.boolValue == true }
+        checks.append(
+            discovering.isEmpty
+                ? Check(
+                    name: "discovery", verdict: present.isEmpty ? .skip : .fail, detail: "no adapter is discovering",
+                    fix: "beacond restarts discovery itself; if this persists, see journalctl -u beacond")
+                : Check(name: "discovery", verdict: .ok, detail: "\(discovering.count) adapter(s) scanning"))
+        let sightings = s["counts"]?["sightings"]?.numberValue ?? 0
+        checks.append(
+            sightings > 0
+                ? Check(
+                    name: "advertisements", verdict: .ok,
+                    detail: "\(Int(sightings)) heard, \(s["counts"]?["beacons"]?.cell ?? "0") beacons")
+                : Check(
+                    name: "advertisements", verdict: .warn, detail: "none heard yet",
+                    fix: "are beacons powered and in range? is bluetooth.min_rssi too high?"))
+        for hook in s["webhooks"]?.items ?? [] {
+            let id = hook["id"]?.cell ?? "?"
+            switch hook["state"]?.stringValue {
+            case "disabled":
+                checks.append(
+                    Check(
+                        name: "webhook \(id)", verdict: .fail,
+                        detail:
+                            "disabled: \(hook["disabled"]?.cell ?? "-"); \(hook["dead_letters"]?.cell ?? "0") dead letters",
+                        fix: "fix the receiver, then change the webhook's url and reload"))
+            case "retrying":
+                checks.append(
+                    Check(
+                        name: "webhook \(id)", verdict: .warn,
+                        detail: "failing: \(hook["last_error"]?.cell ?? "-"); \(hook["pending"]?.cell ?? "0") waiting",
+                        fix: "check that \(hook["url"]?.cell ?? "the url") is reachable from the gateway"))
+            default:
+                checks.append(
+                    Check(name: "webhook \(id)", verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered"))
+            }
+        }
+        return checks
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import BeaconCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `beaconctl events`: the stored history, or `--follow` for the live stream, resuming after
+/// the last event seen when the connection drops (a daemon restart loses nothing).
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Event history, or the live stream with --follow.")
+    @OptionGroup var common: Common
+    @Flag(name: .shortAndLong, help: "Follow the live stream; reconnects and resumes after the last event seen.")
+    var follow = false
+    @Option(help: "Only these types, e.g. \"region.*\" (comma-separated globs).") var type: String?
+    @Option(help: "Only events after this id.") var after: String?
+    @Option(help: "At most this many events from the history (1...1000).") var limit = 50
+
+    func run() throws {
+        var query: [String] = []
+        if let type { query.append("type=\(percentEncode(type))") }
+        guard follow else {
+            if let after { query.append("after=\(percentEncode(after))") }
+            query.append("limit=\(limit)")
+            try common.run { api throws(APIClient.Failure) in
+                let answer = try api.get("/v1/events?" + query.joined(separator: "&"))
+                for event in answer["events"]?.items ?? [] { print(line(event)) }
+            }
+            return
+        }
+        let q = query.isEmpty ? "" : "?" + query.joined(separator: "&")
+        var last = after
+        var connectedOnce = false
+        while true {
+            do {
+                try common.client.stream(query: q, lastEventID: last) { id, data in
+                    last = id
+                    // Straight to the descriptor: each event is seen at once, also through a pipe.
+                    writeLine(common.json ? data : (try? JSONParser.parse(data)).map(line) ?? data)
+                }
+                connectedOnce = true
+                printError("beaconctl: the stream closed; reconnecting after \(last ?? "the start")")
+            } catch {
+                // Unreachable before the first connection is an error; later it is a restart.
+                if !connectedOnce || error.status == APIClient.Exit.permission || error.status == APIClient.Exit.refused
+                {
+                    printError("beaconctl: \(error.message)")
+                    throw ExitCode(error.status)
+                }
+            }
+            sleep(1)
+        }
+    }
+
+    private func line(_ event: JSONValue) -> String {
+        if common.json { return event.serialized }
+        let type = (event["type"]?.cell ?? "-").replacingPrefix("beacond.")
+        return
+            "\(event["time"]?.cell ?? "-")  \(type)  \(event["subject"]?.cell ?? "-")  \(event["data"]?.serialized ?? "")"
+    }
+}
+
+extension String {
+    func replacingPrefix(_ prefix: String) -> String { hasPrefix(prefix) ? String(dropFirst(prefix.count)) : self }
+}

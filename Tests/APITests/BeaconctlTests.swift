@@ -1,0 +1,101 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `beaconctl` against the real daemon: tables, `--json`, exit statuses, `events --follow`.
+@Suite(.serialized) struct BeaconctlTests {
+    func ctl(_ d: APIDaemon, _ arguments: [String]) throws -> CommandOutput {
+        try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath] + arguments)
+    }
+
+    @Test func commandsPrintTablesOrJSONAndExitWithUsefulStatuses() throws {
+        let d = try APIDaemon(extra: APIEndpointTests.site)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 7)])
+        _ = try d.waitForHistory("states") { $0.count >= 2 }
+
+        let status = try ctl(d, ["status"])
+        #expect(
+            status.status == 0 && status.stdout.contains("gateway   api-test")
+                && status.stdout.contains("NOT reachable"))
+        let regions = try ctl(d, ["regions"])
+        #expect(regions.stdout.split(separator: "\n").first?.hasPrefix("CLIENT  REGION  STATE") == true)
+        #expect(regions.stdout.contains("app     till    inside"))
+        let json = try ctl(d, ["regions", "app", "--json"])
+        #expect(json.stdout.hasPrefix("[{\"client\":\"app\""))
+        let beacons = try ctl(d, ["beacons"])
+        #expect(beacons.stdout.contains("\(APIDaemon.uuid) 7/1") && beacons.stdout.contains("hci0@"))
+
+        let monitor = try ctl(
+            d, ["monitor", "app", "door", "--uuid", APIDaemon.uuid, "--major", "3", "--dwell", "2m,10m", "--ranging"])
+        #expect(monitor.status == 0 && monitor.stdout == "monitoring app/door\n")
+        let door = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(door?.last?["dwell"] as? [String] == ["2m", "10m"] && door?.last?["ranging"] as? Bool == true)
+        let missing = try ctl(d, ["unmonitor", "app", "nope"])
+        #expect(missing.status == 1 && missing.stderr.contains("has no region \"nope\" (region_not_found)"))
+        #expect(try ctl(d, ["unmonitor", "app", "door"]).status == 0)
+
+        let events = try ctl(d, ["events", "--type", "region.state", "--limit", "5"])
+        #expect(events.status == 0 && events.stdout.split(separator: "\n").count == 2)
+        #expect(events.stdout.contains("region.state  app/till"))
+        #expect(try ctl(d, ["outbox"]).stdout.hasPrefix("WEBHOOK"))
+        for command in ["assets", "zones", "alarms"] { #expect(try ctl(d, [command]).status == 0) }
+
+        // doctor: the config is fine; no BlueZ here, so it fails with the fixes
+        let rfkill = try Executables.temporaryDirectory()
+        try FileManager.default.createDirectory(
+            at: rfkill.appendingPathComponent("rfkill0"), withIntermediateDirectories: true)
+        for (file, text) in [("type", "bluetooth\n"), ("soft", "1\n"), ("hard", "0\n")] {
+            try text.write(to: rfkill.appendingPathComponent("rfkill0/\(file)"), atomically: true, encoding: .utf8)
+        }
+        let doctor = try ctl(d, ["doctor", "--config", d.configPath, "--rfkill-dir", rfkill.path])
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("[ok] config:") && doctor.stdout.contains("[ok] daemon:"))
+        #expect(doctor.stdout.contains("[FAIL] rfkill: Bluetooth blocked: rfkill0 (soft)"))
+        #expect(doctor.stdout.contains("fix: rfkill unblock bluetooth"))
+        #expect(doctor.stdout.contains("[FAIL] bluetoothd:") && doctor.stdout.contains("[FAIL] adapters:"))
+        #expect(doctor.stdout.contains("[ok] advertisements: 1 heard"))
+
+        // No daemon: 69 and a sentence saying so; a socket we may not open: 77
+        #expect(d.stop() == 0)
+        let gone = try ctl(d, ["status"])
+        #expect(gone.status == 69 && gone.stderr.contains("beacond is not running"))
+        let down = try ctl(d, ["doctor", "--config", d.configPath])
+        #expect(down.status == 1 && down.stdout.contains("[FAIL] daemon:"))
+        try d.start()
+        let denied = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", Executables.built("beaconctl").path, "--socket",
+                d.socketPath, "status",
+            ])
+        #expect(denied.status == 77 && denied.stderr.contains("permission denied"))
+        #expect(d.stop() == 0)
+    }
+
+    @Test func followResumesAcrossADaemonRestartWithoutGapsOrRepeats() throws {
+        let d = try APIDaemon(extra: EventStreamTests.site)
+        try d.start()
+        let follow = try RunningDaemon(
+            arguments: ["events", "--follow", "--json", "--socket", d.socketPath], environment: [:],
+            executable: "beaconctl")
+        try follow.waitUntil("the first state") { lines, _ in lines.count >= 1 }
+        try d.post([APIDaemon.sighting(major: 7)])
+        try follow.waitUntil("enter and exit") { lines, _ in lines.count >= 3 }
+        #expect(d.stop() == 0)
+        try d.start()
+        // Events while beaconctl is still reconnecting: it must get them from the history
+        try d.post([APIDaemon.sighting(major: 7)])
+        let expected = try d.waitForHistory("the second exit") { events in
+            events.filter { $0["type"] as? String == "beacond.region.exit" }.count == 2
+        }.compactMap { $0["id"] as? String }
+        try follow.waitUntil("every event", timeout: 10) { lines, _ in lines.count >= expected.count }
+        let seen = follow.events.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        }
+        #expect(seen == expected)
+        #expect(follow.logs.contains { $0.contains("reconnecting") })
+        kill(follow.process.processIdentifier, SIGKILL)  // it follows until stopped; the test runner blocks SIGTERM
+        #expect(d.stop() == 0)
+    }
+}
