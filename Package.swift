@@ -55,6 +55,9 @@ let package = Package(
         ),
         // Release-build throughput and memory benchmark; see BENCHMARKS.md.
         .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),
+        // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
+        .executableTarget(
+            name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Publishing", "Storage"]),
         // D-Bus ingest benchmark: a fast bluetoothd stand-in, and beacond's scanner + engine as a receiver.
         .executableTarget(
             name: "bluez-emitter", dependencies: ["CDBus", "BlueZ"], swiftSettings: [.swiftLanguageMode(.v5)]),

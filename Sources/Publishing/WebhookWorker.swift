@@ -108,13 +108,15 @@ public final class WebhookWorker: @unchecked Sendable {
         if isDisabled { return .seconds(5) }
         let now = clock()
         do {
-            let expired = try store.expire(
-                webhook: settings.id, enqueuedBefore: schedule.expiryCutoff(now: now), at: now, reason: "max_age")
-            if expired > 0 {
+            var batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
+            // Expiry only when the oldest waiting event is past max_age: the check is free.
+            let cutoff = schedule.expiryCutoff(now: now)
+            if let oldest = batch.first?.enqueuedAt, oldest < cutoff {
+                let expired = try store.expire(webhook: settings.id, enqueuedBefore: cutoff, at: now, reason: "max_age")
                 state.withLock { $0.deadLettered += expired }
                 log("warning: webhook.dead_letters webhook=\(settings.id) events=\(expired) reason=max_age")
+                batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
             }
-            let batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
             switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
             case .idle:
                 return .seconds(5)

@@ -1,22 +1,36 @@
 import BeaconCore
 import GRDB
+import Synchronization
 
 extension StateStore {
-    /// Replaces the saved region states with these (every monitored region).
+    /// Makes the saved region states equal to these (every monitored region). Only rows that
+    /// changed since the last save are written, so saving after each region event costs what
+    /// changed, not the number of regions.
     public func saveRegions(_ snapshots: [RegionSnapshot]) throws {
-        try db.write { db in
-            try db.execute(sql: "DELETE FROM region_state")
-            let statement = try db.makeStatement(
-                sql: """
-                    INSERT INTO region_state (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """)
-            for s in snapshots {
-                try statement.execute(arguments: [
-                    s.client, s.spec.id, s.spec.json.serialized, s.state.rawValue, s.lastSeen.nanoseconds,
-                    s.enteredAt.nanoseconds, s.dwellsFired,
-                ])
+        let current = Dictionary(snapshots.map { (RegionKey($0), $0) }, uniquingKeysWith: { $1 })
+        try savedRegions.withLock { saved in
+            let previous = saved ?? [:]
+            let changed = snapshots.filter { previous[RegionKey($0)] != $0 }
+            let removed = previous.keys.filter { current[$0] == nil }
+            guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return }
+            try db.write { db in
+                if saved == nil { try db.execute(sql: "DELETE FROM region_state") }
+                let upsert = try db.makeStatement(
+                    sql: """
+                        INSERT OR REPLACE INTO region_state
+                        (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """)
+                for s in changed {
+                    try upsert.execute(arguments: [
+                        s.client, s.spec.id, s.spec.json.serialized, s.state.rawValue, s.lastSeen.nanoseconds,
+                        s.enteredAt.nanoseconds, s.dwellsFired,
+                    ])
+                }
+                let delete = try db.makeStatement(sql: "DELETE FROM region_state WHERE client = ? AND region = ?")
+                for key in removed { try delete.execute(arguments: [key.client, key.region]) }
             }
+            saved = current
         }
     }
 
@@ -77,5 +91,16 @@ extension StateStore {
     static func regionSpec(_ text: String) -> RegionSpec? {
         guard let json = try? JSONParser.parse(text) else { return nil }
         return try? RegionSpec(json: json)
+    }
+}
+
+/// A region's identity in the store: its client and id.
+struct RegionKey: Hashable {
+    var client: String
+    var region: String
+
+    init(_ s: RegionSnapshot) {
+        client = s.client
+        region = s.spec.id
     }
 }

@@ -1,6 +1,7 @@
 import BeaconCore
 import Foundation
 import GRDB
+import Synchronization
 
 /// beacond's SQLite file under `gateway.state_dir`: what must survive a restart or a power
 /// cut — each region's state and last sighting (SPEC §3: no second enter after a restart,
@@ -16,6 +17,8 @@ public final class StateStore: Sendable {
     public let path: String
     /// Events kept in the history; older ones are deleted as new ones arrive.
     public let historyLimit: Int
+    /// What `saveRegions` last wrote (nil: nothing yet this run, so the first save replaces all).
+    let savedRegions = Mutex<[RegionKey: RegionSnapshot]?>(nil)
 
     public init(directory: String, historyLimit: Int = 100_000) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -83,6 +86,10 @@ public final class StateStore: Sendable {
                 t.column("seq", .integer).notNull()
                 t.primaryKey(["client", "region"])
             }
+        }
+        migrator.registerMigration("v3-outbox-age") { db in
+            // Expiry (max_age) finds old rows without scanning a dead webhook's whole backlog.
+            try db.create(index: "outbox_by_age", on: "outbox", columns: ["webhook", "enqueued_ns"])
         }
         return migrator
     }

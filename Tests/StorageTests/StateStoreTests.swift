@@ -41,3 +41,72 @@ import Testing
         #expect(try store.events(after: "ID6").map(\.id) == ["ID7", "ID8"])
     }
 }
+
+/// The outbox, dead letters and API region changes on a real SQLite file.
+@Suite struct OutboxStoreTests {
+    func event(_ n: Int) -> StateStore.StoredEvent {
+        StateStore.StoredEvent(
+            id: "E\(n)", type: n % 2 == 0 ? "beacond.region.enter" : "beacond.ranging",
+            time: Timestamp(nanoseconds: Int64(n)), body: "{\"n\":\(n)}")
+    }
+
+    @Test func eventsWaitPerWebhookInOrderUntilAcknowledged() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        // "crm" wants region events only; "all" wants everything
+        try store.append((1...6).map(event), at: Timestamp(nanoseconds: 100)) { e in
+            e.type == "beacond.region.enter" ? ["crm", "all"] : ["all"]
+        }
+        #expect(try store.pending(webhook: "crm", limit: 10).map(\.eventID) == ["E2", "E4", "E6"])
+        let all = try store.pending(webhook: "all", limit: 4)
+        #expect(all.map(\.eventID) == ["E1", "E2", "E3", "E4"])
+        try store.delivered(webhook: "all", through: all[1].seq)
+        #expect(try store.pending(webhook: "all", limit: 10).map(\.eventID) == ["E3", "E4", "E5", "E6"])
+        #expect(try store.pending(webhook: "crm", limit: 10).count == 3, "one webhook's ack leaves the other's rows")
+        #expect(try store.outboxDepths().map(\.pending) == [4, 3])
+    }
+
+    @Test func oldEntriesBecomeDeadLettersAndDisabledStateFollowsTheURL() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.append([event(2)], at: Timestamp(nanoseconds: 100)) { _ in ["crm"] }
+        try store.append([event(4)], at: Timestamp(nanoseconds: 500)) { _ in ["crm"] }
+        let moved = try store.expire(
+            webhook: "crm", enqueuedBefore: Timestamp(nanoseconds: 300), at: Timestamp(nanoseconds: 900),
+            reason: "max_age")
+        #expect(moved == 1)
+        #expect(try store.pending(webhook: "crm", limit: 10).map(\.eventID) == ["E4"])
+        let dead = try store.deadLetters()
+        #expect(dead.map(\.eventID) == ["E2"] && dead.first?.reason == "max_age")
+        #expect(try store.outboxDepths().first?.deadLetters == 1)
+
+        try store.setDisabled(webhook: "crm", url: "http://a", reason: "410 Gone", at: Timestamp(nanoseconds: 1))
+        #expect(try store.disabledReason(webhook: "crm", url: "http://a") == "410 Gone")
+        #expect(try store.disabledReason(webhook: "crm", url: "http://b") == nil, "a new url enables it")
+    }
+
+    @Test func apiRegionChangesReplayInOrder() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let store = try StateStore(directory: dir)
+        try store.saveOverride(.monitor(client: "app", region: RegionSpec(id: "a", uuid: uuid)))
+        try store.saveOverride(.remove(client: "app", region: "store"))
+        try store.saveOverride(.monitor(client: "app", region: RegionSpec(id: "a", uuid: uuid, major: 2)))
+        let loaded = try StateStore(directory: dir).loadOverrides()
+        #expect(loaded == [.remove(client: "app", region: "store"), .monitor(client: "app", region: RegionSpec(id: "a", uuid: uuid, major: 2))])
+    }
+
+    @Test func savingRegionsWritesChangesAndRemovals() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let store = try StateStore(directory: dir)
+        let a = RegionSnapshot(
+            client: "app", spec: RegionSpec(id: "a", uuid: uuid), state: .inside, lastSeen: Timestamp(nanoseconds: 1),
+            enteredAt: Timestamp(nanoseconds: 1), dwellsFired: 0)
+        var b = a
+        b.spec.id = "b"
+        try store.saveRegions([a, b])
+        var a2 = a
+        a2.lastSeen = Timestamp(nanoseconds: 2)
+        try store.saveRegions([a2])  // a changed, b gone
+        #expect(try StateStore(directory: dir).loadRegions().snapshots == [a2])
+    }
+}

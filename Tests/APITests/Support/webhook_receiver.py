@@ -4,10 +4,10 @@
 It checks each request's signature with Python's own hmac module (independent of beacond's
 HMAC code), answers `--fail N` first requests with `--fail-status`, and appends one JSON line
 per request to `--log`: {"n", "status", "signature_ok", "ids", "types", "subjects", "events",
-"content_type"}.
+"content_type", "arrived"}.
 The port it listens on is printed on the first line of standard output.
 """
-import argparse, hashlib, hmac, http.server, json, sys, threading
+import argparse, hashlib, hmac, http.server, json, sys, threading, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--log", required=True)
@@ -15,6 +15,7 @@ parser.add_argument("--secret", default=None)
 parser.add_argument("--fail", type=int, default=0)
 parser.add_argument("--fail-status", type=int, default=500)
 parser.add_argument("--status", type=int, default=200)
+parser.add_argument("--quiet", action="store_true", help="log only n, status, ids, subjects and arrival")
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -26,6 +27,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         global count
+        arrived = time.time()
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         with lock:
             count += 1
@@ -44,8 +46,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "n": n, "status": status, "signature_ok": signature_ok,
             "ids": [e.get("id") for e in events], "types": [e.get("type") for e in events],
             "subjects": [e.get("subject") for e in events], "events": events,
-            "content_type": self.headers.get("Content-Type"),
+            "content_type": self.headers.get("Content-Type"), "arrived": arrived,
         }
+        if args.quiet:
+            record = {k: record[k] for k in ("n", "status", "ids", "subjects", "arrived")}
         with lock, open(args.log, "a") as f:
             f.write(json.dumps(record) + "\n")
         self.send_response(status)
