@@ -68,7 +68,8 @@ func throughput() throws {
     let receiver = try Receiver()
     let store = try StateStore(directory: NSTemporaryDirectory() + "beacond-bench-\(UUID().uuidString)")
     let hook = worker(store, port: receiver.port, maxDelay: .seconds(1))
-    let publisher = EventPublisher(gateway: "bench", store: store, workers: [hook], echo: false, clock: now, log: { print($0) })
+    let publisher = EventPublisher(
+        gateway: "bench", store: store, workers: [hook], echo: false, clock: now, log: { print($0) })
     let thread = Thread { hook.run() }
     thread.start()
     let id = IBeaconID(uuid: uuid, major: 1, minor: 2)
@@ -101,7 +102,8 @@ func latency() throws {
     let receiver = try Receiver()
     let store = try StateStore(directory: NSTemporaryDirectory() + "beacond-bench-\(UUID().uuidString)")
     let hook = worker(store, port: receiver.port, maxDelay: .seconds(0))
-    let publisher = EventPublisher(gateway: "bench", store: store, workers: [hook], echo: false, clock: now, log: { print($0) })
+    let publisher = EventPublisher(
+        gateway: "bench", store: store, workers: [hook], echo: false, clock: now, log: { print($0) })
     var settings = MonitoringSettings()
     settings.enterSightings = 1
     settings.exitTimeout = .minutes(10)
@@ -120,14 +122,20 @@ func latency() throws {
     var submitted: [String: Timestamp] = [:]
     for i in 0..<samples {
         var payload: [UInt8] = [0x02, 0x15]
-        for s in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s))) }
-        for s in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s))) }
+        for s in stride(from: 56, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s)))
+        }
+        for s in stride(from: 56, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s)))
+        }
         payload += [UInt8(i >> 8), UInt8(i & 0xFF), 0, 1, 0xC5]
         let t = now()
         submitted["c\(i / 20)/r\(i % 20)"] = t
         engine.submit(
             .sightings([
-                Sighting(time: t, receiver: "hci0", address: "C3:00:00:00:00:01", rssi: -60, manufacturerData: [ManufacturerDatum(company: 0x004C, payload: payload)])
+                Sighting(
+                    time: t, receiver: "hci0", address: "C3:00:00:00:00:01", rssi: -60,
+                    manufacturerData: [ManufacturerDatum(company: 0x004C, payload: payload)])
             ]))
         usleep(10_000)  // pacing: one sighting every 10 ms, each its own request
     }
@@ -141,7 +149,9 @@ func latency() throws {
         }
     }
     latencies.sort()
-    func p(_ q: Double) -> String { String(format: "%.2f", latencies[min(latencies.count - 1, Int(q * Double(latencies.count)))]) }
+    func p(_ q: Double) -> String {
+        String(format: "%.2f", latencies[min(latencies.count - 1, Int(q * Double(latencies.count)))])
+    }
     print(
         "latency: sighting -> webhook request at the receiver, \(latencies.count) samples: p50 \(p(0.5)) ms, "
             + "p90 \(p(0.9)) ms, p99 \(p(0.99)) ms, max \(String(format: "%.2f", latencies.last!)) ms")

@@ -91,7 +91,11 @@ import Testing
         try store.saveOverride(.remove(client: "app", region: "store"))
         try store.saveOverride(.monitor(client: "app", region: RegionSpec(id: "a", uuid: uuid, major: 2)))
         let loaded = try StateStore(directory: dir).loadOverrides()
-        #expect(loaded == [.remove(client: "app", region: "store"), .monitor(client: "app", region: RegionSpec(id: "a", uuid: uuid, major: 2))])
+        #expect(
+            loaded == [
+                .remove(client: "app", region: "store"),
+                .monitor(client: "app", region: RegionSpec(id: "a", uuid: uuid, major: 2)),
+            ])
     }
 
     @Test func savingRegionsWritesChangesAndRemovals() throws {
