@@ -79,21 +79,32 @@ import Testing
         let follow = try RunningDaemon(
             arguments: ["events", "--follow", "--json", "--socket", d.socketPath], environment: [:],
             executable: "beaconctl")
-        try follow.waitUntil("the first state") { lines, _ in lines.count >= 1 }
+        // Connected when the daemon counts its stream (events before that are not its to see)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any]
+            if counts?["stream_clients"] as? Int == 1 { break }
+            usleep(20_000)
+        }
         try d.post([APIDaemon.sighting(major: 7)])
-        try follow.waitUntil("enter and exit") { lines, _ in lines.count >= 3 }
+        try follow.waitUntil("the exit") { lines, _ in lines.contains { $0.contains("region.exit") } }
         #expect(d.stop() == 0)
         try d.start()
         // Events while beaconctl is still reconnecting: it must get them from the history
         try d.post([APIDaemon.sighting(major: 7)])
-        let expected = try d.waitForHistory("the second exit") { events in
+        let history = try d.waitForHistory("the second exit") { events in
             events.filter { $0["type"] as? String == "beacond.region.exit" }.count == 2
         }.compactMap { $0["id"] as? String }
-        try follow.waitUntil("every event", timeout: 10) { lines, _ in lines.count >= expected.count }
-        let seen = follow.events.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        func seen() -> [String] {
+            follow.events.compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+            }
         }
-        #expect(seen == expected)
+        try follow.waitUntil("every event", timeout: 10) { _, _ in seen().last == history.last }
+        // From the first event it saw, exactly the history: nothing missed across the restart, nothing twice
+        let first = try #require(seen().first)
+        #expect(seen() == Array(history.drop { $0 != first }))
+        #expect(seen().count >= 3)
         #expect(follow.logs.contains { $0.contains("reconnecting") })
         kill(follow.process.processIdentifier, SIGKILL)  // it follows until stopped; the test runner blocks SIGTERM
         #expect(d.stop() == 0)
