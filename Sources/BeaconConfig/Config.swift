@@ -59,7 +59,10 @@ public struct ReceiverSpec: Sendable, Equatable {
     public var x: Double
     public var y: Double
     public var level: Int
-    public var rssiAt1m: Int?
+    public var rssiAt1m: Double?
+    /// Mounting height in metres (extension): with `positioning.tag_height`, ranges are
+    /// corrected for the height difference before the 2-D fix.
+    public var z: Double?
     public var pathLossExponent = 2.0
 }
 
@@ -95,16 +98,6 @@ public struct AlarmSpec: Sendable, Equatable {
     /// nil means every asset.
     public var assets: [String]?
     public var active = true
-}
-
-/// `positioning:`.
-public struct PositioningSettings: Sendable, Equatable {
-    public var publishInterval = TimeSpan.seconds(2)
-    public var maxReceivers = 5
-    /// m/s; a published position never moves faster than this.
-    public var maxSpeed = 2.5
-    /// Metres; smaller moves are not published.
-    public var minMove = 0.5
 }
 
 /// `api:`.

@@ -10,7 +10,7 @@ extension SectionReader {
             let path = f.path
             var r = ReceiverSpec(id: id, x: 0, y: 0, level: 0)
             if let posNode = required(f, "position", in: item),
-                let pos = reader.mapping(posNode, f.path("position"), allowed: ["x", "y", "level"])
+                let pos = reader.mapping(posNode, f.path("position"), allowed: ["x", "y", "z", "level"])
             {
                 if let n = required(pos, "x", in: posNode), let v = reader.double(n, pos.path("x"), -1e6...1e6) {
                     r.x = v
@@ -19,8 +19,9 @@ extension SectionReader {
                     r.y = v
                 }
                 with(pos, "level") { n, p in if let v = reader.int(n, p, -100...200) { r.level = v } }
+                with(pos, "z") { n, p in if let v = reader.double(n, p, -100...1000) { r.z = v } }
             }
-            with(f, "rssi_at_1m") { n, p in if let v = reader.int(n, p, -127...20) { r.rssiAt1m = v } }
+            with(f, "rssi_at_1m") { n, p in if let v = reader.double(n, p, -127...20) { r.rssiAt1m = v } }
             with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1.0...6.0) { r.pathLossExponent = v }
             }
             return r

@@ -46,7 +46,9 @@ extension BeaconEngine {
     /// SPEC §3 distance with the receiver's calibration, else the beacon's measured power.
     func distance(slot: Int32, receiver: Int32, smoothed: Double) -> Double? {
         let calibration = receiverCalibration[Int(receiver)]
-        guard let reference = calibration?.rssiAt1m ?? records[Int(slot)]!.frameRSSIAt1m else { return nil }
+        guard let reference = calibration?.rssiAt1m ?? records[Int(slot)]!.frameRSSIAt1m.map(Double.init) else {
+            return nil
+        }
         return PathLoss.distance(rssi: smoothed, rssiAt1m: reference, exponent: calibration?.pathLossExponent ?? 2.0)
     }
 

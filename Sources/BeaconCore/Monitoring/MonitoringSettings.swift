@@ -57,10 +57,10 @@ public struct RegionSpec: Sendable, Equatable {
 /// A receiver's calibration (SPEC §2 `receivers[]`), used for distance.
 public struct ReceiverCalibration: Sendable, Equatable {
     /// RSSI at 1 m for this radio; when nil the beacon's own measured power is used.
-    public var rssiAt1m: Int?
+    public var rssiAt1m: Double?
     public var pathLossExponent: Double
 
-    public init(rssiAt1m: Int? = nil, pathLossExponent: Double = 2.0) {
+    public init(rssiAt1m: Double? = nil, pathLossExponent: Double = 2.0) {
         self.rssiAt1m = rssiAt1m
         self.pathLossExponent = pathLossExponent
     }

@@ -81,7 +81,7 @@ public struct RSSIFilter: Sendable, Equatable {
 /// Distance from RSSI with the log-distance path-loss model (SPEC §3):
 /// `10 ^ ((rssi_at_1m - rssi) / (10 * n))`.
 public enum PathLoss {
-    public static func distance(rssi: Double, rssiAt1m: Int, exponent n: Double) -> Double {
-        pow(10, (Double(rssiAt1m) - rssi) / (10 * max(n, 0.1)))
+    public static func distance(rssi: Double, rssiAt1m: Double, exponent n: Double) -> Double {
+        pow(10, (rssiAt1m - rssi) / (10 * max(n, 0.1)))
     }
 }

@@ -1,0 +1,131 @@
+/// `positioning:` (SPEC §2) and two extensions: receivers' mounting height against the
+/// tags' (`tag_height`), and the zone boundary hysteresis.
+public struct PositioningSettings: Sendable, Equatable {
+    public var publishInterval = TimeSpan.seconds(2)
+    public var maxReceivers = 5
+    /// m/s; a published position never moves faster than this.
+    public var maxSpeed = 2.5
+    /// Metres; smaller moves are not published.
+    public var minMove = 0.5
+    /// Height of the tags above the floor (m). With receivers' `z`, each range is reduced to
+    /// its horizontal part before the 2-D fix; nil means no correction.
+    public var tagHeight: Double? = nil
+    /// Metres: a position must be this far past a zone's edge (half on each side) to change
+    /// the zone's state, so a fix jittering on the edge never flaps.
+    public var zoneHysteresis = 1.0
+
+    public init() {}
+}
+
+/// A point on a floor plan, in metres in the site's frame.
+public struct Point: Sendable, Equatable {
+    public var x: Double
+    public var y: Double
+    public init(x: Double, y: Double) {
+        self.x = x
+        self.y = y
+    }
+}
+
+/// A receiver with a known position (SPEC §2 `receivers[]`).
+public struct SiteReceiver: Sendable, Equatable {
+    public var id: String
+    public var position: Point
+    public var level: Int
+    /// Mounting height (m), when known.
+    public var z: Double?
+
+    public init(id: String, position: Point, level: Int, z: Double? = nil) {
+        self.id = id
+        self.position = position
+        self.level = level
+        self.z = z
+    }
+}
+
+/// What identifies an asset's tag in the air.
+public enum AssetTag: Sendable, Equatable {
+    case ibeacon(uuid: BeaconUUID, major: UInt16?, minor: UInt16?)
+    /// Namespace and instance in lower-case hex.
+    case eddystone(namespace: String, instance: String)
+    /// A radio address in upper case (tags that send no beacon frame).
+    case address(String)
+
+    func matches(_ identity: BeaconIdentity) -> Bool {
+        switch (self, identity) {
+        case let (.ibeacon(uuid, major, minor), .ibeacon(id)):
+            return id.uuid == uuid && (major.map { $0 == id.major } ?? true) && (minor.map { $0 == id.minor } ?? true)
+        case let (.eddystone(namespace, instance), .eddystone(id)):
+            return Hex.encode(id.namespace) == namespace && Hex.encode(id.instance) == instance
+        default:
+            return false
+        }
+    }
+}
+
+public struct AssetDefinition: Sendable, Equatable {
+    public var id: String
+    public var tag: AssetTag
+    public init(id: String, tag: AssetTag) {
+        self.id = id
+        self.tag = tag
+    }
+}
+
+public struct ZoneDefinition: Sendable, Equatable {
+    public enum Shape: Sendable, Equatable {
+        case polygon(level: Int, points: [Point])
+        /// Within `within` metres of a receiver, by that receiver's range to the tag.
+        case nearReceiver(receiver: String, within: Double)
+    }
+
+    public var id: String
+    public var shape: Shape
+    public init(id: String, shape: Shape) {
+        self.id = id
+        self.shape = shape
+    }
+}
+
+public struct AlarmDefinition: Sendable, Equatable {
+    public enum Condition: String, Sendable { case enter, exit, dwell }
+    public var id: String
+    public var zones: [String]
+    public var on: Set<Condition>
+    public var dwell: TimeSpan?
+    /// nil: every asset.
+    public var assets: Set<String>?
+    public var active: Bool
+
+    public init(
+        id: String, zones: [String], on: Set<Condition>, dwell: TimeSpan? = nil, assets: Set<String>? = nil,
+        active: Bool = true
+    ) {
+        self.id = id
+        self.zones = zones
+        self.on = on
+        self.dwell = dwell
+        self.assets = assets
+        self.active = active
+    }
+}
+
+/// The site the engine tracks assets on: receivers with positions, assets, zones, alarms.
+public struct SiteConfiguration: Sendable, Equatable {
+    public var receivers: [SiteReceiver] = []
+    public var assets: [AssetDefinition] = []
+    public var zones: [ZoneDefinition] = []
+    public var alarms: [AlarmDefinition] = []
+    public var positioning = PositioningSettings()
+
+    public init(
+        receivers: [SiteReceiver] = [], assets: [AssetDefinition] = [], zones: [ZoneDefinition] = [],
+        alarms: [AlarmDefinition] = [], positioning: PositioningSettings = PositioningSettings()
+    ) {
+        self.receivers = receivers
+        self.assets = assets
+        self.zones = zones
+        self.alarms = alarms
+        self.positioning = positioning
+    }
+}
