@@ -25,7 +25,42 @@ public struct Config: Sendable, Equatable {
             receivers: Dictionary(
                 receivers.map {
                     ($0.id, ReceiverCalibration(rssiAt1m: $0.rssiAt1m, pathLossExponent: $0.pathLossExponent))
-                }, uniquingKeysWith: { a, _ in a }))
+                }, uniquingKeysWith: { a, _ in a }),
+            site: site)
+    }
+
+    /// Receivers with positions, assets, zones and alarms, as the engine's tracker takes them.
+    public var site: SiteConfiguration {
+        SiteConfiguration(
+            receivers: receivers.map {
+                SiteReceiver(id: $0.id, position: Point(x: $0.x, y: $0.y), level: $0.level, z: $0.z)
+            },
+            assets: assets.map { asset in
+                let tag: AssetTag
+                switch asset.beacon {
+                case let .ibeacon(uuid, major, minor): tag = .ibeacon(uuid: uuid, major: major, minor: minor)
+                case let .eddystone(namespace, instance):
+                    tag = .eddystone(namespace: namespace.lowercased(), instance: instance.lowercased())
+                case let .address(address): tag = .address(address.uppercased())
+                }
+                return AssetDefinition(id: asset.id, tag: tag)
+            },
+            zones: zones.map { zone in
+                switch zone.shape {
+                case let .polygon(level, points):
+                    return ZoneDefinition(
+                        id: zone.id, shape: .polygon(level: level, points: points.map { Point(x: $0[0], y: $0[1]) }))
+                case let .nearReceiver(receiver, within):
+                    return ZoneDefinition(id: zone.id, shape: .nearReceiver(receiver: receiver, within: within))
+                }
+            },
+            alarms: alarms.map { alarm in
+                AlarmDefinition(
+                    id: alarm.id, zones: alarm.zones,
+                    on: Set(alarm.on.map { AlarmDefinition.Condition(rawValue: $0.rawValue)! }), dwell: alarm.dwell,
+                    assets: alarm.assets.map(Set.init), active: alarm.active)
+            },
+            positioning: positioning)
     }
 }
 

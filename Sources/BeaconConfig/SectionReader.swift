@@ -198,7 +198,7 @@ struct SectionReader {
     }
 
     func readPositioning(_ node: Node, _ p: inout PositioningSettings) {
-        let keys = ["publish_interval", "max_receivers", "max_speed", "min_move"]
+        let keys = ["publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis"]
         guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
         with(f, "publish_interval") { n, path in
             if let v = reader.duration(n, path, min: .milliseconds(100), max: .hours(1)) { p.publishInterval = v }
@@ -206,6 +206,8 @@ struct SectionReader {
         with(f, "max_receivers") { n, path in if let v = reader.int(n, path, 1...50) { p.maxReceivers = v } }
         with(f, "max_speed") { n, path in if let v = reader.double(n, path, 0.01...100) { p.maxSpeed = v } }
         with(f, "min_move") { n, path in if let v = reader.double(n, path, 0...100) { p.minMove = v } }
+        with(f, "tag_height") { n, path in if let v = reader.double(n, path, -100...1000) { p.tagHeight = v } }
+        with(f, "zone_hysteresis") { n, path in if let v = reader.double(n, path, 0...20) { p.zoneHysteresis = v } }
     }
 
     func readAPI(_ node: Node, _ a: inout APISettings) {

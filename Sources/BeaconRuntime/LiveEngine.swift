@@ -94,7 +94,7 @@ public final class LiveEngine: @unchecked Sendable {
         let regionChanged = events.contains {
             switch $0.payload {
             case .regionState, .regionEnter, .regionExit, .regionDwell: return true
-            case .regionFailed, .ranging, .beaconProximity, .adapterState: return false
+            case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition, .zone: return false
             }
         }
         if regionChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {

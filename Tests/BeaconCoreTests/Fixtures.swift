@@ -138,6 +138,8 @@ func line(_ e: Event) -> String {
         return "\(t) ranging \(c)/\(r) "
             + beacons.map { "\($0.beacon.major)/\($0.beacon.minor):\($0.proximity.rawValue)" }.joined(separator: ",")
     case let .beaconProximity(b, p, _): return "\(t) beacon.proximity \(b) \(p.rawValue)"
+    case let .assetPosition(f): return "\(t) asset.position \(f.asset) \(f.position.x),\(f.position.y)"
+    case let .zone(a): return "\(t) zone.\(a.condition.rawValue) \(a.alarm) \(a.asset) \(a.zone)"
     case let .adapterState(a, present, powered, discovering):
         return "\(t) adapter.state \(a) present=\(present) powered=\(powered) discovering=\(discovering)"
     }

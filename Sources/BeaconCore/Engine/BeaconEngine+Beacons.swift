@@ -17,7 +17,8 @@ extension BeaconEngine {
             if let power = frame.rssiAt1m { records[Int(slot)]!.frameRSSIAt1m = power }
             return slot
         }
-        let record = BeaconRecord(identity: identity, frameRSSIAt1m: frame.rssiAt1m, lastSeen: t)
+        var record = BeaconRecord(identity: identity, frameRSSIAt1m: frame.rssiAt1m, lastSeen: t)
+        record.asset = tracker?.asset(identity: identity).map(Int32.init)
         let slot: Int32
         if let free = freeBeaconSlots.popLast() {
             slot = free

@@ -45,6 +45,9 @@ public struct BeaconEngine: Sendable {
     var nextRangingTick: Timestamp?
     var nextSweep: Timestamp
     var pending: [Event] = []
+    /// Asset positions, zones and alarms; nil when no asset is configured.
+    public internal(set) var tracker: AssetTracker?
+    var nextPositionTick: Timestamp?
 
     /// How long a reading stays "recent" for ranging and proximity.
     public static let rangingFreshness = TimeSpan.seconds(5)
@@ -59,6 +62,14 @@ public struct BeaconEngine: Sendable {
         now = start
         calibrations = configuration.receivers
         nextSweep = start + BeaconEngine.sweepInterval
+        let tracker = AssetTracker(
+            site: configuration.site, calibrations: configuration.receivers,
+            lostAfter: configuration.monitoring.exitTimeout,
+            start: start)
+        if !tracker.isEmpty {
+            self.tracker = tracker
+            nextPositionTick = start + tracker.tickInterval
+        }
         for client in configuration.clients {
             for region in client.regions {
                 pending += monitor(client: client.id, region: region, at: start).events
@@ -69,9 +80,7 @@ public struct BeaconEngine: Sendable {
     /// The earliest time `advance(to:)` has work to do, or nil when only a sighting can cause
     /// an event. May be early (a timer that was pushed back); calling then is harmless.
     public var nextDeadline: Timestamp? {
-        guard let ranging = nextRangingTick else { return timers.earliest }
-        guard let timer = timers.earliest else { return ranging }
-        return min(timer, ranging)
+        [timers.earliest, nextRangingTick, nextPositionTick].compactMap { $0 }.min()
     }
 
     /// Fires every timer due at or before `target`, in time order, each at its own time.
@@ -83,12 +92,16 @@ public struct BeaconEngine: Sendable {
             var next = nextSweep
             if let t = timers.earliest, t < next { next = t }
             if let r = nextRangingTick, r < next { next = r }
+            if let p = nextPositionTick, p < next { next = p }
             guard next <= target else { break }
             now = max(now, next)
             if let e = timers.popDue(next) {
                 fireRegionTimer(e, events: &events)
             } else if nextRangingTick == next {
                 rangingTick(at: next, events: &events)
+            } else if nextPositionTick == next {
+                nextPositionTick = next + tracker!.tickInterval
+                tracker!.tick(at: next, events: &events)
             } else {
                 sweep(at: next)
             }
@@ -102,6 +115,10 @@ public struct BeaconEngine: Sendable {
         var events = advance(to: sighting.time)
         counters.sightings += 1
         if sighting.time < now { counters.lateSightings += 1 }
+        if tracker != nil, let asset = tracker!.asset(address: sighting.address) {
+            tracker!.observe(
+                asset: asset, receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: nil, at: now)
+        }
         switch BeaconDecoder.decode(sighting) {
         case let .failure(e):
             counters.decode.count(e.reason)
@@ -123,6 +140,11 @@ public struct BeaconEngine: Sendable {
         let receiver = internReceiver(sighting.receiver)
         let slot = beaconSlot(for: identity, frame: frame, at: t)
         let smoothed = updateReading(slot: slot, receiver: receiver, rssi: sighting.rssi, at: t)
+        if let asset = records[Int(slot)]!.asset {
+            tracker!.observe(
+                asset: Int(asset), receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: frame.rssiAt1m,
+                at: t)
+        }
         guard case let .ibeacon(id) = identity else { return }
         if records[Int(slot)]!.matchGeneration != indexGeneration { refreshMatches(slot: slot, id: id) }
         let matches = records[Int(slot)]!.matches

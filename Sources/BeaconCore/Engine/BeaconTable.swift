@@ -14,6 +14,8 @@ struct BeaconRecord: Sendable {
     var matches: [RegionMatch] = []
     var matchGeneration: UInt32 = .max
     var proximity = ProximityTracker()
+    /// The asset whose tag this beacon is, if any (looked up once, when first heard).
+    var asset: Int32?
 }
 
 /// A region a beacon matches, with its ranging flag copied out so that a sighting does not

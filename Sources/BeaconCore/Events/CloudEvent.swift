@@ -23,6 +23,10 @@ public enum CloudEvent {
             return beacon.description
         case let .adapterState(adapter, _, _, _):
             return adapter
+        case let .assetPosition(fix):
+            return fix.asset
+        case let .zone(alert):
+            return alert.asset
         }
     }
 
@@ -68,6 +72,20 @@ public enum CloudEvent {
             ])
         case let .adapterState(adapter, present, powered, discovering):
             return adapterData(adapter, present, powered, discovering)
+        case let .assetPosition(fix):
+            return .object([
+                ("asset", .string(fix.asset)), ("x", .number(round2(fix.position.x))),
+                ("y", .number(round2(fix.position.y))), ("level", .number(Double(fix.level))),
+                ("accuracy_m", .number(round2(fix.accuracy))), ("zones", .array(fix.zones.map { .string($0) })),
+                ("receivers_used", .array(fix.receivers.map { .string($0) })),
+            ])
+        case let .zone(alert):
+            var members: [(String, JSONValue)] = [
+                ("alarm", .string(alert.alarm)), ("asset", .string(alert.asset)), ("zone", .string(alert.zone)),
+                ("position", position(alert.position, level: alert.level)),
+            ]
+            if let dwell = alert.dwell { members.append(("dwell_s", .number(round3(dwell.seconds)))) }
+            return .object(members)
         }
     }
 
@@ -95,6 +113,14 @@ public enum CloudEvent {
                 ("namespace", .string(Hex.encode(id.namespace))), ("instance", .string(Hex.encode(id.instance))),
             ])
         }
+    }
+
+    public static func position(_ p: Point?, level: Int?) -> JSONValue {
+        guard let p else { return .null }
+        return .object([
+            ("x", .number(round2(p.x))), ("y", .number(round2(p.y))),
+            ("level", level.map { .number(Double($0)) } ?? .null),
+        ])
     }
 
     /// Distances to the centimetre: finer digits are noise and would only make diffs noisy.

@@ -54,6 +54,10 @@ public enum EventPayload: Sendable, Equatable {
     case beaconProximity(beacon: BeaconIdentity, proximity: Proximity, distance: Double?)
     /// An adapter appeared, disappeared, powered on or off, or started or stopped discovering.
     case adapterState(adapter: String, present: Bool, powered: Bool, discovering: Bool)
+    /// An asset's estimated position (published when it moved at least `min_move`).
+    case assetPosition(AssetFix)
+    /// An active alarm's condition for an asset in a zone.
+    case zone(ZoneAlert)
 
     /// The CloudEvents type suffix: `beacond.<kind>`.
     public var kind: String {
@@ -66,6 +70,55 @@ public enum EventPayload: Sendable, Equatable {
         case .ranging: return "ranging"
         case .beaconProximity: return "beacon.proximity"
         case .adapterState: return "adapter.state"
+        case .assetPosition: return "asset.position"
+        case let .zone(alert): return "zone.\(alert.condition.rawValue)"
         }
+    }
+}
+
+/// Where an asset is: the `asset.position` event's data and `GET /v1/assets`.
+public struct AssetFix: Sendable, Equatable {
+    public var asset: String
+    public var position: Point
+    public var level: Int
+    public var accuracy: Double
+    /// Zones the asset is in (after hysteresis), in configuration order.
+    public var zones: [String]
+    /// Receivers whose ranges made the fix, strongest first.
+    public var receivers: [String]
+
+    public init(asset: String, position: Point, level: Int, accuracy: Double, zones: [String], receivers: [String]) {
+        self.asset = asset
+        self.position = position
+        self.level = level
+        self.accuracy = accuracy
+        self.zones = zones
+        self.receivers = receivers
+    }
+}
+
+/// `zone.enter`, `zone.exit`, `zone.dwell`.
+public struct ZoneAlert: Sendable, Equatable {
+    public var alarm: String
+    public var asset: String
+    public var zone: String
+    public var condition: AlarmDefinition.Condition
+    /// The position that decided it (the last known one for an asset that went silent).
+    public var position: Point?
+    public var level: Int?
+    /// For dwell: how long the asset has been in the zone.
+    public var dwell: TimeSpan?
+
+    public init(
+        alarm: String, asset: String, zone: String, condition: AlarmDefinition.Condition, position: Point?,
+        level: Int?, dwell: TimeSpan? = nil
+    ) {
+        self.alarm = alarm
+        self.asset = asset
+        self.zone = zone
+        self.condition = condition
+        self.position = position
+        self.level = level
+        self.dwell = dwell
     }
 }

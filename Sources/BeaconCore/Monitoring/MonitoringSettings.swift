@@ -81,13 +81,16 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var monitoring = MonitoringSettings()
     public var clients: [ClientSpec] = []
     public var receivers: [String: ReceiverCalibration] = [:]
+    /// Receivers' positions, assets, zones and alarms (asset tracking).
+    public var site = SiteConfiguration()
 
     public init(
         monitoring: MonitoringSettings = MonitoringSettings(), clients: [ClientSpec] = [],
-        receivers: [String: ReceiverCalibration] = [:]
+        receivers: [String: ReceiverCalibration] = [:], site: SiteConfiguration = SiteConfiguration()
     ) {
         self.monitoring = monitoring
         self.clients = clients
         self.receivers = receivers
+        self.site = site
     }
 }

@@ -18,7 +18,9 @@
 public enum Multilateration {
     public struct Range: Sendable, Equatable {
         public var position: Point
+        /// The range along the floor.
         public var distance: Double
+
         public init(position: Point, distance: Double) {
             self.position = position
             self.distance = distance
@@ -60,6 +62,8 @@ public enum Multilateration {
     }
 
     static func sigma(_ d: Double) -> Double { max(minimumSigma, relativeError * d) }
+    /// Residuals beyond about this many σ are treated as outliers.
+    static let cauchyScale = 3.0
 
     static func solvePair(_ a: Range, _ b: Range) -> Fix {
         let dx = b.position.x - a.position.x
@@ -97,7 +101,19 @@ public enum Multilateration {
             let c = cost(fix.position, ranges, weights)
             if best == nil || c < best!.cost - 1e-12 { best = (fix, c) }
         }
-        return best!.fix
+        // Iteratively reweighted: a range far off the others' consensus (a receiver behind a
+        // wall or a reflection) loses weight by the Cauchy rule instead of pulling the fix.
+        var fix = best!.fix
+        for _ in 0..<3 {
+            let robust = ranges.enumerated().map { i, r -> Double in
+                let dx = fix.position.x - r.position.x
+                let dy = fix.position.y - r.position.y
+                let u = ((dx * dx + dy * dy).squareRoot() - r.distance) / (cauchyScale * sigma(r.distance))
+                return weights[i] / (1 + u * u)
+            }
+            fix = descend(from: fix.position, ranges, robust)
+        }
+        return fix
     }
 
     /// The unit vector along which the points spread least (the minor axis of their scatter).

@@ -1,0 +1,304 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Asset tracking at the edge: per asset and receiver a smoothed RSSI (the same median +
+/// EMA filter as ranging), a position fix every tick from the strongest receivers, a motion
+/// limit, zone membership with hysteresis, and the alarms' `zone.*` events.
+///
+/// Pure, like the rest of the core: `observe` takes readings, `tick` is called at each
+/// positioning tick with the time, and both return what happened.
+public struct AssetTracker: Sendable {
+    public private(set) var settings: PositioningSettings
+    let receivers: [SiteReceiver]
+    let receiverIndex: [String: Int]
+    let calibrations: [ReceiverCalibration?]
+    let assets: [AssetDefinition]
+    let byAddress: [String: Int]
+    var zones: [ZoneRuntime]
+    var alarms: [AlarmDefinition]
+    /// For each zone, the alarms watching it.
+    var alarmsByZone: [[Int]]
+    var states: [AssetState]
+    /// Per level, the box around its receivers: fixes are kept within it plus `boundsMargin`.
+    /// Receivers are placed around the area they cover; a fix far outside them comes from a
+    /// range error, not from an asset standing there.
+    let bounds: [Int: (min: Point, max: Point)]
+    /// Time after which an asset not heard at all has left every zone.
+    var lostAfter: TimeSpan
+
+    static let boundsMargin = 0.5
+    /// A reading counts for a fix for this long after it was heard.
+    public static let readingFreshness = TimeSpan.seconds(5)
+    /// Measured power assumed for tags that give none and receivers without calibration.
+    public static let defaultRSSIAt1m = -59.0
+
+    struct Reading: Sendable {
+        var filter: RSSIFilter
+        var lastSeen: Timestamp
+        var frameRSSIAt1m: Double?
+    }
+
+    struct AssetState: Sendable {
+        var readings: [Int: Reading] = [:]
+        var lastHeard: Timestamp?
+        var estimate: AssetFix?
+        var estimatedAt: Timestamp?
+        var published: AssetFix?
+        var publishedAt: Timestamp?
+        var zones: [ZoneMembership]
+        var lost = false
+    }
+
+    public init(
+        site: SiteConfiguration, calibrations: [String: ReceiverCalibration], lostAfter: TimeSpan, start: Timestamp
+    ) {
+        settings = site.positioning
+        receivers = site.receivers
+        receiverIndex = Dictionary(site.receivers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+        self.calibrations = site.receivers.map { calibrations[$0.id] }
+        assets = site.assets
+        var addresses: [String: Int] = [:]
+        for (i, asset) in site.assets.enumerated() {
+            if case let .address(a) = asset.tag { addresses[a] = i }
+        }
+        byAddress = addresses
+        zones = site.zones.map {
+            ZoneRuntime(
+                $0,
+                receivers: Dictionary(site.receivers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }),
+                hysteresis: site.positioning.zoneHysteresis)
+        }
+        alarms = site.alarms
+        let zoneIndex = Dictionary(site.zones.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var watching = [[Int]](repeating: [], count: site.zones.count)
+        for (a, alarm) in site.alarms.enumerated() {
+            for zone in alarm.zones { if let z = zoneIndex[zone] { watching[z].append(a) } }
+        }
+        alarmsByZone = watching
+        states = site.assets.map { _ in AssetState(zones: site.zones.map { _ in ZoneMembership(at: start) }) }
+        self.lostAfter = lostAfter
+        var boxes: [Int: (min: Point, max: Point)] = [:]
+        for r in site.receivers {
+            let p = r.position
+            if let b = boxes[r.level] {
+                boxes[r.level] = (
+                    Point(x: min(b.min.x, p.x), y: min(b.min.y, p.y)), Point(x: max(b.max.x, p.x), y: max(b.max.y, p.y))
+                )
+            } else {
+                boxes[r.level] = (p, p)
+            }
+        }
+        bounds = boxes
+    }
+
+    public var isEmpty: Bool { assets.isEmpty }
+    /// The positioning tick: fixes are made this often, positions published at most every
+    /// `publish_interval`.
+    public var tickInterval: TimeSpan { min(settings.publishInterval, .seconds(1)) }
+
+    /// The asset whose tag sends from this address, if any (address tags only).
+    public func asset(address: String) -> Int? {
+        guard !byAddress.isEmpty else { return nil }
+        if let a = byAddress[address] { return a }
+        return address.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) ? byAddress[address.uppercased()] : nil
+    }
+
+    /// The asset whose tag is this beacon identity, if any.
+    public func asset(identity: BeaconIdentity) -> Int? {
+        assets.firstIndex { $0.tag.matches(identity) }
+    }
+
+    /// A reading of asset `asset` by a receiver. Receivers without a known position are ignored.
+    public mutating func observe(asset: Int, receiver: String, rssi: Int, frameRSSIAt1m: Int?, at t: Timestamp) {
+        guard let r = receiverIndex[receiver] else { return }
+        states[asset].lastHeard = t
+        if var reading = states[asset].readings[r] {
+            reading.filter.update(rssi: rssi, at: t)
+            reading.lastSeen = t
+            if let power = frameRSSIAt1m { reading.frameRSSIAt1m = Double(power) }
+            states[asset].readings[r] = reading
+        } else {
+            states[asset].readings[r] = Reading(
+                filter: RSSIFilter(rssi: rssi, at: t), lastSeen: t, frameRSSIAt1m: frameRSSIAt1m.map(Double.init))
+        }
+    }
+
+    /// Alarms switched on or off at runtime (`PATCH /v1/alarms/{id}`); false if unknown.
+    public mutating func setAlarm(_ id: String, active: Bool) -> Bool {
+        guard let i = alarms.firstIndex(where: { $0.id == id }) else { return false }
+        alarms[i].active = active
+        return true
+    }
+
+    public func alarmIsActive(_ id: String) -> Bool? { alarms.first { $0.id == id }?.active }
+
+    /// The latest estimate of each asset (nil when never located), in configuration order.
+    public var fixes: [(id: String, fix: AssetFix?, lastHeard: Timestamp?)] {
+        assets.indices.map { (assets[$0].id, states[$0].estimate, states[$0].lastHeard) }
+    }
+
+    /// One positioning tick at `t`: a fix for every asset heard recently, zone changes, and
+    /// the positions due for publishing.
+    public mutating func tick(at t: Timestamp, events: inout [Event]) {
+        for a in assets.indices {
+            guard let fix = locate(a, at: t) else {
+                if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter {
+                    lose(a, at: t, events: &events)
+                }
+                continue
+            }
+            states[a].lost = false
+            var estimate = limitSpeed(a, fix.fix, at: t)
+            updateZones(a, estimate: estimate, ranges: fix.ranges, at: t, events: &events)
+            estimate.zones = zones.indices.filter { states[a].zones[$0].inside }.map { zones[$0].id }
+            states[a].estimate = estimate
+            states[a].estimatedAt = t
+            publishIfDue(a, estimate, at: t, events: &events)
+        }
+    }
+
+    /// The fix from the strongest fresh readings on the strongest receivers' level.
+    func locate(_ a: Int, at t: Timestamp) -> (fix: AssetFix, ranges: [Int: Double])? {
+        var fresh: [(receiver: Int, rssi: Double)] = []
+        for (r, reading) in states[a].readings where t - reading.lastSeen <= AssetTracker.readingFreshness {
+            fresh.append((r, reading.filter.estimate))
+        }
+        guard !fresh.isEmpty else { return nil }
+        fresh.sort { $0.rssi != $1.rssi ? $0.rssi > $1.rssi : $0.receiver < $1.receiver }
+        let level = strongestLevel(fresh.map(\.receiver))
+        let used = Array(fresh.filter { receivers[$0.receiver].level == level }.prefix(settings.maxReceivers))
+        var ranges: [Int: Double] = [:]
+        var inputs: [Multilateration.Range] = []
+        for (r, rssi) in used {
+            let d = horizontalRange(a, receiver: r, rssi: rssi)
+            ranges[r] = d
+            inputs.append(Multilateration.Range(position: receivers[r].position, distance: d))
+        }
+        guard var solved = Multilateration.solve(inputs) else { return nil }
+        if let box = bounds[level] {
+            let m = AssetTracker.boundsMargin
+            solved.position = Point(
+                x: min(max(solved.position.x, box.min.x - m), box.max.x + m),
+                y: min(max(solved.position.y, box.min.y - m), box.max.y + m))
+        }
+        return (
+            AssetFix(
+                asset: assets[a].id, position: solved.position, level: level, accuracy: solved.accuracy, zones: [],
+                receivers: used.map { receivers[$0.receiver].id }), ranges
+        )
+    }
+
+    /// The level most of the three strongest receivers are on (the strongest breaks a tie).
+    func strongestLevel(_ strongestFirst: [Int]) -> Int {
+        let top = strongestFirst.prefix(3).map { receivers[$0].level }
+        var counts: [Int: Int] = [:]
+        for level in top { counts[level, default: 0] += 1 }
+        let best = counts.values.max() ?? 0
+        return top.first { counts[$0] == best } ?? 0
+    }
+
+    /// SPEC §3 distance, reduced to its part along the floor when the receiver's height and
+    /// the tags' are known (a receiver 1 m above the tag hears it 1 m away when right above).
+    func horizontalRange(_ a: Int, receiver r: Int, rssi: Double) -> Double {
+        let calibration = calibrations[r]
+        let reference =
+            calibration?.rssiAt1m ?? states[a].readings[r]?.frameRSSIAt1m ?? AssetTracker.defaultRSSIAt1m
+        let d = PathLoss.distance(rssi: rssi, rssiAt1m: reference, exponent: calibration?.pathLossExponent ?? 2.0)
+        guard let z = receivers[r].z, let tag = settings.tagHeight else { return d }
+        let dz = z - tag
+        return (max(d * d - dz * dz, 0)).squareRoot()
+    }
+
+    /// A position never moves faster than `max_speed` from the previous estimate.
+    func limitSpeed(_ a: Int, _ fix: AssetFix, at t: Timestamp) -> AssetFix {
+        guard let previous = states[a].estimate, let at = states[a].estimatedAt, previous.level == fix.level else {
+            return fix
+        }
+        let dx = fix.position.x - previous.position.x
+        let dy = fix.position.y - previous.position.y
+        let moved = (dx * dx + dy * dy).squareRoot()
+        let allowed = settings.maxSpeed * (t - at).seconds
+        guard moved > allowed, moved > 0 else { return fix }
+        var limited = fix
+        limited.position = Point(
+            x: previous.position.x + dx * allowed / moved, y: previous.position.y + dy * allowed / moved)
+        return limited
+    }
+
+    mutating func publishIfDue(_ a: Int, _ estimate: AssetFix, at t: Timestamp, events: inout [Event]) {
+        if let last = states[a].published, let at = states[a].publishedAt {
+            guard t - at >= settings.publishInterval else { return }
+            let dx = estimate.position.x - last.position.x
+            let dy = estimate.position.y - last.position.y
+            let zonesChanged = estimate.zones != last.zones || estimate.level != last.level
+            guard zonesChanged || (dx * dx + dy * dy).squareRoot() >= settings.minMove else { return }
+        }
+        states[a].published = estimate
+        states[a].publishedAt = t
+        events.append(Event(time: t, payload: .assetPosition(estimate)))
+    }
+
+    mutating func updateZones(
+        _ a: Int, estimate: AssetFix, ranges: [Int: Double], at t: Timestamp, events: inout [Event]
+    ) {
+        for z in zones.indices {
+            let (depth, margin) = zones[z].depth(position: estimate.position, level: estimate.level, ranges: ranges)
+            if states[a].zones[z].update(depth: depth, margin: margin, at: t) {
+                let condition: AlarmDefinition.Condition = states[a].zones[z].inside ? .enter : .exit
+                alert(a, zone: z, condition, position: estimate.position, level: estimate.level, at: t, events: &events)
+            }
+            guard states[a].zones[z].inside else { continue }
+            for alarm in alarmsByZone[z] {
+                guard let dwell = alarms[alarm].dwell, alarms[alarm].on.contains(.dwell),
+                    !states[a].zones[z].dwellFired.contains(alarm), t - states[a].zones[z].since >= dwell,
+                    applies(alarm, to: a)
+                else { continue }
+                states[a].zones[z].dwellFired.insert(alarm)
+                guard alarms[alarm].active else { continue }
+                events.append(
+                    Event(
+                        time: t,
+                        payload: .zone(
+                            ZoneAlert(
+                                alarm: alarms[alarm].id, asset: assets[a].id, zone: zones[z].id, condition: .dwell,
+                                position: estimate.position, level: estimate.level, dwell: t - states[a].zones[z].since)
+                        )))
+            }
+        }
+    }
+
+    /// Not heard for `lostAfter`: the asset leaves every zone it was in, at its last position.
+    mutating func lose(_ a: Int, at t: Timestamp, events: inout [Event]) {
+        states[a].lost = true
+        let last = states[a].estimate
+        for z in zones.indices where states[a].zones[z].leave(at: t) {
+            alert(a, zone: z, .exit, position: last?.position, level: last?.level, at: t, events: &events)
+        }
+        states[a].estimate?.zones = []
+    }
+
+    func applies(_ alarm: Int, to a: Int) -> Bool {
+        alarms[alarm].assets.map { $0.contains(assets[a].id) } ?? true
+    }
+
+    func alert(
+        _ a: Int, zone z: Int, _ condition: AlarmDefinition.Condition, position: Point?, level: Int?, at t: Timestamp,
+        events: inout [Event]
+    ) {
+        for alarm in alarmsByZone[z]
+        where alarms[alarm].active && alarms[alarm].on.contains(condition) && applies(alarm, to: a) {
+            events.append(
+                Event(
+                    time: t,
+                    payload: .zone(
+                        ZoneAlert(
+                            alarm: alarms[alarm].id, asset: assets[a].id, zone: zones[z].id, condition: condition,
+                            position: position, level: level))))
+        }
+    }
+}
