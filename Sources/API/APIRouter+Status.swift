@@ -94,12 +94,28 @@ extension APIRouter {
             ]))
     }
 
-    /// Configured assets. Positions come with asset tracking; until then they are null.
+    /// Configured assets with their latest fix, zones and last sighting.
     func assets(id: String?) -> HTTPReply {
+        let fixes = context.engine.perform { engine, _ in (engine.tracker?.fixes ?? [], []) }
+        guard let fixes else { return Reply.engineBusy }
         let all = context.config.assets.map { asset -> JSONValue in
-            .object([
+            let state = fixes.first { $0.id == asset.id }
+            let fix = state?.fix
+            return .object([
                 ("id", .string(asset.id)), ("name", asset.name.map { .string($0) } ?? .null),
-                ("beacon", Self.json(asset.beacon)), ("position", .null), ("zones", .array([])), ("last_seen", .null),
+                ("beacon", Self.json(asset.beacon)),
+                (
+                    "position",
+                    fix.map { f in
+                        .object([
+                            ("x", .round(f.position.x)), ("y", .round(f.position.y)), ("level", .int(f.level)),
+                            ("accuracy_m", .round(f.accuracy)),
+                            ("receivers_used", .array(f.receivers.map { .string($0) })),
+                        ])
+                    } ?? .null
+                ),
+                ("zones", .array((fix?.zones ?? []).map { .string($0) })),
+                ("last_seen", .time(state?.lastHeard ?? nil)),
             ])
         }
         guard let id else { return Reply.json(.object([("assets", .array(all))])) }
@@ -148,16 +164,22 @@ extension APIRouter {
     }
 
     func alarmList() -> HTTPReply {
-        Reply.json(.object([("alarms", .array(context.config.alarms.map { alarmJSON($0) }))]))
+        let alarms = context.config.alarms
+        let flags = context.engine.perform { engine, _ in
+            (alarms.map { engine.tracker?.alarmIsActive($0.id) ?? $0.active }, [])
+        }
+        guard let flags else { return Reply.engineBusy }
+        return Reply.json(
+            .object([("alarms", .array(zip(context.config.alarms, flags).map { alarmJSON($0, active: $1) }))]))
     }
 
-    func alarmJSON(_ alarm: AlarmSpec) -> JSONValue {
+    func alarmJSON(_ alarm: AlarmSpec, active: Bool) -> JSONValue {
         .object([
             ("id", .string(alarm.id)), ("zones", .array(alarm.zones.map { .string($0) })),
             ("on", .array(alarm.on.map { .string($0.rawValue) })),
             ("dwell", alarm.dwell.map { .string($0.description) } ?? .null),
             ("assets", alarm.assets.map { .array($0.map { .string($0) }) } ?? .null),
-            ("active", .bool(alarms.isActive(alarm.id) ?? alarm.active)),
+            ("active", .bool(active)),
         ])
     }
 
@@ -177,8 +199,9 @@ extension APIRouter {
         if let other = members.first(where: { $0.0 != "active" }) {
             return Reply.error(422, "invalid_alarm", "\(other.0): only \"active\" can be changed")
         }
-        alarms.set(id, active: active)
-        return Reply.json(alarmJSON(alarm))
+        let applied = context.engine.perform { engine, _ in (engine.setAlarm(id, active: active), []) }
+        guard applied != nil else { return Reply.engineBusy }
+        return Reply.json(alarmJSON(alarm, active: active))
     }
 
     func outbox() -> HTTPReply {

@@ -11,12 +11,10 @@ import Storage
 public final class APIRouter: Sendable {
     let context: APIContext
     public let stream: EventStreamHub
-    let alarms: AlarmFlags
 
     public init(context: APIContext, stream: EventStreamHub) {
         self.context = context
         self.stream = stream
-        self.alarms = AlarmFlags(context.config.alarms)
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPReply {

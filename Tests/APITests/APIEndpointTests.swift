@@ -194,3 +194,62 @@ import Testing
         #expect(d.stop() == 0)
     }
 }
+
+/// Asset tracking through the API: remote receivers' sightings in, positions and zone alerts out.
+@Suite(.serialized) struct AssetAPITests {
+    static let site = """
+        receivers:
+          - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
+          - {id: r2, position: {x: 10, y: 0}, rssi_at_1m: -59}
+          - {id: r3, position: {x: 10, y: 10}, rssi_at_1m: -59}
+          - {id: r4, position: {x: 0, y: 10}, rssi_at_1m: -59}
+        assets:
+          - {id: pallet-9, beacon: {address: "D0:00:00:00:00:09"}}
+        zones:
+          - {id: dock, level: 0, polygon: [[0, 0], [5, 0], [5, 10], [0, 10]]}
+        alarms:
+          - {id: dock-watch, zones: [dock], on: [enter, exit]}
+        positioning: {publish_interval: 1s, min_move: 0}
+
+        """
+
+    /// Address-only sightings of the pallet at (2, 5) from the four receivers.
+    static func sightings() -> [String] {
+        let t = String(format: "%.3f", Date().timeIntervalSince1970)
+        return [(0.0, 0.0, "r1"), (10, 0, "r2"), (10, 10, "r3"), (0, 10, "r4")].map { x, y, r in
+            let d = ((2 - x) * (2 - x) + (5 - y) * (5 - y)).squareRoot()
+            let rssi = Int((-59 - 20 * log10(d)).rounded())
+            return "{\"t\":\(t),\"receiver\":\"\(r)\",\"address\":\"d0:00:00:00:00:09\",\"rssi\":\(rssi)}"
+        }
+    }
+
+    @Test func assetsShowTheirPositionAndZoneAlertsArePublished() throws {
+        let d = try APIDaemon(extra: Self.site)
+        try d.start()
+        let deadline = Date().addingTimeInterval(15)
+        var events: [[String: Any]] = []
+        while Date() < deadline {
+            try d.post(Self.sightings())
+            events = try d.history()
+            if events.contains(where: { $0["type"] as? String == "beacond.zone.enter" }) { break }
+            usleep(200_000)
+        }
+        let enter = try #require(events.first { $0["type"] as? String == "beacond.zone.enter" })
+        let data = enter["data"] as? [String: Any]
+        #expect(enter["subject"] as? String == "pallet-9")
+        #expect(data?["alarm"] as? String == "dock-watch" && data?["zone"] as? String == "dock")
+        let position = try #require(
+            events.last { $0["type"] as? String == "beacond.asset.position" }?["data"] as? [String: Any])
+        #expect(abs((position["x"] as? Double ?? 99) - 2) < 1 && abs((position["y"] as? Double ?? 99) - 5) < 1)
+        #expect(position["receivers_used"] as? [String] != nil && position["accuracy_m"] as? Double != nil)
+        let asset = try d.client.request("GET", "/v1/assets/pallet-9").object
+        #expect(asset["zones"] as? [String] == ["dock"] && asset["last_seen"] as? String != nil)
+        #expect((asset["position"] as? [String: Any])?["level"] as? Int == 0)
+        // An alarm switched off raises nothing: the pallet goes silent and no exit follows
+        #expect(try d.client.request("PATCH", "/v1/alarms/dock-watch", body: "{\"active\": false}").status == 200)
+        #expect(
+            (try d.client.request("GET", "/v1/alarms").object["alarms"] as? [[String: Any]])?.first?["active"] as? Bool
+                == false)
+        #expect(d.stop() == 0)
+    }
+}

@@ -302,3 +302,11 @@ public struct AssetTracker: Sendable {
         }
     }
 }
+
+extension BeaconEngine {
+    /// Switches an alarm on or off (`PATCH /v1/alarms/{id}`); false when there is no such alarm.
+    @discardableResult
+    public mutating func setAlarm(_ id: String, active: Bool) -> Bool {
+        tracker?.setAlarm(id, active: active) ?? false
+    }
+}
