@@ -37,12 +37,14 @@ let package = Package(
         .target(
             name: "API",
             dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "Publishing", "Storage"]),
+        // A simulated site: tags walking among receivers through a noisy radio channel, with truth.
+        .target(name: "Simulation", dependencies: ["BeaconCore", "BeaconConfig"]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer", "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -58,6 +60,9 @@ let package = Package(
         // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
         .executableTarget(
             name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Publishing", "Storage"]),
+        // Positioning benchmark: error against truth and a centroid baseline, zone alerts, cost.
+        .executableTarget(
+            name: "beacond-position-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation"]),
         // D-Bus ingest benchmark: a fast bluetoothd stand-in, and beacond's scanner + engine as a receiver.
         .executableTarget(
             name: "bluez-emitter", dependencies: ["CDBus", "BlueZ"], swiftSettings: [.swiftLanguageMode(.v5)]),

@@ -15,6 +15,8 @@ public struct Config: Sendable, Equatable {
     public var positioning = PositioningSettings()
     public var api = APISettings()
     public var webhooks: [WebhookSpec] = []
+    /// Extension: the simulated site for `beacond simulate` and `--simulate`; nil when absent.
+    public var simulation: SimulationSettings?
 
     public init() {}
 
@@ -111,6 +113,12 @@ public struct AssetSpec: Sendable, Equatable {
     public var id: String
     public var name: String?
     public var beacon: Tag
+
+    public init(id: String, name: String?, beacon: Tag) {
+        self.id = id
+        self.name = name
+        self.beacon = beacon
+    }
 }
 
 /// `zones[]`: a polygon on a level, or "within N metres of a receiver".

@@ -5,7 +5,7 @@ import Yams
 public enum ConfigLoader {
     static let sections = [
         "gateway", "bluetooth", "monitoring", "clients", "receivers", "assets", "zones", "alarms", "positioning", "api",
-        "webhooks",
+        "webhooks", "simulation",
     ]
 
     /// - Parameters:

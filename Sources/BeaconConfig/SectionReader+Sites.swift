@@ -119,7 +119,7 @@ extension SectionReader {
         }
     }
 
-    private func readPolygon(_ node: Node, _ path: String) -> [[Double]]? {
+    func readPolygon(_ node: Node, _ path: String) -> [[Double]]? {
         guard let items = reader.sequence(node, path) else { return nil }
         guard items.count >= 3 else {
             reader.fail(node, path, "a polygon needs at least 3 points, got \(items.count)")

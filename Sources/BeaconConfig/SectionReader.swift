@@ -28,6 +28,7 @@ struct SectionReader {
         if let n = root["positioning"] { readPositioning(n, &config.positioning) }
         if let n = root["api"] { readAPI(n, &config.api) }
         if let n = root["webhooks"] { config.webhooks = readWebhooks(n) }
+        if let n = root["simulation"] { config.simulation = readSimulation(n) }
     }
 
     /// Calls `body` with the node of `key` when the key is present and not null.
@@ -198,7 +199,9 @@ struct SectionReader {
     }
 
     func readPositioning(_ node: Node, _ p: inout PositioningSettings) {
-        let keys = ["publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis"]
+        let keys = [
+            "publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis", "floor",
+        ]
         guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
         with(f, "publish_interval") { n, path in
             if let v = reader.duration(n, path, min: .milliseconds(100), max: .hours(1)) { p.publishInterval = v }
@@ -208,6 +211,9 @@ struct SectionReader {
         with(f, "min_move") { n, path in if let v = reader.double(n, path, 0...100) { p.minMove = v } }
         with(f, "tag_height") { n, path in if let v = reader.double(n, path, -100...1000) { p.tagHeight = v } }
         with(f, "zone_hysteresis") { n, path in if let v = reader.double(n, path, 0...20) { p.zoneHysteresis = v } }
+        with(f, "floor") { n, path in
+            if let points = readPolygon(n, path) { p.floor = points.map { Point(x: $0[0], y: $0[1]) } }
+        }
     }
 
     func readAPI(_ node: Node, _ a: inout APISettings) {

@@ -14,7 +14,7 @@ struct Beacond: ParsableCommand {
         commandName: "beacond",
         abstract: "BLE beacon region monitoring, ranging and asset tracking for Linux gateways.",
         version: BeaconVersion.string,
-        subcommands: [Daemon.self, Replay.self],
+        subcommands: [Daemon.self, Replay.self, Simulate.self],
         defaultSubcommand: Daemon.self
     )
 }

@@ -56,6 +56,10 @@ func standardError(_ line: String) {
 /// Buffers standard output so a replay of millions of events is not one write per line.
 struct OutputBuffer {
     private var pending = ""
+    /// Standard output unless given.
+    let fd: Int32
+
+    init(fd: Int32 = 1) { self.fd = fd }
 
     mutating func write(_ line: String) {
         pending += line
@@ -65,7 +69,7 @@ struct OutputBuffer {
 
     mutating func flush() {
         guard !pending.isEmpty else { return }
-        writeAll(fd: 1, pending)
+        writeAll(fd: fd, pending)
         pending = ""
     }
 }

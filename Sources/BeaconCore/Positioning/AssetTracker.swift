@@ -24,14 +24,12 @@ public struct AssetTracker: Sendable {
     /// For each zone, the alarms watching it.
     var alarmsByZone: [[Int]]
     var states: [AssetState]
-    /// Per level, the box around its receivers: fixes are kept within it plus `boundsMargin`.
-    /// Receivers are placed around the area they cover; a fix far outside them comes from a
-    /// range error, not from an asset standing there.
-    let bounds: [Int: (min: Point, max: Point)]
+    /// `positioning.floor`, when given.
+    let floor: Polygon?
     /// Time after which an asset not heard at all has left every zone.
     var lostAfter: TimeSpan
 
-    static let boundsMargin = 0.5
+    static var rssiTimeConstant: Double { Double(String(cString: getenv("BEACOND_TC") ?? strdup("3"))) ?? 3 }
     /// A reading counts for a fix for this long after it was heard.
     public static let readingFreshness = TimeSpan.seconds(5)
     /// Measured power assumed for tags that give none and receivers without calibration.
@@ -82,18 +80,7 @@ public struct AssetTracker: Sendable {
         alarmsByZone = watching
         states = site.assets.map { _ in AssetState(zones: site.zones.map { _ in ZoneMembership(at: start) }) }
         self.lostAfter = lostAfter
-        var boxes: [Int: (min: Point, max: Point)] = [:]
-        for r in site.receivers {
-            let p = r.position
-            if let b = boxes[r.level] {
-                boxes[r.level] = (
-                    Point(x: min(b.min.x, p.x), y: min(b.min.y, p.y)), Point(x: max(b.max.x, p.x), y: max(b.max.y, p.y))
-                )
-            } else {
-                boxes[r.level] = (p, p)
-            }
-        }
-        bounds = boxes
+        floor = site.positioning.floor.map(Polygon.init)
     }
 
     public var isEmpty: Bool { assets.isEmpty }
@@ -124,7 +111,8 @@ public struct AssetTracker: Sendable {
             states[asset].readings[r] = reading
         } else {
             states[asset].readings[r] = Reading(
-                filter: RSSIFilter(rssi: rssi, at: t), lastSeen: t, frameRSSIAt1m: frameRSSIAt1m.map(Double.init))
+                filter: RSSIFilter(rssi: rssi, at: t, timeConstant: AssetTracker.rssiTimeConstant), lastSeen: t,
+                frameRSSIAt1m: frameRSSIAt1m.map(Double.init))
         }
     }
 
@@ -180,12 +168,7 @@ public struct AssetTracker: Sendable {
             inputs.append(Multilateration.Range(position: receivers[r].position, distance: d))
         }
         guard var solved = Multilateration.solve(inputs) else { return nil }
-        if let box = bounds[level] {
-            let m = AssetTracker.boundsMargin
-            solved.position = Point(
-                x: min(max(solved.position.x, box.min.x - m), box.max.x + m),
-                y: min(max(solved.position.y, box.min.y - m), box.max.y + m))
-        }
+        if let floor, !floor.contains(solved.position) { solved.position = floor.nearestPoint(to: solved.position) }
         return (
             AssetFix(
                 asset: assets[a].id, position: solved.position, level: level, accuracy: solved.accuracy, zones: [],

@@ -59,6 +59,29 @@ public struct Polygon: Sendable, Equatable {
         return best
     }
 
+    /// The point of the outline nearest to `p`.
+    public func nearestPoint(to p: Point) -> Point {
+        var best = p
+        var bestDistance = Double.infinity
+        var j = points.count - 1
+        for i in points.indices {
+            let a = points[j]
+            let b = points[i]
+            let dx = b.x - a.x
+            let dy = b.y - a.y
+            let length2 = dx * dx + dy * dy
+            let t = length2 > 0 ? min(1, max(0, ((p.x - a.x) * dx + (p.y - a.y) * dy) / length2)) : 0
+            let c = Point(x: a.x + t * dx, y: a.y + t * dy)
+            let d = (c.x - p.x) * (c.x - p.x) + (c.y - p.y) * (c.y - p.y)
+            if d < bestDistance {
+                bestDistance = d
+                best = c
+            }
+            j = i
+        }
+        return best
+    }
+
     static func segmentDistance(_ p: Point, _ a: Point, _ b: Point) -> Double {
         let dx = b.x - a.x
         let dy = b.y - a.y

@@ -13,6 +13,9 @@ public struct PositioningSettings: Sendable, Equatable {
     /// Metres: a position must be this far past a zone's edge (half on each side) to change
     /// the zone's state, so a fix jittering on the edge never flaps.
     public var zoneHysteresis = 1.0
+    /// The floor's outline (extension): fixes that land outside it are moved to its edge. A
+    /// fix outside the building comes from a range error, not from an asset standing there.
+    public var floor: [Point]? = nil
 
     public init() {}
 }

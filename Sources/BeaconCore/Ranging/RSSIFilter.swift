@@ -31,11 +31,18 @@ public struct RSSIFilter: Sendable, Equatable {
     private var count: Int8 = 1
     private var head: Int8 = 1
     private var last: Timestamp
+    /// Seconds; `timeConstant` for ranging, shorter for positions of walking tags.
+    private var tau: Float = Float(RSSIFilter.timeConstant)
 
     public init(rssi: Int, at t: Timestamp) {
         estimate = Double(rssi)
         window = InlineArray(repeating: RSSIFilter.clamp(rssi))
         last = t
+    }
+
+    public init(rssi: Int, at t: Timestamp, timeConstant: Double) {
+        self.init(rssi: rssi, at: t)
+        tau = Float(timeConstant)
     }
 
     public static func == (a: RSSIFilter, b: RSSIFilter) -> Bool {
@@ -47,7 +54,7 @@ public struct RSSIFilter: Sendable, Equatable {
     public mutating func update(rssi: Int, at t: Timestamp) {
         let gap = t - last
         if gap > RSSIFilter.restartAfter {
-            self = RSSIFilter(rssi: rssi, at: t)
+            self = RSSIFilter(rssi: rssi, at: t, timeConstant: Double(tau))
             return
         }
         last = max(last, t)
@@ -55,7 +62,7 @@ public struct RSSIFilter: Sendable, Equatable {
         head = (head + 1) % Int8(RSSIFilter.medianWindow)
         count = min(count + 1, Int8(RSSIFilter.medianWindow))
         let median = self.median()
-        let alpha = 1 - exp(-max(0, gap.seconds) / RSSIFilter.timeConstant)
+        let alpha = 1 - exp(-max(0, gap.seconds) / Double(tau))
         estimate += alpha * (median - estimate)
     }
 

@@ -1,0 +1,49 @@
+import BeaconCore
+
+/// `simulation:` (an extension section): how `beacond simulate` and `beacond --simulate`
+/// model a site. Receivers, assets and zones come from the rest of the same file.
+public struct SimulationSettings: Sendable, Equatable {
+    /// The floor the tags move on: x in 0...width, y in 0...depth (metres).
+    public var width = 30.0
+    public var depth = 20.0
+    /// Log-normal shadowing (dB, 1 σ), correlated over `shadowingDistance` metres of movement
+    /// and `shadowingTime` of time (people, carts and doors moving around a standing tag).
+    public var sigmaDB = 4.0
+    public var shadowingDistance = 1.5
+    public var shadowingTime = TimeSpan.seconds(2)
+    /// Independent measurement noise per packet (dB, 1 σ).
+    public var noiseDB = 0.0
+    /// Rayleigh fast fading per packet, scaled to a median of 0 dB (a receiver calibrated in
+    /// place measures its `rssi_at_1m` with the fading in it).
+    public var fastFading = true
+    /// Probability that a packet is not received by a given receiver.
+    public var packetLoss = 0.2
+    /// Probability that a packet arrives over a reflected path, weaker by 3–12 dB.
+    public var multipath = 0.0
+    /// Attenuation by the carrier's body for a receiver directly behind them (dB).
+    public var bodyLossDB = 3.0
+    public var advertisingHz = 5.0
+    /// RSSI at 1 m and path-loss exponent of the radio channel.
+    public var rssiAt1m = -59.0
+    public var pathLossExponent = 2.0
+    /// Walking speed range (m/s) and how long tags stand still between walks.
+    public var walkingSpeed = 0.8...1.4
+    public var pause = TimeSpan.seconds(5)...TimeSpan.seconds(60)
+    /// Share of destinations chosen inside a zone (the rest anywhere on the floor).
+    public var zoneVisits = 0.5
+    /// Walls: segments with the loss (dB) a signal takes crossing them.
+    public var walls: [Wall] = []
+
+    public struct Wall: Sendable, Equatable {
+        public var from: Point
+        public var to: Point
+        public var lossDB: Double
+        public init(from: Point, to: Point, lossDB: Double) {
+            self.from = from
+            self.to = to
+            self.lossDB = lossDB
+        }
+    }
+
+    public init() {}
+}

@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// SplitMix64: a small, fast generator whose whole state is one seed, so a simulation with
+/// `--seed N` is the same trace on every machine and every run.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    public mutating func uniform() -> Double { Double(next() >> 11) * 0x1.0p-53 }
+
+    /// Standard normal (Box–Muller).
+    public mutating func gaussian() -> Double {
+        let u1 = max(uniform(), 1e-300)
+        let u2 = uniform()
+        return (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
+    }
+}

@@ -1,0 +1,222 @@
+import BeaconConfig
+import BeaconCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A simulated site: tags walking and standing among receivers, heard through a radio
+/// channel with log-distance path loss, correlated log-normal shadowing, Rayleigh fast
+/// fading, reflections, walls, the carrier's body and packet loss. It produces sighting
+/// records as receivers would report them, and the ground truth: where each tag really was
+/// and when it really entered and left each zone.
+///
+/// Deterministic for a seed; driven by explicit time steps, so `beacond simulate` writes a
+/// trace as fast as it can and `beacond --simulate` paces the same model on the wall clock.
+public struct SiteSimulator: Sendable {
+    public struct TruthPosition: Sendable, Equatable {
+        public var time: Timestamp
+        public var asset: String
+        public var position: Point
+        public var zones: [String]
+    }
+
+    public struct TruthTransition: Sendable, Equatable {
+        public var time: Timestamp
+        public var asset: String
+        public var zone: String
+        public var entered: Bool
+    }
+
+    public let settings: SimulationSettings
+    let receivers: [SiteReceiver]
+    let assets: [AssetDefinition]
+    let zoneIDs: [String]
+    let zones: [ZoneDefinition.Shape]
+    let outlines: [Polygon]
+    let tagHeight: Double?
+    var random: SeededRandom
+    var walkers: [TagWalker]
+    /// Per tag and receiver: the shadowing (dB) and where the tag was when it was drawn.
+    var shadowing: [[(value: Double, at: Point)]]
+    var inside: [[Bool]]
+    public private(set) var now: Timestamp
+    let step: TimeSpan
+
+    public init(config: Config, settings: SimulationSettings, seed: UInt64, start: Timestamp) {
+        let site = config.site
+        self.settings = settings
+        receivers = site.receivers
+        assets = site.assets
+        zoneIDs = site.zones.map(\.id)
+        zones = site.zones.map(\.shape)
+        outlines = site.zones.compactMap {
+            if case let .polygon(_, points) = $0.shape { return Polygon(points) } else { return nil }
+        }
+        tagHeight = site.positioning.tagHeight
+        random = SeededRandom(seed: seed)
+        now = start
+        step = .milliseconds(Int64((1000 / settings.advertisingHz).rounded()))
+        var walkers: [TagWalker] = []
+        for _ in site.assets {
+            let p = Point(x: random.uniform() * settings.width, y: random.uniform() * settings.depth)
+            let pause = Int64(random.uniform() * settings.pause.upperBound.seconds * 1000)
+            walkers.append(
+                TagWalker(position: p, heading: random.uniform() * 2 * Double.pi, pausedUntil: start + .milliseconds(pause)))
+        }
+        self.walkers = walkers
+        var shadowing: [[(value: Double, at: Point)]] = []
+        for w in walkers {
+            var row: [(value: Double, at: Point)] = []
+            for _ in site.receivers { row.append((random.gaussian() * settings.sigmaDB, w.position)) }
+            shadowing.append(row)
+        }
+        self.shadowing = shadowing
+        inside = site.assets.map { _ in site.zones.map { _ in false } }
+    }
+
+    /// Advances one advertising interval: every tag moves, advertises once, and each receiver
+    /// hears it or not. Returns the sightings (in time order), the true positions and the
+    /// true zone transitions of this step.
+    public mutating func advance() -> (sightings: [Sighting], truth: [TruthPosition], transitions: [TruthTransition]) {
+        let dt = step.seconds
+        now = now + step
+        var sightings: [Sighting] = []
+        var truth: [TruthPosition] = []
+        var transitions: [TruthTransition] = []
+        for a in walkers.indices {
+            walkers[a].advance(to: now, dt: dt, settings: settings, zones: outlines, random: &random)
+            let p = walkers[a].position
+            var zonesNow: [String] = []
+            for z in zones.indices {
+                let isInside = contains(z, p)
+                if isInside { zonesNow.append(zoneIDs[z]) }
+                if isInside != inside[a][z] {
+                    inside[a][z] = isInside
+                    transitions.append(
+                        TruthTransition(time: now, asset: assets[a].id, zone: zoneIDs[z], entered: isInside))
+                }
+            }
+            truth.append(TruthPosition(time: now, asset: assets[a].id, position: p, zones: zonesNow))
+            // Each tag sends at its own phase within the interval.
+            let sent = now - .milliseconds(Int64(Double(a) / Double(max(walkers.count, 1)) * step.seconds * 1000))
+            for r in receivers.indices {
+                guard let rssi = heard(tag: a, receiver: r) else { continue }
+                sightings.append(sighting(asset: a, receiver: r, rssi: rssi, at: sent))
+            }
+        }
+        sightings.sort { $0.time < $1.time }
+        return (sightings, truth, transitions)
+    }
+
+    func contains(_ z: Int, _ p: Point) -> Bool {
+        switch zones[z] {
+        case let .polygon(_, points): return Polygon(points).contains(p)
+        case let .nearReceiver(receiver, within):
+            guard let r = receivers.first(where: { $0.id == receiver }) else { return false }
+            return distance(p, r.position) <= within
+        }
+    }
+
+    /// The RSSI receiver `r` reports for tag `a`'s packet, or nil when it is not heard.
+    mutating func heard(tag a: Int, receiver r: Int) -> Int? {
+        if random.uniform() < settings.packetLoss { return nil }
+        let tag = walkers[a]
+        let receiver = receivers[r]
+        var d = distance(tag.position, receiver.position)
+        if let z = receiver.z, let h = tagHeight { d = (d * d + (z - h) * (z - h)).squareRoot() }
+        d = max(d, 0.1)
+        var rssi = settings.rssiAt1m - 10 * settings.pathLossExponent * log10(d)
+        rssi -= updatedShadowing(tag: a, receiver: r)
+        for wall in settings.walls where crosses(tag.position, receiver.position, wall.from, wall.to) {
+            rssi -= wall.lossDB
+        }
+        // The body sits behind the direction of travel: a receiver behind the carrier loses most.
+        let bearing = atan2(receiver.position.y - tag.position.y, receiver.position.x - tag.position.x)
+        rssi -= settings.bodyLossDB * max(0, -cos(bearing - tag.heading))
+        if settings.fastFading {
+            // Rayleigh: |h|² ~ Exp(1), divided by its median ln 2; in dB a long weak tail.
+            rssi += 10 * log10(max(-log(max(random.uniform(), 1e-12)) / log(2.0), 1e-4))
+        }
+        if settings.noiseDB > 0 { rssi += settings.noiseDB * random.gaussian() }
+        if random.uniform() < settings.multipath { rssi -= 3 + 9 * random.uniform() }
+        let value = Int(rssi.rounded())
+        return value >= -100 ? value : nil
+    }
+
+    /// Shadowing decorrelates as the tag moves (over `shadowingDistance`) and with time
+    /// (over `shadowingTime`), a first-order Gauss–Markov process in both.
+    mutating func updatedShadowing(tag a: Int, receiver r: Int) -> Double {
+        let previous = shadowing[a][r]
+        let moved = distance(previous.at, walkers[a].position)
+        let rho = exp(-moved / settings.shadowingDistance - step.seconds / settings.shadowingTime.seconds)
+        let value = rho * previous.value + (1 - rho * rho).squareRoot() * settings.sigmaDB * random.gaussian()
+        shadowing[a][r] = (value, walkers[a].position)
+        return value
+    }
+
+    func sighting(asset a: Int, receiver r: Int, rssi: Int, at t: Timestamp) -> Sighting {
+        let index = UInt16(truncatingIfNeeded: a)
+        switch assets[a].tag {
+        case let .address(address):
+            return Sighting(time: t, receiver: receivers[r].id, address: address, rssi: rssi)
+        case let .ibeacon(uuid, major, minor):
+            var payload: [UInt8] = [0x02, 0x15]
+            for s in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s))) }
+            for s in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s))) }
+            let mj = major ?? 0
+            let mn = minor ?? index
+            payload += [UInt8(mj >> 8), UInt8(mj & 0xFF), UInt8(mn >> 8), UInt8(mn & 0xFF)]
+            payload.append(UInt8(bitPattern: Int8(max(-128, min(127, Int(settings.rssiAt1m.rounded()))))))
+            return Sighting(
+                time: t, receiver: receivers[r].id, address: Self.address(a), rssi: rssi,
+                manufacturerData: [ManufacturerDatum(company: 0x004C, payload: payload)])
+        case let .eddystone(namespace, instance):
+            let bytes = [UInt8(0x00), UInt8(bitPattern: Int8(max(-128, min(127, Int(settings.rssiAt1m.rounded()) - 41))))]
+                + (Hex.decode(namespace) ?? []) + (Hex.decode(instance) ?? []) + [0, 0]
+            return Sighting(
+                time: t, receiver: receivers[r].id, address: Self.address(a), rssi: rssi,
+                serviceData: [ServiceDatum(uuid: "0000feaa-0000-1000-8000-00805f9b34fb", payload: bytes)])
+        }
+    }
+
+    static func address(_ a: Int) -> String {
+        let hex = Array("0123456789ABCDEF")
+        return "C0:5E:00:00:\(hex[(a >> 12) & 15])\(hex[(a >> 8) & 15]):\(hex[(a >> 4) & 15])\(hex[a & 15])"
+    }
+}
+
+func distance(_ a: Point, _ b: Point) -> Double {
+    ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+}
+
+/// Whether segment p–q crosses segment a–b.
+func crosses(_ p: Point, _ q: Point, _ a: Point, _ b: Point) -> Bool {
+    func side(_ u: Point, _ v: Point, _ w: Point) -> Double { (v.x - u.x) * (w.y - u.y) - (v.y - u.y) * (w.x - u.x) }
+    let d1 = side(a, b, p)
+    let d2 = side(a, b, q)
+    let d3 = side(p, q, a)
+    let d4 = side(p, q, b)
+    return (d1 > 0) != (d2 > 0) && (d3 > 0) != (d4 > 0)
+}
+
+/// The truth file's lines: `{"kind":"position",...}` per tag per step and
+/// `{"kind":"zone","event":"enter"|"exit",...}` per true zone transition.
+extension SiteSimulator.TruthPosition {
+    public var json: JSONValue {
+        .object([
+            ("kind", "position"), ("t", .number(time.unixSeconds)), ("asset", .string(asset)),
+            ("x", .number((position.x * 1000).rounded() / 1000)), ("y", .number((position.y * 1000).rounded() / 1000)),
+            ("zones", .array(zones.map { .string($0) })),
+        ])
+    }
+}
+
+extension SiteSimulator.TruthTransition {
+    public var json: JSONValue {
+        .object([
+            ("kind", "zone"), ("t", .number(time.unixSeconds)), ("asset", .string(asset)), ("zone", .string(zone)),
+            ("event", .string(entered ? "enter" : "exit")),
+        ])
+    }
+}

@@ -1,0 +1,249 @@
+// Positioning quality and cost (issue 5), release build, from the package root:
+//   swift run -c release beacond-position-bench [store|flat|kolakowski|scale|all]
+// Each quality run feeds the same sightings to beacond's engine and to a plain
+// RSSI-weighted-centroid baseline, and compares both with the ground truth.
+// BENCHMARKS.md keeps the figures and says how each is measured.
+
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import Foundation
+import Simulation
+
+func load(_ path: String) -> Config {
+    let text = try! readTextFile(path)
+    do {
+        return try ConfigLoader.load(yaml: text, file: path)
+    } catch {
+        fatalError(error.errors.map(\.description).joined(separator: "\n"))
+    }
+}
+
+func percentile(_ values: [Double], _ q: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))]
+}
+
+func f(_ v: Double) -> String { String(format: "%.2f", v) }
+
+/// The baseline: for each receiver, the mean raw RSSI of the last 2 s; weights 1/d² from the
+/// receiver's calibration (equivalently, received power); the weighted mean of positions.
+struct CentroidBaseline {
+    var receivers: [String: SiteReceiver]
+    var calibrations: [String: ReceiverCalibration]
+    var heard: [String: [String: [(Timestamp, Int)]]] = [:]  // asset -> receiver -> readings
+
+    init(site: SiteConfiguration, calibrations: [String: ReceiverCalibration]) {
+        receivers = Dictionary(uniqueKeysWithValues: site.receivers.map { ($0.id, $0) })
+        self.calibrations = calibrations
+    }
+
+    mutating func observe(asset: String, receiver: String, rssi: Int, at t: Timestamp) {
+        heard[asset, default: [:]][receiver, default: []].append((t, rssi))
+    }
+
+    mutating func estimate(asset: String, at t: Timestamp) -> Point? {
+        var sx = 0.0
+        var sy = 0.0
+        var sw = 0.0
+        for (receiver, readings) in heard[asset] ?? [:] {
+            let recent = readings.filter { t - $0.0 <= .seconds(2) && $0.0 <= t }
+            heard[asset]![receiver] = readings.filter { t - $0.0 <= .seconds(2) }
+            guard !recent.isEmpty, let r = receivers[receiver] else { continue }
+            let mean = Double(recent.map(\.1).reduce(0, +)) / Double(recent.count)
+            let c = calibrations[receiver]
+            let d = PathLoss.distance(rssi: mean, rssiAt1m: c?.rssiAt1m ?? -59, exponent: c?.pathLossExponent ?? 2)
+            let w = 1 / max(d * d, 0.01)
+            sx += w * r.position.x
+            sy += w * r.position.y
+            sw += w
+        }
+        return sw > 0 ? Point(x: sx / sw, y: sy / sw) : nil
+    }
+}
+
+func error(_ a: Point, _ b: Point) -> Double { ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot() }
+
+/// Zone alerts against the true transitions: recall over true visits of at least 5 s (an
+/// alert within 10 s after the true crossing), precision over all alerts (a true crossing
+/// of the same kind within 10 s either side), latency of the matched ones.
+func zoneScore(alerts: [ZoneAlert], alertTimes: [Timestamp], truth: [SiteSimulator.TruthTransition]) -> String {
+    var recallHits = 0
+    var recallTotal = 0
+    var latencies: [Double] = []
+    var byKey: [String: [SiteSimulator.TruthTransition]] = [:]
+    for t in truth { byKey["\(t.asset)/\(t.zone)", default: []].append(t) }
+    for (_, list) in byKey {
+        for (i, t) in list.enumerated() {
+            // A visit (or an absence) shorter than 5 s is not required to be reported.
+            let next = i + 1 < list.count ? list[i + 1].time : Timestamp(nanoseconds: .max)
+            let previous = i > 0 ? list[i - 1].time : Timestamp(nanoseconds: .min)
+            guard (next - t.time) >= .seconds(5) || next.nanoseconds == .max, t.time - previous >= .seconds(5) else {
+                continue
+            }
+            recallTotal += 1
+            let match = zip(alerts, alertTimes).first { a, at in
+                a.asset == t.asset && a.zone == t.zone && (a.condition == .enter) == t.entered && at >= t.time - .seconds(2)
+                    && at - t.time <= .seconds(10)
+            }
+            if let (_, at) = match {
+                recallHits += 1
+                latencies.append((at - t.time).seconds)
+            }
+        }
+    }
+    var correct = 0
+    for (a, at) in zip(alerts, alertTimes) {
+        let ok = truth.contains {
+            $0.asset == a.asset && $0.zone == a.zone && $0.entered == (a.condition == .enter)
+                && abs(($0.time - at).seconds) <= 10
+        }
+        if ok { correct += 1 }
+    }
+    let recall = Double(recallHits) / Double(max(recallTotal, 1)) * 100
+    let precision = Double(correct) / Double(max(alerts.count, 1)) * 100
+    return "zone alerts: recall \(f(recall)) % (\(recallHits)/\(recallTotal) true crossings), precision \(f(precision)) % "
+        + "(\(correct)/\(alerts.count)), latency p50 \(f(percentile(latencies, 0.5))) s p95 \(f(percentile(latencies, 0.95))) s"
+}
+
+/// Runs the engine and the baseline over a simulated site; errors sampled every second.
+func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, sigma: Double? = nil, loss: Double? = nil) {
+    var ours: [Double] = []
+    var base: [Double] = []
+    var within: Int = 0
+    var alerts: [ZoneAlert] = []
+    var alertTimes: [Timestamp] = []
+    var transitions: [SiteSimulator.TruthTransition] = []
+    for seed in seeds {
+        var settings = config.simulation ?? SimulationSettings()
+        if let sigma { settings.sigmaDB = sigma }
+        if let loss { settings.packetLoss = loss }
+        let start = Timestamp.seconds(1_767_225_600 + Int64(seed) * 100_000)
+        var sim = SiteSimulator(config: config, settings: settings, seed: seed, start: start)
+        var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
+        var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
+        var truthNow: [String: Point] = [:]
+        var nextSample = start + .seconds(30)  // after the filters settle
+        let end = start + .seconds(Int64(minutes * 60))
+        let addresses = Dictionary(uniqueKeysWithValues: config.site.assets.compactMap { a -> (String, String)? in
+            if case let .address(addr) = a.tag { return (addr, a.id) } else { return nil }
+        })
+        while sim.now < end {
+            let step = sim.advance()
+            for s in step.sightings {
+                for e in engine.ingest(s) {
+                    if case let .zone(a) = e.payload, a.condition != .dwell {
+                        alerts.append(a)
+                        alertTimes.append(e.time)
+                    }
+                }
+                if let asset = addresses[s.address] { baseline.observe(asset: asset, receiver: s.receiver, rssi: s.rssi, at: s.time) }
+            }
+            for p in step.truth { truthNow[p.asset] = p.position }
+            transitions += step.transitions
+            while nextSample <= sim.now {
+                for e in engine.advance(to: nextSample) {
+                    if case let .zone(a) = e.payload, a.condition != .dwell {
+                        alerts.append(a)
+                        alertTimes.append(e.time)
+                    }
+                }
+                for (id, fix, _) in engine.tracker?.fixes ?? [] {
+                    guard let fix, let truth = truthNow[id], let b = baseline.estimate(asset: id, at: nextSample) else { continue }
+                    let e = error(fix.position, truth)
+                    ours.append(e)
+                    if e <= fix.accuracy { within += 1 }
+                    base.append(error(b, truth))
+                }
+                nextSample = nextSample + .seconds(1)
+            }
+        }
+    }
+    let m = percentile(ours, 0.5)
+    let bm = percentile(base, 0.5)
+    print(
+        "\(name): \(ours.count) fixes; beacond median \(f(m)) m, p90 \(f(percentile(ours, 0.9))) m, "
+            + "p95 \(f(percentile(ours, 0.95))) m; centroid median \(f(bm)) m, p90 \(f(percentile(base, 0.9))) m; "
+            + "ratio median \(f(m / bm)), p90 \(f(percentile(ours, 0.9) / percentile(base, 0.9))); "
+            + "within accuracy_m \(f(Double(within) / Double(max(ours.count, 1)) * 100)) %")
+    if !transitions.isEmpty { print("  " + zoneScore(alerts: alerts, alertTimes: alertTimes, truth: transitions)) }
+}
+
+func kolakowski(_ dir: String) {
+    let config = load("bench/kolakowski.yaml")
+    var truth: [(Timestamp, Point)] = []
+    for line in try! readTextFile(dir + "/sightings/test_robot.truth.csv").split(separator: "\n").dropFirst() {
+        let v = line.split(separator: ",").compactMap { Double($0) }
+        guard v.count == 3 else { continue }
+        truth.append((Timestamp(nanoseconds: Int64((v[0] * 1e9).rounded())), Point(x: v[1], y: v[2])))
+    }
+    var sightings: [Sighting] = []
+    for line in try! LineReader(path: dir + "/sightings/test_robot.jsonl") {
+        if let s = try? SightingRecord.parse(line: line) { sightings.append(s) }
+    }
+    var engine = BeaconEngine(configuration: config.engineConfiguration, start: sightings[0].time)
+    var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
+    var ours: [Double] = []
+    var base: [Double] = []
+    var next = 0
+    for (t, p) in truth {
+        while next < sightings.count, sightings[next].time <= t {
+            _ = engine.ingest(sightings[next])
+            baseline.observe(asset: "robot", receiver: sightings[next].receiver, rssi: sightings[next].rssi, at: sightings[next].time)
+            next += 1
+        }
+        _ = engine.advance(to: t)
+        guard let fix = engine.tracker?.fixes.first?.fix, let b = baseline.estimate(asset: "robot", at: t) else { continue }
+        ours.append(error(fix.position, p))
+        base.append(error(b, p))
+    }
+    let m = percentile(ours, 0.5)
+    let bm = percentile(base, 0.5)
+    print(
+        "kolakowski_flat_2021 (test_robot, \(ours.count) truth samples): beacond median \(f(m)) m, p90 "
+            + "\(f(percentile(ours, 0.9))) m, p95 \(f(percentile(ours, 0.95))) m; centroid median \(f(bm)) m, p90 "
+            + "\(f(percentile(base, 0.9))) m; ratio median \(f(m / bm))")
+}
+
+/// 1,000 tags heard by 6 receivers at 10 advertisements/s each: engine time per second of traffic.
+func scale() {
+    var config = load("config/sim-store.yaml")
+    config.assets = (0..<1000).map {
+        AssetSpec(id: "tag-\($0)", name: nil, beacon: .address(String(format: "D0:5E:00:00:%02X:%02X", $0 >> 8, $0 & 0xFF)))
+    }
+    config.alarms = []
+    var settings = config.simulation!
+    settings.advertisingHz = 10
+    settings.packetLoss = 0
+    let start = Timestamp.seconds(1_767_225_600)
+    var sim = SiteSimulator(config: config, settings: settings, seed: 7, start: start)
+    var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
+    var busy = 0.0
+    var count = 0
+    var events = 0
+    let seconds = 30
+    while sim.now < start + .seconds(Int64(seconds)) {
+        let step = sim.advance()
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        for s in step.sightings { events += engine.ingest(s).count }
+        events += engine.advance(to: sim.now).count
+        busy += Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        count += step.sightings.count
+    }
+    print(
+        "scale: 1,000 tags x 6 receivers x 10 adv/s for \(seconds) s of traffic = \(count) sightings, \(events) events; "
+            + "engine busy \(f(busy)) s = \(f(busy / Double(seconds) * 100)) % of one core "
+            + "(\(Int(Double(count) / busy)) sightings/s)")
+}
+
+let what = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "all"
+let datasets = ProcessInfo.processInfo.environment["BEACOND_DATASETS"] ?? "../shared/datasets"
+if what == "store" || what == "all" {
+    simulated("sim-store (sigma 4 dB, 20 % loss, 3 x 10 min)", config: load(ProcessInfo.processInfo.environment["BEACOND_STORE"] ?? "config/sim-store.yaml"), seeds: [1, 2, 3], minutes: 10, sigma: Double(ProcessInfo.processInfo.environment["BEACOND_SIGMA"] ?? "4"), loss: 0.2)
+}
+if what == "flat" || what == "all" {
+    simulated("flat 6 x 4 m (2.5 dB, 10 % multipath, 3 x 10 min)", config: load("bench/flat.yaml"), seeds: [1, 2, 3], minutes: 10)
+}
+if what == "kolakowski" || what == "all" { kolakowski(datasets + "/kolakowski_flat_2021") }
+if what == "scale" || what == "all" { scale() }
