@@ -44,7 +44,8 @@ let package = Package(
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer", "Simulation",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer",
+                "Simulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -5,7 +5,8 @@ import Yams
 extension SectionReader {
     func readSimulation(_ node: Node) -> SimulationSettings? {
         let keys = [
-            "floor", "sigma_db", "shadowing_distance", "shadowing_time", "noise_db", "fast_fading", "packet_loss", "multipath", "body_loss_db",
+            "floor", "sigma_db", "shadowing_distance", "shadowing_time", "noise_db", "fast_fading", "packet_loss",
+            "multipath", "body_loss_db",
             "advertising_hz", "rssi_at_1m", "path_loss_exponent", "walking_speed", "pause", "zone_visits", "walls",
         ]
         guard let f = reader.mapping(node, "simulation", allowed: keys) else { return nil }

@@ -62,7 +62,8 @@ public struct SiteSimulator: Sendable {
             let p = Point(x: random.uniform() * settings.width, y: random.uniform() * settings.depth)
             let pause = Int64(random.uniform() * settings.pause.upperBound.seconds * 1000)
             walkers.append(
-                TagWalker(position: p, heading: random.uniform() * 2 * Double.pi, pausedUntil: start + .milliseconds(pause)))
+                TagWalker(
+                    position: p, heading: random.uniform() * 2 * Double.pi, pausedUntil: start + .milliseconds(pause)))
         }
         self.walkers = walkers
         var shadowing: [[(value: Double, at: Point)]] = []
@@ -162,8 +163,12 @@ public struct SiteSimulator: Sendable {
             return Sighting(time: t, receiver: receivers[r].id, address: address, rssi: rssi)
         case let .ibeacon(uuid, major, minor):
             var payload: [UInt8] = [0x02, 0x15]
-            for s in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s))) }
-            for s in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s))) }
+            for s in stride(from: 56, through: 0, by: -8) {
+                payload.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s)))
+            }
+            for s in stride(from: 56, through: 0, by: -8) {
+                payload.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s)))
+            }
             let mj = major ?? 0
             let mn = minor ?? index
             payload += [UInt8(mj >> 8), UInt8(mj & 0xFF), UInt8(mn >> 8), UInt8(mn & 0xFF)]
@@ -172,7 +177,8 @@ public struct SiteSimulator: Sendable {
                 time: t, receiver: receivers[r].id, address: Self.address(a), rssi: rssi,
                 manufacturerData: [ManufacturerDatum(company: 0x004C, payload: payload)])
         case let .eddystone(namespace, instance):
-            let bytes = [UInt8(0x00), UInt8(bitPattern: Int8(max(-128, min(127, Int(settings.rssiAt1m.rounded()) - 41))))]
+            let bytes =
+                [UInt8(0x00), UInt8(bitPattern: Int8(max(-128, min(127, Int(settings.rssiAt1m.rounded()) - 41))))]
                 + (Hex.decode(namespace) ?? []) + (Hex.decode(instance) ?? []) + [0, 0]
             return Sighting(
                 time: t, receiver: receivers[r].id, address: Self.address(a), rssi: rssi,

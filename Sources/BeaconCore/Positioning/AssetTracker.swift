@@ -29,7 +29,10 @@ public struct AssetTracker: Sendable {
     /// Time after which an asset not heard at all has left every zone.
     var lostAfter: TimeSpan
 
-    static var rssiTimeConstant: Double { Double(String(cString: getenv("BEACOND_TC") ?? strdup("3"))) ?? 3 }
+    /// Seconds: the RSSI filter's time constant for positions, shorter than ranging's 3 s
+    /// because tags move (at walking pace a 3 s lag is 3 m behind); measured best on the
+    /// simulated flat and the kolakowski recording (BENCHMARKS.md).
+    static let rssiTimeConstant = 2.0
     /// A reading counts for a fix for this long after it was heard.
     public static let readingFreshness = TimeSpan.seconds(5)
     /// Measured power assumed for tags that give none and receivers without calibration.
