@@ -30,10 +30,10 @@ extension SectionReader {
         with(f, "rssi_at_1m") { n, p in if let v = reader.double(n, p, -127...20) { s.rssiAt1m = v } }
         with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1...6) { s.pathLossExponent = v } }
         with(f, "walking_speed") { n, p in
-            if let v = pair(n, p, { reader.double($0, $1, 0.01...10) }), v.0 <= v.1 { s.walkingSpeed = v.0...v.1 }
+            if let v = pair(n, p, { reader.double($0, $1, 0.01...10) }) { s.walkingSpeed = v.0...v.1 }
         }
         with(f, "pause") { n, p in
-            if let v = pair(n, p, { reader.duration($0, $1, min: .seconds(0), max: .hours(24)) }), v.0 <= v.1 {
+            if let v = pair(n, p, { reader.duration($0, $1, min: .seconds(0), max: .hours(24)) }) {
                 s.pause = v.0...v.1
             }
         }
@@ -55,12 +55,16 @@ extension SectionReader {
     }
 
     /// `[low, high]`.
-    private func pair<T>(_ node: Node, _ path: String, _ read: (Node, String) -> T?) -> (T, T)? {
+    private func pair<T: Comparable>(_ node: Node, _ path: String, _ read: (Node, String) -> T?) -> (T, T)? {
         guard let items = reader.sequence(node, path), items.count == 2 else {
             reader.fail(node, path, "expected [low, high]")
             return nil
         }
         guard let a = read(items[0], path + "[0]"), let b = read(items[1], path + "[1]") else { return nil }
+        guard a <= b else {
+            reader.fail(node, path, "expected [low, high] with low <= high")
+            return nil
+        }
         return (a, b)
     }
 }

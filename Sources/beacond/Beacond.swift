@@ -37,6 +37,14 @@ struct Daemon: ParsableCommand {
         help: "Also print events on standard output as JSON Lines (the API and webhooks get them either way).")
     var printEvents = true
 
+    @Flag(
+        name: .long,
+        help: "Run on the site simulator (the config's receivers, assets and simulation:) instead of BlueZ.")
+    var simulate = false
+
+    @Option(name: .long, help: "Random seed for --simulate.")
+    var seed: UInt64 = 1
+
     func run() throws {
         let loaded = try ConfigFile.load(config)
         if checkConfig {
@@ -47,7 +55,11 @@ struct Daemon: ParsableCommand {
             )
             return
         }
-        try LiveDaemon(config: loaded, printEvents: printEvents).run()
+        if simulate && (loaded.receivers.isEmpty || loaded.assets.isEmpty) {
+            standardError("\(config): --simulate needs receivers and assets in the configuration")
+            throw ExitCode(ExitStatus.config)
+        }
+        try LiveDaemon(config: loaded, printEvents: printEvents, simulationSeed: simulate ? seed : nil).run()
     }
 }
 

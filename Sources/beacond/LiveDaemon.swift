@@ -22,6 +22,8 @@ struct LiveDaemon {
     let config: Config
     /// Also print events on standard output as JSON Lines.
     let printEvents: Bool
+    /// Run on the site simulator (`--simulate`, with this seed) instead of BlueZ.
+    let simulationSeed: UInt64?
     let errors = RecentErrors()
 
     func run() throws {
@@ -92,15 +94,29 @@ struct LiveDaemon {
         let inputs = DispatchGroup()
         // The engine and the scanner stop first, in order, so nothing heard is dropped.
         start(in: inputs) { engine.run() }
+        let simulated = simulationSeed.map { SimulatedInput(config: config, seed: $0, engine: engine) }
         start(in: inputs) {
-            scanner.run()
+            if let simulated {
+                simulated.run()
+                log("info: simulation.stopped sightings=\(simulated.sightings.load(ordering: .relaxed))")
+            } else {
+                scanner.run()
+            }
             engine.stop()
         }
         let outputs = DispatchGroup()
         start(in: outputs) { server.run() }
         for worker in workers { start(in: outputs) { worker.run() } }
 
-        let signals = handleStopSignals { scanner.stop() }
+        let signals = handleStopSignals {
+            scanner.stop()
+            simulated?.stop()
+        }
+        if simulated != nil {
+            log(
+                "info: simulation.started receivers=\(config.receivers.count) tags=\(config.assets.count) "
+                    + "seed=\(simulationSeed!) next=no BlueZ; sightings come from the site simulator")
+        }
         log("info: beacond.started gateway=\(config.gateway.id) version=\(BeaconVersion.string)")
         inputs.wait()
         for worker in workers { worker.stop() }

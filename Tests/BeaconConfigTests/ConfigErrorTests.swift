@@ -158,4 +158,18 @@ import Testing
                 #"beacond.yaml:4:18: webhooks[0].secret_file: cannot read "/etc/beacond/crm.secret": permission denied"#
             ])
     }
+
+    @Test func simulationAndPositioningExtensionsAreChecked() {
+        #expect(
+            errors("simulation:\n  sigma_db: loud\n  walls: [[0, 0, 1]]\n  pause: [1m, 5s]\n")
+                == [
+                    "beacond.yaml:2:13: simulation.sigma_db: expected a number, got \"loud\"",
+                    "beacond.yaml:3:11: simulation.walls[0]: expected [x0, y0, x1, y1, loss_db]",
+                    "beacond.yaml:4:10: simulation.pause: expected [low, high] with low <= high",
+                ])
+        #expect(errors("positioning:\n  floor: [[0, 0], [1, 1]]\n").first?.contains("at least 3 points") == true)
+        #expect(
+            errors("positioning:\n  zone_hysteresis: -1\n").first?.hasPrefix(
+                "beacond.yaml:2:20: positioning.zone_hysteresis") == true)
+    }
 }

@@ -128,4 +128,23 @@ import Testing
         #expect(config.clients.map(\.id) == ["storefront", "loyalty"])
         #expect(config.monitoring.regionLimit == 3)
     }
+
+    @Test func theSimulatedSitesLoadWithTheirExtensions() throws {
+        for file in ["config/sim-store.yaml", "bench/flat.yaml", "bench/kolakowski.yaml"] {
+            let path = Self.repositoryRoot + "/" + file
+            let config = try ConfigLoader.load(yaml: try String(contentsOfFile: path, encoding: .utf8), file: path)
+            #expect(!config.receivers.isEmpty && !config.assets.isEmpty, "\(file)")
+        }
+        let store = try ConfigLoader.load(
+            yaml: try String(contentsOfFile: Self.repositoryRoot + "/config/sim-store.yaml", encoding: .utf8), file: "s"
+        )
+        #expect(store.receivers.count == 6 && store.assets.count == 20 && store.zones.count == 4)
+        #expect(store.positioning.tagHeight == 1.2 && store.positioning.floor?.count == 4)
+        #expect(store.receivers[0].z == 3.0 && store.simulation?.sigmaDB == 4 && store.simulation?.packetLoss == 0.2)
+        #expect(store.simulation?.pause == .seconds(5) ... .seconds(60))
+        let kolakowski = try ConfigLoader.load(
+            yaml: try String(contentsOfFile: Self.repositoryRoot + "/bench/kolakowski.yaml", encoding: .utf8), file: "k"
+        )
+        #expect(kolakowski.receivers[0].rssiAt1m == -52.1, "fractional calibration")
+    }
 }
