@@ -39,13 +39,17 @@ let package = Package(
             dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "Publishing", "Storage"]),
         // A simulated site: tags walking among receivers through a noisy radio channel, with truth.
         .target(name: "Simulation", dependencies: ["BeaconCore", "BeaconConfig"]),
+        // libsystemd (Debian: libsystemd-dev): sd_notify, the watchdog, the journal.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Readiness, status, watchdog, reload and stop notices; journal logging with fields.
+        .target(name: "Systemd", dependencies: ["CSystemd"]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
         .executableTarget(
             name: "beacond",
             dependencies: [
                 "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer",
-                "Simulation",
+                "Simulation", "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

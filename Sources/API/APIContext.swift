@@ -52,13 +52,15 @@ public final class RecentErrors: Sendable {
 /// Everything the API reads or changes. The engine is reached only through `LiveEngine`
 /// (its own thread); the store is read directly (WAL readers never block the writer).
 public struct APIContext: Sendable {
-    public var config: Config
+    /// The running configuration (it changes on reload).
+    public var config: Config { configuration() }
+    public var configuration: @Sendable () -> Config
     public var version: String
     public var started: Timestamp
     public var engine: LiveEngine
     public var store: StateStore?
     public var publisher: EventPublisher
-    public var webhooks: [WebhookWorker]
+    public var webhooks: [WebhookWorker] { publisher.workers }
     public var runtime: @Sendable () -> RuntimeStatus
     public var errors: RecentErrors
     public var clock: @Sendable () -> Timestamp
@@ -66,18 +68,17 @@ public struct APIContext: Sendable {
     public var ingest: @Sendable ([Sighting]) -> Void
 
     public init(
-        config: Config, version: String, started: Timestamp, engine: LiveEngine, store: StateStore?,
-        publisher: EventPublisher, webhooks: [WebhookWorker], runtime: @escaping @Sendable () -> RuntimeStatus,
+        configuration: @escaping @Sendable () -> Config, version: String, started: Timestamp, engine: LiveEngine,
+        store: StateStore?, publisher: EventPublisher, runtime: @escaping @Sendable () -> RuntimeStatus,
         errors: RecentErrors, clock: @escaping @Sendable () -> Timestamp,
         ingest: @escaping @Sendable ([Sighting]) -> Void
     ) {
-        self.config = config
+        self.configuration = configuration
         self.version = version
         self.started = started
         self.engine = engine
         self.store = store
         self.publisher = publisher
-        self.webhooks = webhooks
         self.runtime = runtime
         self.errors = errors
         self.clock = clock

@@ -72,6 +72,9 @@ public struct GatewaySettings: Sendable, Equatable {
     public var id = "beacond"
     /// SQLite state, outbox and event history. Default `/var/lib/beacond`.
     public var stateDir = "/var/lib/beacond"
+    /// Extension: the lowest level logged (error, warning, notice, info, debug); `--log-level`
+    /// overrides it. Nothing is logged per advertisement at any level above debug.
+    public var logLevel = "info"
 }
 
 /// `bluetooth:`.

@@ -59,7 +59,10 @@ struct SectionReader {
     }
 
     func readGateway(_ node: Node, _ g: inout GatewaySettings) {
-        guard let f = reader.mapping(node, "gateway", allowed: ["id", "state_dir"]) else { return }
+        guard let f = reader.mapping(node, "gateway", allowed: ["id", "state_dir", "log_level"]) else { return }
+        with(f, "log_level") { n, p in
+            if let v = reader.oneOf(n, p, ["error", "warning", "notice", "info", "debug"]) { g.logLevel = v }
+        }
         with(f, "id") { n, p in if let v = reader.identifier(n, p) { g.id = v } }
         with(f, "state_dir") { n, p in if let v = absolutePath(n, p) { g.stateDir = v } }
     }

@@ -34,6 +34,12 @@ public final class LiveEngine: @unchecked Sendable {
     }
 
     public var timing: Timing { timingState.withLock { $0 } }
+
+    /// Called on the engine's thread after every turn of `run()` (at least once a second):
+    /// the watchdog's proof that the engine itself, not just the process, is alive.
+    public var onTurn: (@Sendable (Timestamp) -> Void)?
+    /// The longest the loop waits with nothing to do (shorter under a fast watchdog).
+    public var maxIdleWait = TimeSpan.seconds(1)
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
     private let publish: @Sendable ([Event]) -> Void
@@ -107,8 +113,9 @@ public final class LiveEngine: @unchecked Sendable {
     public func run() {
         while !stopRequested.load(ordering: .relaxed) {
             let now = clock()
-            let wait = engine.nextDeadline.map { max(0, ($0 - now).nanoseconds) } ?? 1_000_000_000
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(wait, 1_000_000_000))))
+            let idle = maxIdleWait.nanoseconds
+            let wait = engine.nextDeadline.map { max(0, ($0 - now).nanoseconds) } ?? idle
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(wait, idle))))
             let started = clock()
             turn(now: started)
             let took = clock() - started
@@ -117,6 +124,7 @@ public final class LiveEngine: @unchecked Sendable {
                 $0.busy = TimeSpan(nanoseconds: $0.busy.nanoseconds + took.nanoseconds)
                 $0.lastTurn = took
             }
+            onTurn?(started + took)
         }
         turn(now: clock())
         persist?(engine.snapshot())

@@ -32,6 +32,8 @@ public final class BlueZScanner: @unchecked Sendable {
     public let bluezReachable = Atomic<Bool>(false)
     /// System-bus connections made after the first (the bus or the daemon went away).
     public let reconnects = Atomic<Int>(0)
+    /// BlueZ has been tried once (found or not): the daemon reports readiness after this.
+    public let attempted = Atomic<Bool>(false)
     private var connectedBefore = false
 
     // State below is touched by the scanner thread only.
@@ -81,10 +83,12 @@ public final class BlueZScanner: @unchecked Sendable {
         log(LogRecord(.info, "bluez.scanner.start", [("scan", settings.passive ? "passive" : "active")]))
         while !stopping {
             guard let connection = connection ?? connect() else {
+                attempted.store(true, ordering: .relaxed)
                 pause(milliseconds: 1000)
                 continue
             }
             if needsSync { sync(connection) }
+            attempted.store(true, ordering: .relaxed)
             guard turn(connection) else {
                 lost(connection)
                 continue

@@ -13,7 +13,7 @@ import Synchronization
 public final class EventPublisher: @unchecked Sendable {
     private let gateway: String
     private let store: StateStore?
-    private let workers: [WebhookWorker]
+    private let workerList: Mutex<[WebhookWorker]>
     private let clock: @Sendable () -> Timestamp
     private let log: @Sendable (String) -> Void
     private let ids: Mutex<EventIDGenerator>
@@ -29,7 +29,7 @@ public final class EventPublisher: @unchecked Sendable {
     ) {
         self.gateway = gateway
         self.store = store
-        self.workers = workers
+        workerList = Mutex(workers)
         self.echo = echo
         self.clock = clock
         self.log = log
@@ -39,6 +39,18 @@ public final class EventPublisher: @unchecked Sendable {
     /// Adds an output that sees every stored batch (the live stream). Call before events flow.
     public func addListener(_ listener: @escaping @Sendable ([StateStore.StoredEvent]) -> Void) {
         listeners.append(listener)
+    }
+
+    /// The webhooks events are routed to.
+    public var workers: [WebhookWorker] { workerList.withLock { $0 } }
+
+    /// Routes new events to these webhooks from now on (a reload); returns the previous ones.
+    @discardableResult
+    public func replaceWorkers(_ workers: [WebhookWorker]) -> [WebhookWorker] {
+        workerList.withLock { list in
+            defer { list = workers }
+            return list
+        }
     }
 
     /// Events published so far, by CloudEvents type.
@@ -56,9 +68,10 @@ public final class EventPublisher: @unchecked Sendable {
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
         var routed = false
+        let workers = self.workers
         do {
             try store?.append(stored, at: clock()) { event in
-                let targets = self.workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
+                let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
                 if !targets.isEmpty { routed = true }
                 return targets.map(\.settings.id)
             }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
+import Systemd
 
 #if canImport(Glibc)
     import Glibc
@@ -45,6 +46,11 @@ struct Daemon: ParsableCommand {
     @Option(name: .long, help: "Random seed for --simulate.")
     var seed: UInt64 = 1
 
+    @Option(
+        name: .long,
+        help: "Lowest level logged: error, warning, notice, info or debug (default: gateway.log_level, info).")
+    var logLevel: String?
+
     func run() throws {
         let loaded = try ConfigFile.load(config)
         if checkConfig {
@@ -59,7 +65,14 @@ struct Daemon: ParsableCommand {
             standardError("\(config): --simulate needs receivers and assets in the configuration")
             throw ExitCode(ExitStatus.config)
         }
-        try LiveDaemon(config: loaded, printEvents: printEvents, simulationSeed: simulate ? seed : nil).run()
+        guard let level = JournalLog.Level(name: logLevel ?? loaded.gateway.logLevel) else {
+            throw ValidationError(
+                "--log-level: expected error, warning, notice, info or debug, got \"\(logLevel ?? "")\"")
+        }
+        try LiveDaemon(
+            config: loaded, path: config, printEvents: printEvents, simulationSeed: simulate ? seed : nil,
+            logLevel: level
+        ).run()
     }
 }
 

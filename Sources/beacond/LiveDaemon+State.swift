@@ -42,8 +42,8 @@ extension LiveDaemon {
         }
     }
 
-    func makeWebhookWorkers(store: StateStore) -> [WebhookWorker] {
-        config.webhooks.map { hook in
+    func makeWebhookWorkers(store: StateStore, specs: [WebhookSpec]? = nil) -> [WebhookWorker] {
+        (specs ?? config.webhooks).map { hook in
             var secret: [UInt8]?
             if let path = hook.secretFile {
                 do {

@@ -10,6 +10,7 @@ import HTTPServer
 import Publishing
 import Storage
 import Synchronization
+import Systemd
 
 /// `beacond --config PATH`: wires BlueZ, the engine and the outputs (state store, webhooks,
 /// the Unix-socket API and its event stream), and runs until SIGTERM or SIGINT.
@@ -20,11 +21,23 @@ import Synchronization
 /// region states, then webhooks make a last delivery attempt and the API closes.
 struct LiveDaemon {
     let config: Config
+    /// Where the configuration came from (SIGHUP reads it again).
+    let configPath: String
     /// Also print events on standard output as JSON Lines.
     let printEvents: Bool
     /// Run on the site simulator (`--simulate`, with this seed) instead of BlueZ.
     let simulationSeed: UInt64?
     let errors = RecentErrors()
+    let journal: JournalLog
+    let notifier = ServiceNotifier()
+
+    init(config: Config, path: String, printEvents: Bool, simulationSeed: UInt64?, logLevel: JournalLog.Level) {
+        self.config = config
+        configPath = path
+        self.printEvents = printEvents
+        self.simulationSeed = simulationSeed
+        journal = JournalLog(threshold: logLevel)
+    }
 
     func run() throws {
         let started = WallClock.now()
@@ -47,7 +60,7 @@ struct LiveDaemon {
                     log("error: state.write_failed error=\(error) next=region states are not kept")
                 }
             })
-        let adapters = Mutex<[String: AdapterStatus]>([:])
+        let adapters = AdapterStates()
         let scanner = BlueZScanner(
             settings: ScannerSettings(
                 adapters: config.bluetooth.adapters.map(Set.init), minRSSI: config.bluetooth.minRSSI,
@@ -58,7 +71,7 @@ struct LiveDaemon {
                 switch output {
                 case let .sightings(batch): engine.submit(.sightings(batch))
                 case let .adapter(status, t):
-                    adapters.withLock { $0[status.adapter] = status }
+                    adapters.update(status)
                     engine.submit(.external(Event(time: t, payload: status.event)))
                 }
             },
@@ -66,12 +79,13 @@ struct LiveDaemon {
 
         let hub = EventStreamHub(store: store)
         publisher.addListener(hub.publish)
+        let running = RunningConfig(config)
         let context = APIContext(
-            config: config, version: BeaconVersion.string, started: started, engine: engine, store: store,
-            publisher: publisher, webhooks: workers,
+            configuration: { running.current }, version: BeaconVersion.string, started: started, engine: engine,
+            store: store, publisher: publisher,
             runtime: {
                 var status = RuntimeStatus()
-                status.adapters = adapters.withLock { $0.values.sorted { $0.adapter < $1.adapter } }.map {
+                status.adapters = adapters.all.map {
                     RuntimeStatus.Adapter(
                         name: $0.adapter, present: $0.present, powered: $0.powered, discovering: $0.discovering)
                 }
@@ -91,6 +105,11 @@ struct LiveDaemon {
         }
         log("info: api.listening socket=\(config.api.socket)")
 
+        // Set before the engine's thread starts.
+        engine.onTurn = watchdogAndStatus(engine: engine, store: store, adapters: adapters)
+        if let interval = notifier.watchdogInterval {
+            engine.maxIdleWait = .milliseconds(max(10, min(1000, Int64(interval * 500))))
+        }
         let inputs = DispatchGroup()
         // The engine and the scanner stop first, in order, so nothing heard is dropped.
         start(in: inputs) { engine.run() }
@@ -107,11 +126,21 @@ struct LiveDaemon {
         let outputs = DispatchGroup()
         start(in: outputs) { server.run() }
         for worker in workers { start(in: outputs) { worker.run() } }
+        let reloads = handleReload {
+            reload(running: running, engine: engine, publisher: publisher, store: store, outputs: outputs)
+        }
 
         let signals = handleStopSignals {
+            notifier.stopping()
             scanner.stop()
             simulated?.stop()
         }
+        // Ready: the socket listens (above) and BlueZ has been tried once, found or not.
+        let deadline = WallClock.now() + .seconds(3)
+        while simulated == nil, !scanner.attempted.load(ordering: .relaxed), WallClock.now() < deadline {
+            usleep(5_000)
+        }
+        notifier.ready(status: statusLine(engine: engine, store: store, adapters: adapters))
         if simulated != nil {
             log(
                 "info: simulation.started receivers=\(config.receivers.count) tags=\(config.assets.count) "
@@ -119,7 +148,8 @@ struct LiveDaemon {
         }
         log("info: beacond.started gateway=\(config.gateway.id) version=\(BeaconVersion.string)")
         inputs.wait()
-        for worker in workers { worker.stop() }
+        reloads.cancel()
+        for worker in publisher.workers { worker.stop() }
         server.stop()
         outputs.wait()
         signals.forEach { $0.cancel() }
@@ -131,13 +161,14 @@ struct LiveDaemon {
         log("info: beacond.stopped")
     }
 
-    /// Standard error, one line per record; warnings and errors are kept for `/v1/status`.
+    /// The journal (with fields) under systemd, standard error otherwise; warnings and errors
+    /// are kept for `/v1/status`.
     func log(_ line: String) {
-        standardError(line)
+        journal.write(line)
         if line.hasPrefix("warning") || line.hasPrefix("error") { errors.record(line) }
     }
 
-    private func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+    func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
         group.enter()
         Thread.detachNewThread {
             body()
@@ -157,7 +188,7 @@ struct LiveDaemon {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                standardError("info: beacond.stopping signal=\(number)")
+                log("info: beacond.stopping signal=\(number)")
                 stop()
             }
             source.resume()

@@ -19,19 +19,28 @@ public final class APIDaemon: @unchecked Sendable {
     ) throws {
         self.dir = try dir ?? Executables.temporaryDirectory()
         configPath = self.dir.appendingPathComponent("beacond.yaml").path
-        let text = """
+        header = """
             gateway: {id: api-test, state_dir: \(self.dir.appendingPathComponent("state").path)}
             api: {socket: \(self.dir.appendingPathComponent("api.sock").path), admin_group: \(adminGroup)}
             monitoring: {\(monitoring)}
 
-            """ + extra
-        try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+            """
+        try rewrite(extra: extra)
+    }
+
+    private let header: String
+
+    /// Replaces the configuration file's sections after the fixed header (for reload tests).
+    public func rewrite(extra: String) throws {
+        try (header + extra).write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
     /// Starts the daemon and waits until its socket answers.
-    public func start() throws {
-        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus", "PATH": "/usr/bin:/bin"]
+    public func start(environment extra: [String: String] = [:], waitForSocket: Bool = true) throws {
+        var environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus", "PATH": "/usr/bin:/bin"]
+        environment.merge(extra) { _, b in b }
         daemon = try RunningDaemon(arguments: ["--config", configPath], environment: environment)
+        guard waitForSocket else { return }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let response = try? client.request("GET", "/v1/status"), response.status == 200 { return }

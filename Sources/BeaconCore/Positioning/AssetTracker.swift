@@ -14,6 +14,9 @@
 /// positioning tick with the time, and both return what happened.
 public struct AssetTracker: Sendable {
     public private(set) var settings: PositioningSettings
+    /// The site and calibrations it was built from (a reload compares them).
+    let definition: SiteConfiguration
+    let calibrationTable: [String: ReceiverCalibration]
     let receivers: [SiteReceiver]
     let receiverIndex: [String: Int]
     let calibrations: [ReceiverCalibration?]
@@ -59,6 +62,8 @@ public struct AssetTracker: Sendable {
         site: SiteConfiguration, calibrations: [String: ReceiverCalibration], lostAfter: TimeSpan, start: Timestamp
     ) {
         settings = site.positioning
+        definition = site
+        calibrationTable = calibrations
         receivers = site.receivers
         receiverIndex = Dictionary(site.receivers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         self.calibrations = site.receivers.map { calibrations[$0.id] }
@@ -294,5 +299,38 @@ extension BeaconEngine {
     @discardableResult
     public mutating func setAlarm(_ id: String, active: Bool) -> Bool {
         tracker?.setAlarm(id, active: active) ?? false
+    }
+}
+
+extension AssetTracker {
+    /// Takes over the state of assets that exist in both trackers: their readings when the
+    /// receivers are the same, their position, and their membership of zones with the same
+    /// id and shape (so a reload raises no second zone.enter). Alarms keep their runtime flag.
+    mutating func adopt(from old: AssetTracker) {
+        let sameReceivers = old.receivers == receivers && old.calibrations == calibrations
+        for (a, asset) in assets.enumerated() {
+            guard let o = old.assets.firstIndex(where: { $0 == asset }) else { continue }
+            let previous = old.states[o]
+            if sameReceivers { states[a].readings = previous.readings }
+            states[a].lastHeard = previous.lastHeard
+            states[a].estimate = previous.estimate
+            states[a].estimatedAt = previous.estimatedAt
+            states[a].published = previous.published
+            states[a].publishedAt = previous.publishedAt
+            states[a].lost = previous.lost
+            for (z, zone) in definition.zones.enumerated() {
+                guard let oz = old.definition.zones.firstIndex(of: zone) else { continue }
+                states[a].zones[z] = previous.zones[oz]
+                // Dwell flags name alarms by position in the list: kept only if the list is.
+                if old.definition.alarms != definition.alarms { states[a].zones[z].dwellFired = [] }
+            }
+        }
+        for (i, alarm) in alarms.enumerated() {
+            if let previous = old.alarms.first(where: { $0.id == alarm.id }),
+                old.definition.alarms.first(where: { $0.id == alarm.id })?.active == alarm.active
+            {
+                alarms[i].active = previous.active
+            }
+        }
     }
 }

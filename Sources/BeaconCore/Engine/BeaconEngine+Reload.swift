@@ -1,0 +1,62 @@
+/// Applying a changed configuration in place (SIGHUP): what is unchanged keeps its state.
+extension BeaconEngine {
+    /// What a reload changed, for the log.
+    public struct ReloadSummary: Sendable, Equatable {
+        public var added = 0
+        public var replaced = 0
+        public var removed = 0
+        public var unchanged = 0
+        public var siteReplaced = false
+    }
+
+    /// Makes the configured regions `new`, given that `old` were the configured ones: regions
+    /// whose definition is unchanged keep their state (no second enter), changed ones start
+    /// again from unknown, and those no longer configured stop. Regions added through the
+    /// API are left alone. Events (a `region.failed` over the limit) are returned.
+    public mutating func reconfigureRegions(from old: [ClientSpec], to new: [ClientSpec], at t: Timestamp)
+        -> (events: [Event], summary: ReloadSummary)
+    {
+        var events = advance(to: t)
+        var summary = ReloadSummary()
+        let wanted = Set(new.flatMap { c in c.regions.map { "\(c.id)\u{0}\($0.id)" } })
+        for client in old {
+            for region in client.regions where !wanted.contains("\(client.id)\u{0}\(region.id)") {
+                if stopMonitoring(client: client.id, region: region.id) { summary.removed += 1 }
+            }
+        }
+        for client in new {
+            for region in client.regions {
+                let current = clients[client.id]?.slots[region.id].map { regionInfo[Int($0)].spec }
+                if current == region {
+                    summary.unchanged += 1
+                    continue
+                }
+                let change = monitor(client: client.id, region: region, at: now)
+                events += change.events
+                if change.failure == nil {
+                    if current == nil { summary.added += 1 } else { summary.replaced += 1 }
+                }
+            }
+        }
+        return (events, summary)
+    }
+
+    /// Replaces receivers, assets, zones, alarms and positioning settings. Assets that still
+    /// exist keep their readings, position and zone states (no second zone.enter) when the
+    /// receivers and zones they refer to are unchanged.
+    public mutating func reconfigureSite(
+        _ site: SiteConfiguration, calibrations: [String: ReceiverCalibration], at t: Timestamp
+    ) -> Bool {
+        let old = tracker
+        guard old?.definition != site || old?.calibrationTable != calibrations else { return false }
+        var fresh = AssetTracker(site: site, calibrations: calibrations, lostAfter: settings.exitTimeout, start: t)
+        if let old { fresh.adopt(from: old) }
+        tracker = fresh.isEmpty ? nil : fresh
+        nextPositionTick = tracker.map { _ in now + fresh.tickInterval }
+        // Beacons re-learn which asset they are on their next sighting.
+        for i in records.indices where records[i] != nil {
+            records[i]!.asset = tracker?.asset(identity: records[i]!.identity).map(Int32.init)
+        }
+        return true
+    }
+}

@@ -1,0 +1,69 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import BlueZ
+import Storage
+import Synchronization
+import Systemd
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the daemon tells systemd: watchdog pings from the engine's own loop, and a status
+/// line every few seconds ("scanning hci0, 412 beacons, outbox 0").
+extension LiveDaemon {
+    static let statusInterval = TimeSpan.seconds(5)
+
+    func watchdogAndStatus(engine: LiveEngine, store: StateStore?, adapters: AdapterStates)
+        -> @Sendable (Timestamp) -> Void
+    {
+        let lastStatus = Mutex<Timestamp?>(nil)
+        let wedgeAfter = LiveDaemon.faultWedgeEngineAfter()
+        let started = WallClock.now()
+        return { [notifier] now in
+            if let wedgeAfter, now - started >= wedgeAfter {
+                // Fault injection for the watchdog test: the engine's thread stops here for good.
+                while true { sleep(3600) }
+            }
+            notifier.engineAlive()
+            let due = lastStatus.withLock { last -> Bool in
+                guard last.map({ now - $0 >= LiveDaemon.statusInterval }) ?? true else { return false }
+                last = now
+                return true
+            }
+            if due, notifier.underSystemd {
+                notifier.status(statusLine(engine: engine, store: store, adapters: adapters))
+            }
+        }
+    }
+
+    /// "scanning hci0, 412 beacons, outbox 0", or what is wrong instead.
+    func statusLine(engine: LiveEngine, store: StateStore?, adapters: AdapterStates) -> String {
+        let scanning = adapters.all.filter { $0.present && $0.powered && $0.discovering }.map(\.adapter)
+        let outbox = (try? store?.outboxDepths())?.reduce(0) { $0 + $1.pending } ?? 0
+        let input =
+            simulationSeed != nil
+            ? "simulating \(config.assets.count) tags"
+            : (scanning.isEmpty ? "no adapter scanning" : "scanning \(scanning.joined(separator: ", "))")
+        return "\(input), \(engine.beaconCount) beacons, outbox \(outbox)"
+    }
+
+    /// `BEACOND_FAULT_WEDGE_ENGINE_AFTER=SECONDS` (tests only): the engine's thread hangs after
+    /// that long, so that the watchdog's pings stop and systemd would restart the daemon.
+    static func faultWedgeEngineAfter() -> TimeSpan? {
+        guard let text = getenv("BEACOND_FAULT_WEDGE_ENGINE_AFTER"), let seconds = Double(String(cString: text))
+        else { return nil }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+}
+
+/// The adapters' latest states, as the scanner reported them (for status and metrics).
+final class AdapterStates: Sendable {
+    private let states = Mutex<[String: AdapterStatus]>([:])
+
+    func update(_ status: AdapterStatus) { states.withLock { $0[status.adapter] = status } }
+
+    /// Sorted by name.
+    var all: [AdapterStatus] { states.withLock { $0.values.sorted { $0.adapter < $1.adapter } } }
+}

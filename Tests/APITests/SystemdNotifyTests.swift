@@ -1,0 +1,105 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `Type=notify` against a real `NOTIFY_SOCKET`: readiness after the API listens, watchdog
+/// pings at half of `WATCHDOG_USEC` from the engine's loop, status lines, stop notice.
+@Suite(.serialized) struct SystemdNotifyTests {
+    static let site = "clients: [{id: app, regions: [{id: store, uuid: \(APIDaemon.uuid)}]}]\n"
+
+    @Test func readyAfterTheSocketListensThenWatchdogPingsThenStopping() throws {
+        let d = try APIDaemon(extra: Self.site)
+        let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
+        try d.start(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"], waitForSocket: false)
+        let untilReady = try notify.until("READY=1") { $0.contains("READY=1") }
+        // The API answers by the time READY arrives
+        #expect(try d.client.request("GET", "/v1/status").status == 200)
+        let ready = untilReady.last!.text
+        #expect(ready.contains("STATUS=no adapter scanning, 0 beacons, outbox 0"), "\(ready)")
+        // WATCHDOG_USEC = 1 s: a ping every 0.5 s
+        let pings = notify.collect(for: 3).filter { $0.text == "WATCHDOG=1" }
+        #expect(pings.count >= 4 && pings.count <= 8, "\(pings.count) pings in 3 s")
+        d.daemon!.process.terminate()
+        let stop = try notify.until("STOPPING=1") { $0.contains("STOPPING=1") }
+        #expect(stop.last!.text.contains("STATUS=stopping"))
+        d.daemon!.process.waitUntilExit()
+        #expect(d.daemon!.process.terminationStatus == 0)
+    }
+
+    @Test func aWedgedEngineStopsThePings() throws {
+        let d = try APIDaemon(extra: Self.site)
+        let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
+        try d.start(
+            environment: [
+                "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000", "BEACOND_FAULT_WEDGE_ENGINE_AFTER": "1.5",
+            ], waitForSocket: false)
+        _ = try notify.until("READY=1") { $0.contains("READY=1") }
+        let first = notify.collect(for: 1.0).filter { $0.text == "WATCHDOG=1" }
+        #expect(first.count >= 3, "pinging while the engine turns: \(first.count)")
+        _ = notify.collect(for: 1.5)  // the wedge begins at 1.5 s
+        let after = notify.collect(for: 2.0).filter { $0.text == "WATCHDOG=1" }
+        #expect(after.isEmpty, "no ping from a wedged engine")
+        // The process itself is alive (the API still answers): only the engine is stuck
+        #expect(try d.client.request("GET", "/metrics").status == 503)
+        d.crash()
+    }
+}
+
+/// SIGHUP: a good file is applied in place, a bad one refused with its located message.
+@Suite(.serialized) struct ReloadTests {
+    static func regions(_ majors: [Int]) -> String {
+        "clients:\n  - id: app\n    regions:\n"
+            + majors.map { "      - {id: r\($0), uuid: \(APIDaemon.uuid), major: \($0)}\n" }.joined()
+    }
+
+    @Test func aGoodChangeIsAppliedLiveWithoutASecondEnterForUnchangedRegions() throws {
+        let d = try APIDaemon(extra: Self.regions([1, 2]), monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
+        try d.start(environment: ["NOTIFY_SOCKET": notify.path])
+        _ = try notify.until("READY=1") { $0.contains("READY=1") }
+        try d.post([APIDaemon.sighting(major: 1)])
+        _ = try d.waitForHistory("r1 inside") { $0.contains { $0["subject"] as? String == "app/r1" } }
+        let before = try d.history().count
+
+        try d.rewrite(extra: Self.regions([1, 3]))
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        let messages = try notify.until("READY=1 after the reload") { $0.contains("READY=1") }
+        #expect(messages.contains { $0.text.contains("RELOADING=1") && $0.text.contains("MONOTONIC_USEC=") })
+        #expect(messages.last!.text.contains("STATUS=configuration reloaded"))
+        let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.map { $0["id"] as? String } == ["r1", "r3"])
+        #expect(regions?.first?["state"] as? String == "inside", "r1 kept its state")
+        // The beacon is still there: no second enter, no new state for r1
+        try d.post([APIDaemon.sighting(major: 1)])
+        try d.post([APIDaemon.sighting(major: 1)])
+        let after = try d.history()
+        #expect(!after.dropFirst(before).contains { $0["subject"] as? String == "app/r1" })
+        #expect(
+            d.daemon!.logs.contains {
+                $0.contains("config.reloaded regions_added=1") && $0.contains("regions_removed=1")
+            })
+        #expect(d.stop() == 0)
+    }
+
+    @Test func aBadFileIsRefusedWithItsMessageAndTheOldConfigurationRuns() throws {
+        let d = try APIDaemon(extra: Self.regions([1, 2]))
+        let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
+        try d.start(environment: ["NOTIFY_SOCKET": notify.path])
+        _ = try notify.until("READY=1") { $0.contains("READY=1") }
+        try d.rewrite(extra: Self.regions([1, 2]) + "positioning:\n  publish_interval: soon\n")
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        let messages = try notify.until("READY=1 after the refusal") { $0.contains("READY=1") }
+        #expect(messages.last!.text.contains("reload refused"))
+        try d.daemon!.waitUntil("the refusal logged") { _, logs in
+            logs.contains { $0.contains("config.reload_refused") }
+        }
+        let refusal = d.daemon!.logs.first { $0.contains("config.reload_refused") } ?? ""
+        #expect(
+            refusal.contains(
+                "beacond.yaml:10:21: positioning.publish_interval: expected a duration like \"30s\", got \"soon\""),
+            "\(refusal)")
+        let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.map { $0["id"] as? String } == ["r1", "r2"])
+        #expect(d.stop() == 0)
+    }
+}
