@@ -82,6 +82,7 @@ let package = Package(
         .testTarget(name: "APITests", dependencies: ["TestSupport"], exclude: ["Support"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing"]),
+        .testTarget(name: "SystemdTests", dependencies: ["Systemd"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "TestSupport"]),
         .testTarget(
             name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport"]),

@@ -1,0 +1,30 @@
+import Systemd
+import Testing
+
+/// Log lines to journal fields: the priority from the level word, one BEACOND_ field per key.
+@Suite struct JournalLogTests {
+    @Test func levelsMapToSyslogPriorities() {
+        #expect(JournalLog.level(of: "error: state.write_failed error=x") == .error)
+        #expect(JournalLog.level(of: "warning: bluez.gone reason=x").rawValue == 4)
+        #expect(JournalLog.level(of: "info: beacond.started").rawValue == 6)
+        #expect(JournalLog.level(of: "no level here") == .info)
+        #expect(JournalLog.Level.warning >= JournalLog.Level.info && !(JournalLog.Level.debug >= .info))
+    }
+
+    @Test func keyValuesBecomeStructuredFields() {
+        #expect(
+            JournalLog.structuredFields(
+                "warning: webhook.failed webhook=crm error=\"HTTP 500\" attempts=3 retry-in=2s")
+                == [
+                    "BEACOND_EVENT=webhook.failed", "BEACOND_WEBHOOK=crm", "BEACOND_ERROR=HTTP 500",
+                    "BEACOND_ATTEMPTS=3",
+                    "BEACOND_RETRY_IN=2s",
+                ])
+        #expect(JournalLog.structuredFields("info: adapter.state adapter=hci0").contains("BEACOND_ADAPTER=hci0"))
+    }
+
+    @Test func outsideSystemdLinesGoToStandardError() {
+        // The test runner's stderr is not a journal stream
+        #expect(JournalLog(threshold: .info).toJournal == false)
+    }
+}
