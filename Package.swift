@@ -26,7 +26,7 @@ let package = Package(
         // SQLite (through GRDB) under gateway.state_dir: region states and event history.
         .target(name: "Storage", dependencies: ["BeaconCore", .product(name: "GRDB", package: "GRDB.swift")]),
         // HTTP/1.1 on a Unix socket, one epoll thread: the API's transport (peer credentials, streams).
-        .target(name: "HTTPServer", dependencies: ["CLinux"]),
+        .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux"]),
         // Headers Glibc's module leaves out (epoll, eventfd).
         .target(name: "CLinux"),
         // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).

@@ -1,3 +1,4 @@
+import BeaconCore
 import CLinux
 import Synchronization
 
@@ -314,28 +315,9 @@ extension HTTPResponse {
     public static func error(status: Int, code: String, message: String) -> HTTPResponse {
         HTTPResponse(
             status: status, contentType: "application/json",
-            body: "{\"error\":{\"code\":\(jsonString(code)),\"message\":\(jsonString(message))}}")
+            body: JSONValue.object([("error", .object([("code", .string(code)), ("message", .string(message))]))])
+                .serialized)
     }
-}
-
-/// A JSON string literal (the server does not depend on the core's JSON writer).
-func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20:
-            out +=
-                "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                + String(scalar.value, radix: 16)
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
 }
 
 /// Seconds on the monotonic clock (for intervals, never for event times).
