@@ -3,10 +3,30 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct beacond_http_client {
     CURL *easy;
+    long long deadline_ms;  // read and written with __atomic builtins
 };
+
+static long long monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void beacond_http_client_set_deadline(beacond_http_client *client, long long deadline_ms) {
+    __atomic_store_n(&client->deadline_ms, deadline_ms, __ATOMIC_RELAXED);
+}
+
+// Called by libcurl about once a second and on progress: a nonzero return aborts the request.
+static int past_deadline(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    beacond_http_client *client = user;
+    long long deadline = __atomic_load_n(&client->deadline_ms, __ATOMIC_RELAXED);
+    return deadline != 0 && monotonic_ms() >= deadline;
+}
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -59,6 +79,9 @@ int beacond_http_post(beacond_http_client *client, const char *url, const char *
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, result->error);
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, past_deadline);
+    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, client);
     CURLcode code = curl_easy_perform(easy);
     curl_slist_free_all(list);
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, NULL);

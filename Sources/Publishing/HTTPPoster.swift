@@ -5,8 +5,9 @@ import CCurl
 #endif
 
 /// POSTs a webhook batch with libcurl (HTTP and HTTPS, keep-alive to the same host).
-/// One poster per webhook thread: a connection cache is not shared between threads.
-final class HTTPPoster {
+/// One poster per webhook thread: a connection cache is not shared between threads. Only
+/// `abort(after:)` may be called from another thread (it sets an atomic deadline).
+final class HTTPPoster: @unchecked Sendable {
     enum Outcome: Equatable {
         case status(Int)
         case failed(String)
@@ -16,6 +17,14 @@ final class HTTPPoster {
 
     init() { client = beacond_http_client_new() }
     deinit { beacond_http_client_free(client) }
+
+    /// Aborts any request still running `seconds` from now (from any thread).
+    func abort(after seconds: Double) {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        let now = Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+        beacond_http_client_set_deadline(client, now + Int64(seconds * 1000))
+    }
 
     func post(url: String, body: [UInt8], headers: [String], timeoutMillis: Int) -> Outcome {
         guard let client else { return .failed("libcurl could not start") }

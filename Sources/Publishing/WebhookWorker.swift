@@ -58,6 +58,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let state = Mutex(Counters())
     private var schedule: DeliverySchedule
+    private let poster = Mutex<HTTPPoster?>(nil)
 
     public init(
         settings: Settings, store: StateStore, clock: @escaping @Sendable () -> Timestamp,
@@ -81,21 +82,29 @@ public final class WebhookWorker: @unchecked Sendable {
     /// New events are in the outbox.
     public func notify() { wake.signal() }
 
+    /// Asks `run()` to return: a request in flight gets `flushSeconds` to finish, then is
+    /// cut, so a hung receiver cannot hold up a stop (SIGTERM must end within 5 s).
     public func stop() {
         stopRequested.store(true, ordering: .relaxed)
+        poster.withLock { $0?.abort(after: WebhookWorker.flushSeconds) }
         wake.signal()
     }
 
-    /// Delivers until `stop()`; then makes one last attempt, within `flushDeadline`, to send
+    /// How long a stopping worker may still spend delivering.
+    public static let flushSeconds = 2.5
+
+    /// Delivers until `stop()`; then makes one last attempt, within `flushSeconds`, to send
     /// what is waiting (SIGTERM flushes the outbox); what is not acknowledged stays stored.
-    public func run(flushDeadline: TimeSpan = .seconds(3)) {
+    public func run() {
         let poster = HTTPPoster()
+        self.poster.withLock { $0 = poster }
+        defer { self.poster.withLock { $0 = nil } }
         while !stopRequested.load(ordering: .relaxed) {
             let wait = step(poster)
             guard let wait else { continue }
             _ = self.wake.wait(timeout: .now() + .nanoseconds(Int(max(0, min(wait.nanoseconds, 5_000_000_000)))))
         }
-        let deadline = clock() + flushDeadline
+        let deadline = clock() + .milliseconds(Int64(WebhookWorker.flushSeconds * 1000))
         while clock() < deadline, !isDisabled, schedule.retryAt == nil {
             guard let batch = try? store.pending(webhook: settings.id, limit: schedule.maxEvents), !batch.isEmpty
             else { break }

@@ -109,3 +109,26 @@ import Testing
         #expect(d.stop() == 0)
     }
 }
+
+/// SIGTERM flushes and stops within 5 s even with a webhook request hanging.
+@Suite(.serialized) struct StopTests {
+    @Test func aHungReceiverDoesNotHoldUpAStop() throws {
+        let hung = try WebhookReceiver(hang: true)
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
+                + "  - {id: slow, url: \"\(hung.url)\", events: [\"region.*\"], timeout: 60s, batch: {max_delay: 0s}}\n",
+            monitoring: WebhookDeliveryTests.monitoring)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        try hung.waitUntil("the request in flight") { $0.contains { $0["hung"] as? Bool == true } }
+        let started = Date()
+        #expect(d.stop() == 0)
+        let took = Date().timeIntervalSince(started)
+        #expect(took < 5, "stopped in \(took) s")
+        // What was not acknowledged is still in the outbox for the next start
+        try d.start()
+        let outbox = try d.client.request("GET", "/v1/outbox").object["webhooks"] as? [[String: Any]]
+        #expect((outbox?.first?["pending"] as? Int ?? 0) >= 1)
+        d.crash()
+    }
+}

@@ -108,7 +108,9 @@ public final class WebhookReceiver: @unchecked Sendable {
     public let port: Int
     public let logPath: String
 
-    public init(secret: String? = nil, fail: Int = 0, failStatus: Int = 500, status: Int = 200) throws {
+    public init(secret: String? = nil, fail: Int = 0, failStatus: Int = 500, status: Int = 200, hang: Bool = false)
+        throws
+    {
         logPath = try Executables.temporaryDirectory().appendingPathComponent("requests.jsonl").path
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = [
@@ -117,6 +119,7 @@ public final class WebhookReceiver: @unchecked Sendable {
             "--log", logPath, "--fail", "\(fail)", "--fail-status", "\(failStatus)", "--status", "\(status)",
         ]
         if let secret { arguments += ["--secret", secret] }
+        if hang { arguments.append("--hang") }
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out

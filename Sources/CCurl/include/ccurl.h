@@ -13,6 +13,10 @@ typedef struct {
 beacond_http_client *beacond_http_client_new(void);
 void beacond_http_client_free(beacond_http_client *client);
 
+/// Any request of this client still running at `deadline_ms` (CLOCK_MONOTONIC, ms) is
+/// aborted; 0 means none. Safe to call from another thread (a stopping daemon).
+void beacond_http_client_set_deadline(beacond_http_client *client, long long deadline_ms);
+
 /// POSTs `body` to `url` with the given "Name: value" headers; waits at most `timeout_ms`.
 /// Returns 0 when a response arrived (any status), -1 otherwise (see result->error).
 int beacond_http_post(beacond_http_client *client, const char *url, const char *body, size_t length,

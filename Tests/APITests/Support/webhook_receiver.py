@@ -16,6 +16,7 @@ parser.add_argument("--fail", type=int, default=0)
 parser.add_argument("--fail-status", type=int, default=500)
 parser.add_argument("--status", type=int, default=200)
 parser.add_argument("--quiet", action="store_true", help="log only n, status, ids, subjects and arrival")
+parser.add_argument("--hang", action="store_true", help="never answer (a receiver that hangs)")
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -32,6 +33,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             count += 1
             n = count
+        if args.hang:
+            with open(args.log, "a") as f:
+                f.write(json.dumps({"n": n, "status": None, "hung": True}) + "\n")
+            time.sleep(600)
+            return
         status = args.fail_status if n <= args.fail else args.status
         signature_ok = None
         if args.secret is not None:
