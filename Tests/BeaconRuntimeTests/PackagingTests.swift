@@ -45,4 +45,25 @@ import Testing
         let level = Double(exposure.split(separator: " ").first { Double($0) != nil } ?? "") ?? 10
         #expect(level <= 2.0, "\(exposure)")
     }
+
+    @Test func makeInstallHonoursPrefixAndDestdir() throws {
+        let root = try Executables.temporaryDirectory()
+        let make = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/make"),
+            ["install", "DESTDIR=\(root.path)", "PREFIX=/opt/beacond", "BUILD=debug", "STATIC=0", "NOBUILD=1"])
+        #expect(make.status == 0, "\(make.stderr)")
+        for file in ["opt/beacond/bin/beacond", "opt/beacond/bin/beaconctl", "opt/beacond/share/doc/beacond/api.md"] {
+            #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent(file).path), "\(file)")
+        }
+        let unit = try String(
+            contentsOf: root.appendingPathComponent("lib/systemd/system/beacond.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=/opt/beacond/bin/beacond ") && !unit.contains("/usr/bin/beacond"))
+        // An operator's configuration is never overwritten
+        let config = root.appendingPathComponent("etc/beacond/beacond.yaml")
+        try "gateway: {id: mine}\n".write(to: config, atomically: true, encoding: .utf8)
+        _ = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/make"),
+            ["install", "DESTDIR=\(root.path)", "PREFIX=/opt/beacond", "BUILD=debug", "STATIC=0", "NOBUILD=1"])
+        #expect(try String(contentsOf: config, encoding: .utf8) == "gateway: {id: mine}\n")
+    }
 }
