@@ -30,9 +30,10 @@ public struct RSSIFilter: Sendable, Equatable {
     private var window: InlineArray<7, Int8>
     private var count: Int8 = 1
     private var head: Int8 = 1
-    private var last: Timestamp
-    /// Seconds; `timeConstant` for ranging, shorter for positions of walking tags.
+    /// Seconds; `timeConstant` for ranging, shorter for positions of walking tags. Declared
+    /// here, it fits in padding: the filter stays 32 bytes, as the ranging hot path wants.
     private var tau: Float = Float(RSSIFilter.timeConstant)
+    private var last: Timestamp
 
     public init(rssi: Int, at t: Timestamp) {
         estimate = Double(rssi)
