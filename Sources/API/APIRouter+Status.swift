@@ -201,6 +201,12 @@ extension APIRouter {
         }
         let applied = context.engine.perform { engine, _ in (engine.setAlarm(id, active: active), []) }
         guard applied != nil else { return Reply.engineBusy }
+        do {
+            try context.store?.saveAlarmFlag(id, active: active)
+        } catch {
+            return Reply.error(
+                500, "not_persisted", "the alarm is switched but the change will not survive a restart: \(error)")
+        }
         return Reply.json(alarmJSON(alarm, active: active))
     }
 

@@ -88,6 +88,25 @@ extension StateStore {
         }
     }
 
+    /// An alarm switched on or off through the API (`PATCH /v1/alarms/{id}`): it stays so
+    /// across restarts until switched again.
+    public func saveAlarmFlag(_ alarm: String, active: Bool) throws {
+        try db.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO alarm_flag (alarm, active) VALUES (?, ?)", arguments: [alarm, active])
+        }
+    }
+
+    public func loadAlarmFlags() throws -> [String: Bool] {
+        try db.read { db in
+            var flags: [String: Bool] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT alarm, active FROM alarm_flag") {
+                flags[row["alarm"]] = row["active"]
+            }
+            return flags
+        }
+    }
+
     static func regionSpec(_ text: String) -> RegionSpec? {
         guard let json = try? JSONParser.parse(text) else { return nil }
         return try? RegionSpec(json: json)

@@ -91,6 +91,12 @@ public final class StateStore: Sendable {
             // Expiry (max_age) finds old rows without scanning a dead webhook's whole backlog.
             try db.create(index: "outbox_by_age", on: "outbox", columns: ["webhook", "enqueued_ns"])
         }
+        migrator.registerMigration("v4-alarm-flags") { db in
+            try db.create(table: "alarm_flag") { t in
+                t.column("alarm", .text).primaryKey()
+                t.column("active", .boolean).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -32,6 +32,7 @@ extension LiveDaemon {
                 case let .remove(client, region): engine.stopMonitoring(client: client, region: region)
                 }
             }
+            for (alarm, active) in try store.loadAlarmFlags() { engine.setAlarm(alarm, active: active) }
             let (snapshots, skipped) = try store.loadRegions()
             let restored = snapshots.filter { engine.restore($0) }.count
             log(

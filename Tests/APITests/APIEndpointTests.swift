@@ -250,6 +250,12 @@ import Testing
         #expect(
             (try d.client.request("GET", "/v1/alarms").object["alarms"] as? [[String: Any]])?.first?["active"] as? Bool
                 == false)
+        // ... and stays off across a restart
+        #expect(d.stop() == 0)
+        try d.start()
+        #expect(
+            (try d.client.request("GET", "/v1/alarms").object["alarms"] as? [[String: Any]])?.first?["active"] as? Bool
+                == false)
         #expect(d.stop() == 0)
     }
 }
