@@ -21,8 +21,8 @@ final class RunningConfig: Sendable {
 
 /// SIGHUP (SPEC §2): read the file again; a bad file is refused with the same located
 /// messages and the running configuration stays. A good one is applied in place: regions,
-/// assets, zones, alarms and webhooks change without losing region states (unchanged
-/// regions give no second enter) or outbox contents (it is in the state store).
+/// monitoring settings, assets, zones, alarms and webhooks change without losing region
+/// states (unchanged regions give no second enter) or outbox contents (it is in the store).
 extension LiveDaemon {
     func handleReload(_ reload: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
         signal(SIGHUP, SIG_IGN)
@@ -58,7 +58,16 @@ extension LiveDaemon {
         if new.gateway != old.gateway { restartOnly.append("gateway") }
         if new.api != old.api { restartOnly.append("api") }
         if new.bluetooth != old.bluetooth { restartOnly.append("bluetooth") }
-        if new.monitoring != old.monitoring { restartOnly.append("monitoring") }
+        // Monitoring applies live, but for enter_sightings (each region's sighting memory).
+        var monitoring = new.monitoring
+        if monitoring.enterSightings != old.monitoring.enterSightings {
+            restartOnly.append("monitoring.enter_sightings")
+            monitoring.enterSightings = old.monitoring.enterSightings
+        }
+        if monitoring != old.monitoring {
+            let settings = monitoring
+            _ = engine.perform { e, _ in (e.updateMonitoring(settings), []) }
+        }
         if !restartOnly.isEmpty {
             log(
                 "warning: config.needs_restart sections=\(restartOnly.joined(separator: ",")) "
@@ -78,14 +87,10 @@ extension LiveDaemon {
             webhooks = "\(fresh.count) restarted"
         }
         var applyNew = new
-        for section in restartOnly {
-            switch section {
-            case "gateway": applyNew.gateway = old.gateway
-            case "api": applyNew.api = old.api
-            case "bluetooth": applyNew.bluetooth = old.bluetooth
-            default: applyNew.monitoring = old.monitoring
-            }
-        }
+        applyNew.monitoring = monitoring
+        if restartOnly.contains("gateway") { applyNew.gateway = old.gateway }
+        if restartOnly.contains("api") { applyNew.api = old.api }
+        if restartOnly.contains("bluetooth") { applyNew.bluetooth = old.bluetooth }
         running.replace(applyNew)
         let summary = applied?.0
         log(

@@ -102,4 +102,21 @@ import Testing
         #expect(regions?.map { $0["id"] as? String } == ["r1", "r2"])
         #expect(d.stop() == 0)
     }
+
+    @Test func aShorterExitTimeoutAppliesToRegionsAlreadyInside() throws {
+        let d = try APIDaemon(extra: Self.regions([1]), monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        _ = try d.waitForHistory("r1 inside") { $0.contains { $0["subject"] as? String == "app/r1" } }
+        let config = try String(contentsOfFile: d.configPath, encoding: .utf8)
+            .replacingOccurrences(of: "exit_timeout: 5m", with: "exit_timeout: 2s")
+        try config.write(toFile: d.configPath, atomically: true, encoding: .utf8)
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        // The beacon is silent: with the new 2 s timeout, r1 exits without a restart
+        _ = try d.waitForHistory("the exit under the new timeout", timeout: 10) { events in
+            events.contains { $0["type"] as? String == "beacond.region.exit" && $0["subject"] as? String == "app/r1" }
+        }
+        #expect(!d.daemon!.logs.contains { $0.contains("config.needs_restart") })
+        #expect(d.stop() == 0)
+    }
 }

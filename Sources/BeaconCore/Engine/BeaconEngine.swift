@@ -9,7 +9,7 @@
 /// the beacon, a cached list of the regions it matches, and no timer-heap work (timers are
 /// re-checked lazily when they come due).
 public struct BeaconEngine: Sendable {
-    public private(set) var settings: MonitoringSettings
+    public internal(set) var settings: MonitoringSettings
     /// The engine's clock: the latest time it was given. It never goes backwards; a late
     /// sighting (a remote receiver's clock behind ours) is processed at this time.
     public private(set) var now: Timestamp
