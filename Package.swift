@@ -32,7 +32,7 @@ let package = Package(
         // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Events out: ids, durable history and outbox, webhooks with signatures and retries.
-        .target(name: "Publishing", dependencies: ["BeaconCore", "Storage", "CCurl"]),
+        .target(name: "Publishing", dependencies: ["BeaconCore", "BeaconRuntime", "Storage", "CCurl"]),
         // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.
         .target(
             name: "API",

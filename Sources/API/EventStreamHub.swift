@@ -84,27 +84,31 @@ public final class EventStreamHub: Sendable {
     /// Called with every stored batch, on the engine's thread.
     public func publish(_ events: [StateStore.StoredEvent]) {
         guard !events.isEmpty else { return }
+        // Subscribers with the same filter share one selection and one rendering.
+        var selections: [[String]?: [StateStore.StoredEvent]] = [:]
         var groups: [[String]?: [StreamID]] = [:]
-        var globs: [[String]?: EventTypeGlob?] = [:]
         subscribers.withLock { all in
             for (id, var s) in all {
-                let wanted = s.glob.map { g in events.filter { g.matches(type: $0.type) } } ?? events
+                let key = s.glob?.patterns
+                let wanted =
+                    selections[key]
+                    ?? {
+                        let selected = s.glob.map { g in events.filter { g.matches(type: $0.type) } } ?? events
+                        selections[key] = selected
+                        return selected
+                    }()
                 guard !wanted.isEmpty else { continue }
                 if s.live {
                     s.lastID = wanted.last!.id
-                    groups[s.glob?.patterns, default: []].append(id)
-                    globs[s.glob?.patterns] = s.glob
+                    groups[key, default: []].append(id)
                 } else {
                     s.pending += wanted
                 }
                 all[id] = s
             }
         }
-        for (key, ids) in groups {
-            let glob = globs[key] ?? nil
-            let wanted = glob.map { g in events.filter { g.matches(type: $0.type) } } ?? events
-            server.withLock { $0 }?.send(Self.render(wanted), to: ids)
-        }
+        let server = self.server.withLock { $0 }
+        for (key, ids) in groups { server?.send(Self.render(selections[key]!), to: ids) }
     }
 
     private func closed(_ id: StreamID) {

@@ -81,13 +81,3 @@ public struct ReplaySummary: Sendable, Equatable {
     public var skipped = 0
     public var events = 0
 }
-
-extension String {
-    var trimmingWhitespace: Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return self[start...end]
-    }
-}

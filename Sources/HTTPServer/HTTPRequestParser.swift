@@ -1,3 +1,5 @@
+import BeaconCore
+
 /// HTTP/1.1 request framing (RFC 9112), on bytes as they arrive: the head, then a body
 /// framed by Content-Length or chunked encoding. Pure, so every malformed input can be
 /// tested; each failure names the status to answer with.
@@ -52,7 +54,7 @@ enum HTTPRequestParser {
                 throw Failure(status: 400, message: "malformed header line")
             }
             let name = line[..<colon].lowercased()
-            let value = String(line[line.index(after: colon)...]).trimmingWhitespace
+            let value = String(line[line.index(after: colon)...].trimmingWhitespace)
             head.headers.append((name, value))
             switch name {
             case "content-length":
@@ -157,15 +159,5 @@ enum HTTPRequestParser {
             i += 1
         }
         return nil
-    }
-}
-
-extension StringProtocol {
-    var trimmingWhitespace: String {
-        let bytes = Array(utf8)
-        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
-            let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })
-        else { return "" }
-        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconRuntime
 import Storage
 import Synchronization
 
@@ -80,23 +81,8 @@ public final class EventPublisher: @unchecked Sendable {
                 log("error: state.write_failed error=\(error) next=events are neither kept nor sent to webhooks")
             }
         }
-        if echo { writeLines(stored) }
+        if echo { writeAll(fd: 1, stored.map { $0.body + "\n" }.joined()) }
         for listener in listeners { listener(stored) }
         if routed { for worker in workers { worker.notify() } }
-    }
-
-    private func writeLines(_ events: [StateStore.StoredEvent]) {
-        var text = ""
-        for e in events {
-            text += e.body
-            text += "\n"
-        }
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
     }
 }

@@ -32,7 +32,13 @@ public struct SiteSimulator: Sendable {
     let receivers: [SiteReceiver]
     let assets: [AssetDefinition]
     let zoneIDs: [String]
-    let zones: [ZoneDefinition.Shape]
+    /// Each zone as the truth tests it: an outline, or a receiver's position and radius.
+    enum ZoneTest: Sendable {
+        case outline(Polygon)
+        case near(Point, within: Double)
+        case none
+    }
+    let zones: [ZoneTest]
     let outlines: [Polygon]
     let tagHeight: Double?
     var random: SeededRandom
@@ -49,10 +55,15 @@ public struct SiteSimulator: Sendable {
         receivers = site.receivers
         assets = site.assets
         zoneIDs = site.zones.map(\.id)
-        zones = site.zones.map(\.shape)
-        outlines = site.zones.compactMap {
-            if case let .polygon(_, points) = $0.shape { return Polygon(points) } else { return nil }
+        zones = site.zones.map { zone in
+            switch zone.shape {
+            case let .polygon(_, points): return .outline(Polygon(points))
+            case let .nearReceiver(receiver, within):
+                guard let r = site.receivers.first(where: { $0.id == receiver }) else { return .none }
+                return .near(r.position, within: within)
+            }
         }
+        outlines = zones.compactMap { if case let .outline(p) = $0 { return p } else { return nil } }
         tagHeight = site.positioning.tagHeight
         random = SeededRandom(seed: seed)
         now = start
@@ -112,10 +123,9 @@ public struct SiteSimulator: Sendable {
 
     func contains(_ z: Int, _ p: Point) -> Bool {
         switch zones[z] {
-        case let .polygon(_, points): return Polygon(points).contains(p)
-        case let .nearReceiver(receiver, within):
-            guard let r = receivers.first(where: { $0.id == receiver }) else { return false }
-            return distance(p, r.position) <= within
+        case let .outline(polygon): return polygon.contains(p)
+        case let .near(center, within): return distance(p, center) <= within
+        case .none: return false
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeaconCore
+import BeaconRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -84,15 +85,7 @@ func printError(_ text: String) {
 }
 
 /// One line on standard output, unbuffered.
-func writeLine(_ text: String) {
-    var bytes = Array((text + "\n").utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        bytes = bytes.dropFirst(n)
-    }
-}
+func writeLine(_ text: String) { writeAll(fd: 1, text + "\n") }
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import BlueZ
+import Dispatch
 import Storage
 import Synchronization
 import Systemd
@@ -21,7 +22,7 @@ extension LiveDaemon {
         let lastStatus = Mutex<Timestamp?>(nil)
         let wedgeAfter = LiveDaemon.faultWedgeEngineAfter()
         let started = WallClock.now()
-        return { [notifier] now in
+        return { [notifier, engine] now in
             if let wedgeAfter, now - started >= wedgeAfter {
                 // Fault injection for the watchdog test: the engine's thread stops here for good.
                 while true { sleep(3600) }
@@ -33,20 +34,25 @@ extension LiveDaemon {
                 return true
             }
             if due, notifier.underSystemd {
-                notifier.status(statusLine(engine: engine, store: store, adapters: adapters))
+                // The line reads the outbox from SQLite: not on the engine's thread. The beacon
+                // count is read here, where the engine is ours.
+                let beacons = engine.beaconCount
+                DispatchQueue.global().async {
+                    notifier.status(statusLine(beacons: beacons, store: store, adapters: adapters))
+                }
             }
         }
     }
 
     /// "scanning hci0, 412 beacons, outbox 0", or what is wrong instead.
-    func statusLine(engine: LiveEngine, store: StateStore?, adapters: AdapterStates) -> String {
+    func statusLine(beacons: Int, store: StateStore?, adapters: AdapterStates) -> String {
         let scanning = adapters.all.filter { $0.present && $0.powered && $0.discovering }.map(\.adapter)
         let outbox = (try? store?.outboxDepths())?.reduce(0) { $0 + $1.pending } ?? 0
         let input =
             simulationSeed != nil
             ? "simulating \(config.assets.count) tags"
             : (scanning.isEmpty ? "no adapter scanning" : "scanning \(scanning.joined(separator: ", "))")
-        return "\(input), \(engine.beaconCount) beacons, outbox \(outbox)"
+        return "\(input), \(beacons) beacons, outbox \(outbox)"
     }
 
     /// `BEACOND_FAULT_WEDGE_ENGINE_AFTER=SECONDS` (tests only): the engine's thread hangs after

@@ -140,7 +140,8 @@ struct LiveDaemon {
         while simulated == nil, !scanner.attempted.load(ordering: .relaxed), WallClock.now() < deadline {
             usleep(5_000)
         }
-        notifier.ready(status: statusLine(engine: engine, store: store, adapters: adapters))
+        let beacons = engine.perform { e, _ in (e.beaconCount, []) } ?? 0
+        notifier.ready(status: statusLine(beacons: beacons, store: store, adapters: adapters))
         if simulated != nil {
             log(
                 "info: simulation.started receivers=\(config.receivers.count) tags=\(config.assets.count) "

@@ -73,18 +73,3 @@ struct OutputBuffer {
         pending = ""
     }
 }
-
-/// Writes all of `text` to a file descriptor, retrying short writes and EINTR.
-func writeAll(fd: Int32, _ text: String) {
-    var bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            return
-        }
-        offset += n
-    }
-    bytes.removeAll()
-}

@@ -73,11 +73,8 @@ public struct AssetTracker: Sendable {
             if case let .address(a) = asset.tag { addresses[a] = i }
         }
         byAddress = addresses
-        zones = site.zones.map {
-            ZoneRuntime(
-                $0,
-                receivers: Dictionary(site.receivers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }),
-                hysteresis: site.positioning.zoneHysteresis)
+        zones = site.zones.map { [receiverIndex] in
+            ZoneRuntime($0, receivers: receiverIndex, hysteresis: site.positioning.zoneHysteresis)
         }
         alarms = site.alarms
         let zoneIndex = Dictionary(site.zones.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })

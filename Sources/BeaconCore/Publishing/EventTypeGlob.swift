@@ -5,18 +5,23 @@
 /// (`beacond.region.enter`) matches too, so either spelling works in a query.
 public struct EventTypeGlob: Sendable, Equatable {
     public let patterns: [String]
+    /// The patterns as bytes, once: `matches` runs for every event and every webhook.
+    private let compiled: [[UInt8]]
 
-    public init(_ patterns: [String]) { self.patterns = patterns }
+    public init(_ patterns: [String]) {
+        self.patterns = patterns
+        compiled = patterns.map { Array($0.utf8) }
+    }
 
     /// A comma-separated list, as in `?type=region.*,zone.*`.
     public init(list: String) {
-        self.init(list.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty })
+        self.init(list.split(separator: ",").map { String($0.trimmingWhitespace) }.filter { !$0.isEmpty })
     }
 
     public func matches(type: String) -> Bool {
-        let kind = type.hasPrefix("beacond.") ? Substring(type.utf8.dropFirst(8)) : Substring(type)
-        return patterns.contains { EventTypeGlob.match(Array($0.utf8)[...], Array(kind.utf8)[...]) }
-            || patterns.contains { EventTypeGlob.match(Array($0.utf8)[...], Array(type.utf8)[...]) }
+        let full = Array(type.utf8)
+        let kind = type.hasPrefix("beacond.") ? full[8...] : full[...]
+        return compiled.contains { EventTypeGlob.match($0[...], kind) || EventTypeGlob.match($0[...], full[...]) }
     }
 
     /// Wildcard match with backtracking to the last `*` (linear for one star, as patterns are).
@@ -44,11 +49,14 @@ public struct EventTypeGlob: Sendable, Equatable {
     }
 }
 
-extension String {
-    var trimmingSpaces: String {
-        let bytes = Array(utf8)
-        guard let first = bytes.firstIndex(where: { $0 != 0x20 }), let last = bytes.lastIndex(where: { $0 != 0x20 })
-        else { return "" }
-        return String(decoding: bytes[first...last], as: UTF8.self)
+extension StringProtocol {
+    /// Without leading and trailing spaces, tabs, CRs and LFs (header values, list items,
+    /// trace lines).
+    public var trimmingWhitespace: SubSequence {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) }) else {
+            return self[endIndex...]
+        }
+        return self[start...end]
     }
 }
