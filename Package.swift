@@ -10,21 +10,23 @@ let package = Package(
         .library(name: "BeaconCore", targets: ["BeaconCore"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2")
     ],
     targets: [
         // Pure engine: decoding, monitoring, ranging, events. No I/O, no Foundation.
         .target(name: "BeaconCore", linkerSettings: [.linkedLibrary("m")]),
         // YAML text -> validated configuration; every error carries file:line:column and the key.
-        .target(name: "BeaconConfig", dependencies: ["BeaconCore", .product(name: "Yams", package: "Yams")]),
+        .target(name: "BeaconConfig", dependencies: ["BeaconCore", "CYAML"]),
+        // libyaml (Debian: libyaml-dev): YAML events with line and column, composed in BeaconConfig.
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // libdbus-1 (Debian: libdbus-1-dev): a system-library target with a shim for the type codes.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // org.bluez over libdbus-1 -> Sighting values; adapter and discovery recovery.
         .target(name: "BlueZ", dependencies: ["CDBus", "BeaconCore"]),
-        // SQLite (through GRDB) under gateway.state_dir: region states and event history.
-        .target(name: "Storage", dependencies: ["BeaconCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        // SQLite 3 (Debian: libsqlite3-dev) through its C API.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The SQLite file under gateway.state_dir: region states, event history, outbox.
+        .target(name: "Storage", dependencies: ["BeaconCore", "CSQLite"]),
         // HTTP/1.1 on a Unix socket, one epoll thread: the API's transport (peer credentials, streams).
         .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux"]),
         // Headers Glibc's module leaves out (epoll, eventfd).

@@ -1,5 +1,4 @@
 import BeaconCore
-import Yams
 
 /// Reads `beacond.yaml` text into a `Config`, or every located mistake in it.
 public enum ConfigLoader {
@@ -19,11 +18,12 @@ public enum ConfigLoader {
         let reader = NodeReader(file: file)
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw ConfigErrors([syntaxError(error, file: file)])
+            root = try YAMLComposer.compose(text)
         } catch {
-            throw ConfigErrors([ConfigError(file: file, line: 1, column: 1, path: "", message: "\(error)")])
+            let message = error.message.hasPrefix("duplicate key") ? error.message : "YAML syntax: \(error.message)"
+            throw ConfigErrors([
+                ConfigError(file: file, line: error.mark.line, column: error.mark.column, path: "", message: message)
+            ])
         }
         var config = Config()
         config.gateway.id = defaultGatewayID
@@ -35,21 +35,5 @@ public enum ConfigLoader {
             throw ConfigErrors(reader.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
         }
         return config
-    }
-
-    private static func syntaxError(_ error: YamlError, file: String) -> ConfigError {
-        switch error {
-        case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _),
-            let .composer(context, problem, mark, _):
-            let detail = context.map { "\(problem) \($0.text)" } ?? problem
-            return ConfigError(
-                file: file, line: mark.line, column: mark.column, path: "", message: "YAML syntax: \(detail)")
-        case let .duplicatedKeysInMapping(duplicates, context):
-            return ConfigError(
-                file: file, line: context.mark.line, column: context.mark.column, path: "",
-                message: "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) in one mapping")
-        default:
-            return ConfigError(file: file, line: 1, column: 1, path: "", message: "YAML: \(error)")
-        }
     }
 }

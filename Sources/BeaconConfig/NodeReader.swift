@@ -1,11 +1,10 @@
 import BeaconCore
-import Yams
 
 /// Walks a composed YAML tree and reads typed values, recording a located error for each
 /// mistake instead of stopping at the first one.
 ///
-/// Yams' Codable decoding ignores unknown keys and loses line numbers; the composed `Node`
-/// tree keeps a mark (line, column) on every node, which is what our messages need.
+/// Decoding into Codable types would ignore unknown keys and lose line numbers; the composed
+/// `Node` tree keeps a mark (line, column) on every node, which is what our messages need.
 final class NodeReader {
     let file: String
     private(set) var errors: [ConfigError] = []
@@ -30,7 +29,6 @@ final class NodeReader {
         case let .scalar(s): return "\"\(s.string)\""
         case .mapping: return "a mapping"
         case .sequence: return "a list"
-        case .alias: return "an alias"
         }
     }
 

@@ -1,5 +1,4 @@
 import BeaconCore
-import Yams
 
 /// `simulation:` (extension): the radio channel and the tags' behaviour of a simulated site.
 extension SectionReader {

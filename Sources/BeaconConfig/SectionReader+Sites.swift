@@ -1,5 +1,4 @@
 import BeaconCore
-import Yams
 
 /// Receivers, assets, zones, alarms and webhooks: the sections that describe the site.
 extension SectionReader {

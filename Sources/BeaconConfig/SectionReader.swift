@@ -1,5 +1,4 @@
 import BeaconCore
-import Yams
 
 /// Reads each top-level section of `beacond.yaml` into `Config`, with the ranges and
 /// cross-references SPEC §2 promises. Each key's type and default is documented on the

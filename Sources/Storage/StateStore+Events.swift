@@ -1,5 +1,4 @@
 import BeaconCore
-import GRDB
 
 extension StateStore {
     /// A published event: its id, type, time and CloudEvent JSON text.
@@ -27,19 +26,18 @@ extension StateStore {
         webhooks: (StoredEvent) -> [String] = { _ in [] }
     ) throws {
         guard !events.isEmpty else { return }
-        try db.write { db in
-            let insertEvent = try db.makeStatement(
-                sql: "INSERT OR IGNORE INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)")
-            let insertOutbox = try db.makeStatement(
-                sql: "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
+        try db.write { (db) throws(SQLiteError) in
+            let insertEvent = try db.prepare(
+                "INSERT OR IGNORE INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)")
+            let insertOutbox = try db.prepare(
+                "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
             for e in events {
-                try insertEvent.execute(arguments: [e.id, e.type, e.time.nanoseconds, e.body])
+                try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body])
                 for webhook in webhooks(e) {
-                    try insertOutbox.execute(arguments: [webhook, e.id, e.type, e.body, now.nanoseconds])
+                    try insertOutbox.execute([webhook, e.id, e.type, e.body, now.nanoseconds])
                 }
             }
-            try db.execute(
-                sql: "DELETE FROM event WHERE seq <= (SELECT MAX(seq) FROM event) - ?", arguments: [historyLimit])
+            try db.execute("DELETE FROM event WHERE seq <= (SELECT MAX(seq) FROM event) - ?", [historyLimit])
         }
     }
 
@@ -49,28 +47,28 @@ extension StateStore {
     public func events(after id: String? = nil, matching glob: EventTypeGlob? = nil, limit: Int = 1000) throws
         -> [StoredEvent]
     {
-        try db.read { db in
-            var sql = "SELECT * FROM event"
-            var arguments: StatementArguments = []
+        try db.read { (db) throws(SQLiteError) in
+            var sql = "SELECT id, type, time_ns, body FROM event"
+            var arguments: [any SQLBindable] = []
             if let id {
-                let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM event WHERE id = ?", arguments: [id])
-                if let seq {
+                if let seq = try db.scalarInt64("SELECT seq FROM event WHERE id = ?", [id]) {
                     sql += " WHERE seq > ?"
-                    arguments += [seq]
+                    arguments.append(seq)
                 } else {
                     sql += " WHERE id > ?"
-                    arguments += [id]
+                    arguments.append(id)
                 }
             }
             sql += " ORDER BY seq"
             var out: [StoredEvent] = []
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-            while out.count < limit, let row = try cursor.next() {
-                let type: String = row["type"]
-                if let glob, !glob.matches(type: type) { continue }
+            try db.prepare(sql).forEachRow(arguments) { row in
+                let type = row.string(1)
+                if let glob, !glob.matches(type: type) { return true }
                 out.append(
                     StoredEvent(
-                        id: row["id"], type: type, time: Timestamp(nanoseconds: row["time_ns"]), body: row["body"]))
+                        id: row.string(0), type: type, time: Timestamp(nanoseconds: row.int64(2)),
+                        body: row.string(3)))
+                return out.count < limit
             }
             return out
         }
@@ -78,6 +76,7 @@ extension StateStore {
 
     /// The id of the newest event in the history.
     public func newestEventID() throws -> String? {
-        try db.read { try String.fetchOne($0, sql: "SELECT id FROM event ORDER BY seq DESC LIMIT 1") }
+        try db.read { (db) throws(SQLiteError) in try db.scalarString("SELECT id FROM event ORDER BY seq DESC LIMIT 1")
+        }
     }
 }

@@ -1,5 +1,4 @@
 import BeaconCore
-import GRDB
 
 /// The webhook outbox: every event a webhook wants waits here, in order, until the webhook
 /// answers 2xx (SPEC §4.2: at-least-once, in order per webhook). Rows older than the
@@ -32,21 +31,22 @@ extension StateStore {
 
     /// The oldest entries waiting for a webhook, at most `limit`.
     public func pending(webhook: String, limit: Int) throws -> [OutboxEntry] {
-        try db.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM outbox WHERE webhook = ? ORDER BY seq LIMIT ?", arguments: [webhook, limit]
-            ).map {
+        try db.read { (db) throws(SQLiteError) in
+            try db.rows(
+                "SELECT seq, event_id, type, body, enqueued_ns FROM outbox WHERE webhook = ? ORDER BY seq LIMIT ?",
+                [webhook, limit]
+            ) {
                 OutboxEntry(
-                    seq: $0["seq"], eventID: $0["event_id"], type: $0["type"], body: $0["body"],
-                    enqueuedAt: Timestamp(nanoseconds: $0["enqueued_ns"]))
+                    seq: $0.int64(0), eventID: $0.string(1), type: $0.string(2), body: $0.string(3),
+                    enqueuedAt: Timestamp(nanoseconds: $0.int64(4)))
             }
         }
     }
 
     /// Removes what a webhook acknowledged: its entries up to and including `seq`.
     public func delivered(webhook: String, through seq: Int64) throws {
-        try db.write { db in
-            try db.execute(sql: "DELETE FROM outbox WHERE webhook = ? AND seq <= ?", arguments: [webhook, seq])
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute("DELETE FROM outbox WHERE webhook = ? AND seq <= ?", [webhook, seq])
         }
     }
 
@@ -55,36 +55,34 @@ extension StateStore {
     public func expire(webhook: String, enqueuedBefore cutoff: Timestamp, at now: Timestamp, reason: String) throws
         -> Int
     {
-        try db.write { db in
+        try db.write { (db) throws(SQLiteError) in
             try db.execute(
-                sql: """
-                    INSERT INTO dead_letter (webhook, event_id, type, body, enqueued_ns, dead_ns, reason)
-                    SELECT webhook, event_id, type, body, enqueued_ns, ?, ? FROM outbox
-                    WHERE webhook = ? AND enqueued_ns < ? ORDER BY seq
-                    """, arguments: [now.nanoseconds, reason, webhook, cutoff.nanoseconds])
-            try db.execute(
-                sql: "DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ?",
-                arguments: [webhook, cutoff.nanoseconds])
-            return db.changesCount
+                """
+                INSERT INTO dead_letter (webhook, event_id, type, body, enqueued_ns, dead_ns, reason)
+                SELECT webhook, event_id, type, body, enqueued_ns, ?, ? FROM outbox
+                WHERE webhook = ? AND enqueued_ns < ? ORDER BY seq
+                """, [now.nanoseconds, reason, webhook, cutoff.nanoseconds])
+            try db.execute("DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ?", [webhook, cutoff.nanoseconds])
+            return db.changes
         }
     }
 
     /// Pending and dead counts for every webhook that has either.
     public func outboxDepths() throws -> [OutboxDepth] {
-        try db.read { db in
+        try db.read { (db) throws(SQLiteError) in
             var depths: [String: OutboxDepth] = [:]
-            for row in try Row.fetchAll(
-                db, sql: "SELECT webhook, COUNT(*) AS n, MIN(enqueued_ns) AS oldest FROM outbox GROUP BY webhook")
-            {
-                let id: String = row["webhook"]
-                let oldest: Int64? = row["oldest"]
-                depths[id] = OutboxDepth(
-                    webhook: id, pending: row["n"], oldest: oldest.map(Timestamp.init(nanoseconds:)), deadLetters: 0)
+            let pending = try db.rows("SELECT webhook, COUNT(*), MIN(enqueued_ns) FROM outbox GROUP BY webhook") {
+                OutboxDepth(
+                    webhook: $0.string(0), pending: $0.int(1),
+                    oldest: $0.optionalInt64(2).map(Timestamp.init(nanoseconds:)), deadLetters: 0)
             }
-            for row in try Row.fetchAll(db, sql: "SELECT webhook, COUNT(*) AS n FROM dead_letter GROUP BY webhook") {
-                let id: String = row["webhook"]
+            for depth in pending { depths[depth.webhook] = depth }
+            let dead = try db.rows("SELECT webhook, COUNT(*) FROM dead_letter GROUP BY webhook") {
+                ($0.string(0), $0.int(1))
+            }
+            for (id, count) in dead {
                 depths[id, default: OutboxDepth(webhook: id, pending: 0, oldest: nil, deadLetters: 0)].deadLetters =
-                    row["n"]
+                    count
             }
             return depths.values.sorted { $0.webhook < $1.webhook }
         }
@@ -92,12 +90,15 @@ extension StateStore {
 
     /// The newest dead letters first.
     public func deadLetters(limit: Int = 100) throws -> [DeadLetter] {
-        try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM dead_letter ORDER BY seq DESC LIMIT ?", arguments: [limit]).map {
+        try db.read { (db) throws(SQLiteError) in
+            try db.rows(
+                "SELECT webhook, event_id, type, enqueued_ns, dead_ns, reason FROM dead_letter ORDER BY seq DESC LIMIT ?",
+                [limit]
+            ) {
                 DeadLetter(
-                    webhook: $0["webhook"], eventID: $0["event_id"], type: $0["type"],
-                    enqueuedAt: Timestamp(nanoseconds: $0["enqueued_ns"]),
-                    diedAt: Timestamp(nanoseconds: $0["dead_ns"]), reason: $0["reason"])
+                    webhook: $0.string(0), eventID: $0.string(1), type: $0.string(2),
+                    enqueuedAt: Timestamp(nanoseconds: $0.int64(3)), diedAt: Timestamp(nanoseconds: $0.int64(4)),
+                    reason: $0.string(5))
             }
         }
     }
@@ -105,20 +106,18 @@ extension StateStore {
     /// Marks a webhook disabled (410 Gone) for its current URL; nil re-enables it. A
     /// disabled webhook stays disabled across restarts until its URL changes.
     public func setDisabled(webhook: String, url: String, reason: String?, at now: Timestamp) throws {
-        try db.write { db in
+        try db.write { (db) throws(SQLiteError) in
             try db.execute(
-                sql:
-                    "INSERT OR REPLACE INTO webhook_state (webhook, url, disabled_reason, disabled_ns) VALUES (?, ?, ?, ?)",
-                arguments: [webhook, url, reason, reason == nil ? nil : now.nanoseconds])
+                "INSERT OR REPLACE INTO webhook_state (webhook, url, disabled_reason, disabled_ns) VALUES (?, ?, ?, ?)",
+                [webhook, url, reason, reason == nil ? nil : now.nanoseconds])
         }
     }
 
     /// Why a webhook is disabled for this URL, or nil.
     public func disabledReason(webhook: String, url: String) throws -> String? {
-        try db.read { db in
-            try String.fetchOne(
-                db, sql: "SELECT disabled_reason FROM webhook_state WHERE webhook = ? AND url = ?",
-                arguments: [webhook, url])
+        try db.read { (db) throws(SQLiteError) in
+            try db.scalarString(
+                "SELECT disabled_reason FROM webhook_state WHERE webhook = ? AND url = ?", [webhook, url])
         }
     }
 }

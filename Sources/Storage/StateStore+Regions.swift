@@ -1,5 +1,4 @@
 import BeaconCore
-import GRDB
 import Synchronization
 
 extension StateStore {
@@ -13,22 +12,22 @@ extension StateStore {
             let changed = snapshots.filter { previous[RegionKey($0)] != $0 }
             let removed = previous.keys.filter { current[$0] == nil }
             guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return }
-            try db.write { db in
-                if saved == nil { try db.execute(sql: "DELETE FROM region_state") }
-                let upsert = try db.makeStatement(
-                    sql: """
-                        INSERT OR REPLACE INTO region_state
-                        (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """)
+            try db.write { (db) throws(SQLiteError) in
+                if saved == nil { try db.execute("DELETE FROM region_state") }
+                let upsert = try db.prepare(
+                    """
+                    INSERT OR REPLACE INTO region_state
+                    (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """)
                 for s in changed {
-                    try upsert.execute(arguments: [
+                    try upsert.execute([
                         s.client, s.spec.id, s.spec.json.serialized, s.state.rawValue, s.lastSeen.nanoseconds,
                         s.enteredAt.nanoseconds, s.dwellsFired,
                     ])
                 }
-                let delete = try db.makeStatement(sql: "DELETE FROM region_state WHERE client = ? AND region = ?")
-                for key in removed { try delete.execute(arguments: [key.client, key.region]) }
+                let delete = try db.prepare("DELETE FROM region_state WHERE client = ? AND region = ?")
+                for key in removed { try delete.execute([key.client, key.region]) }
             }
             saved = current
         }
@@ -36,21 +35,22 @@ extension StateStore {
 
     /// The saved region states. Rows that no longer parse are skipped (and reported).
     public func loadRegions() throws -> (snapshots: [RegionSnapshot], skipped: Int) {
-        try db.read { db in
-            var out: [RegionSnapshot] = []
-            var skipped = 0
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM region_state ORDER BY rowid") {
-                guard let spec = Self.regionSpec(row["spec"]), let state = RegionState(rawValue: row["state"]) else {
-                    skipped += 1
-                    continue
+        try db.read { (db) throws(SQLiteError) in
+            let rows = try db.rows(
+                """
+                SELECT client, spec, state, last_seen_ns, entered_at_ns, dwells_fired FROM region_state
+                ORDER BY rowid
+                """
+            ) { row -> RegionSnapshot? in
+                guard let spec = Self.regionSpec(row.string(1)), let state = RegionState(rawValue: row.string(2)) else {
+                    return nil
                 }
-                out.append(
-                    RegionSnapshot(
-                        client: row["client"], spec: spec, state: state,
-                        lastSeen: Timestamp(nanoseconds: row["last_seen_ns"]),
-                        enteredAt: Timestamp(nanoseconds: row["entered_at_ns"]), dwellsFired: row["dwells_fired"]))
+                return RegionSnapshot(
+                    client: row.string(0), spec: spec, state: state, lastSeen: Timestamp(nanoseconds: row.int64(3)),
+                    enteredAt: Timestamp(nanoseconds: row.int64(4)), dwellsFired: row.int(5))
             }
-            return (out, skipped)
+            let snapshots = rows.compactMap { $0 }
+            return (snapshots, rows.count - snapshots.count)
         }
     }
 
@@ -63,46 +63,44 @@ extension StateStore {
 
     /// Records a region added or replaced (`spec`) or removed (nil) through the API.
     public func saveOverride(_ change: RegionOverride) throws {
-        try db.write { db in
+        try db.write { (db) throws(SQLiteError) in
             let (client, region, spec): (String, String, String?)
             switch change {
             case let .monitor(c, r): (client, region, spec) = (c, r.id, r.json.serialized)
             case let .remove(c, r): (client, region, spec) = (c, r, nil)
             }
             try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO api_region (client, region, spec, seq)
-                    VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM api_region))
-                    """, arguments: [client, region, spec])
+                """
+                INSERT OR REPLACE INTO api_region (client, region, spec, seq)
+                VALUES (?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM api_region))
+                """, [client, region, spec])
         }
     }
 
     /// The API's region changes, oldest first; unreadable rows are skipped.
     public func loadOverrides() throws -> [RegionOverride] {
-        try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM api_region ORDER BY seq").compactMap { row in
-                let client: String = row["client"]
-                guard let text: String = row["spec"] else { return .remove(client: client, region: row["region"]) }
+        try db.read { (db) throws(SQLiteError) in
+            try db.rows("SELECT client, region, spec FROM api_region ORDER BY seq") { row -> RegionOverride? in
+                let client = row.string(0)
+                guard let text = row.optionalString(2) else { return .remove(client: client, region: row.string(1)) }
                 return Self.regionSpec(text).map { .monitor(client: client, region: $0) }
-            }
+            }.compactMap { $0 }
         }
     }
 
     /// An alarm switched on or off through the API (`PATCH /v1/alarms/{id}`): it stays so
     /// across restarts until switched again.
     public func saveAlarmFlag(_ alarm: String, active: Bool) throws {
-        try db.write { db in
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO alarm_flag (alarm, active) VALUES (?, ?)", arguments: [alarm, active])
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute("INSERT OR REPLACE INTO alarm_flag (alarm, active) VALUES (?, ?)", [alarm, active])
         }
     }
 
     public func loadAlarmFlags() throws -> [String: Bool] {
-        try db.read { db in
+        try db.read { (db) throws(SQLiteError) in
             var flags: [String: Bool] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT alarm, active FROM alarm_flag") {
-                flags[row["alarm"]] = row["active"]
-            }
+            let rows = try db.rows("SELECT alarm, active FROM alarm_flag") { ($0.string(0), $0.int(1) != 0) }
+            for (alarm, active) in rows { flags[alarm] = active }
             return flags
         }
     }

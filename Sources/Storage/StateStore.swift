@@ -1,6 +1,5 @@
 import BeaconCore
-import Foundation
-import GRDB
+import Glibc
 import Synchronization
 
 /// beacond's SQLite file under `gateway.state_dir`: what must survive a restart or a power
@@ -10,93 +9,74 @@ import Synchronization
 ///
 /// WAL mode with `synchronous = NORMAL`: a commit survives a crash of the daemon, and a
 /// power cut loses at most the last commits before it, never the file's consistency.
-/// Callers batch: one transaction per engine turn, never one per advertisement. A pool
-/// lets the API and webhook threads read while the engine's thread writes.
+/// Callers batch: one transaction per engine turn, never one per advertisement. Readers
+/// (the API and webhook threads) never wait for the engine's thread, which writes.
+///
+/// SQLite is used through its C API, not an ORM: the store needs a dozen statements, and
+/// keeping Foundation out of the daemon keeps a gateway's binary and memory small.
 public final class StateStore: Sendable {
-    let db: DatabasePool
-    public let path: String
+    let db: SQLiteDatabase
+    public var path: String { db.path }
     /// Events kept in the history; older ones are deleted as new ones arrive.
     public let historyLimit: Int
     /// What `saveRegions` last wrote (nil: nothing yet this run, so the first save replaces all).
     let savedRegions = Mutex<[RegionKey: RegionSnapshot]?>(nil)
 
     public init(directory: String, historyLimit: Int = 100_000) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        path = (directory as NSString).appendingPathComponent("beacond.sqlite")
+        try Self.makeDirectories(directory)
+        db = try SQLiteDatabase(
+            path: directory.hasSuffix("/") ? directory + "beacond.sqlite" : directory + "/beacond.sqlite",
+            migrations: Self.migrations)
         self.historyLimit = historyLimit
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
-        db = try DatabasePool(path: path, configuration: configuration)
-        try Self.migrator.migrate(db)
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.create(table: "region_state") { t in
-                t.column("client", .text).notNull()
-                t.column("region", .text).notNull()
-                t.column("spec", .text).notNull()
-                t.column("state", .text).notNull()
-                t.column("last_seen_ns", .integer).notNull()
-                t.column("entered_at_ns", .integer).notNull()
-                t.column("dwells_fired", .integer).notNull()
-                t.primaryKey(["client", "region"])
-            }
-            try db.create(table: "event") { t in
-                t.column("seq", .integer).primaryKey(autoincrement: true)
-                t.column("id", .text).notNull().unique()
-                t.column("type", .text).notNull()
-                t.column("time_ns", .integer).notNull()
-                t.column("body", .text).notNull()
+    /// `mkdir -p`: the state directory and any missing parents.
+    static func makeDirectories(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component + "/"
+            if mkdir(prefix, 0o750) != 0 && errno != EEXIST {
+                throw StoreDirectoryError(path: prefix, reason: String(cString: strerror(errno)))
             }
         }
-        migrator.registerMigration("v2-outbox") { db in
-            try db.create(table: "outbox") { t in
-                t.column("seq", .integer).primaryKey(autoincrement: true)
-                t.column("webhook", .text).notNull()
-                t.column("event_id", .text).notNull()
-                t.column("type", .text).notNull()
-                t.column("body", .text).notNull()
-                t.column("enqueued_ns", .integer).notNull()
-            }
-            try db.create(index: "outbox_by_webhook", on: "outbox", columns: ["webhook", "seq"])
-            try db.create(table: "dead_letter") { t in
-                t.column("seq", .integer).primaryKey(autoincrement: true)
-                t.column("webhook", .text).notNull()
-                t.column("event_id", .text).notNull()
-                t.column("type", .text).notNull()
-                t.column("body", .text).notNull()
-                t.column("enqueued_ns", .integer).notNull()
-                t.column("dead_ns", .integer).notNull()
-                t.column("reason", .text).notNull()
-            }
-            try db.create(table: "webhook_state") { t in
-                t.column("webhook", .text).primaryKey()
-                t.column("url", .text).notNull()
-                t.column("disabled_reason", .text)
-                t.column("disabled_ns", .integer)
-            }
-            try db.create(table: "api_region") { t in
-                t.column("client", .text).notNull()
-                t.column("region", .text).notNull()
-                t.column("spec", .text)  // NULL: removed through the API
-                t.column("seq", .integer).notNull()
-                t.primaryKey(["client", "region"])
-            }
-        }
-        migrator.registerMigration("v3-outbox-age") { db in
-            // Expiry (max_age) finds old rows without scanning a dead webhook's whole backlog.
-            try db.create(index: "outbox_by_age", on: "outbox", columns: ["webhook", "enqueued_ns"])
-        }
-        migrator.registerMigration("v4-alarm-flags") { db in
-            try db.create(table: "alarm_flag") { t in
-                t.column("alarm", .text).primaryKey()
-                t.column("active", .boolean).notNull()
-            }
-        }
-        return migrator
     }
+
+    /// The schema, one step per release that changed it. Files from before this list was
+    /// kept by `user_version` are recognised by step name (see `SQLiteDatabase`).
+    static let migrations: [SQLiteDatabase.Migration] = [
+        .init(
+            "v1",
+            """
+            CREATE TABLE region_state (client TEXT NOT NULL, region TEXT NOT NULL, spec TEXT NOT NULL,
+              state TEXT NOT NULL, last_seen_ns INTEGER NOT NULL, entered_at_ns INTEGER NOT NULL,
+              dwells_fired INTEGER NOT NULL, PRIMARY KEY (client, region));
+            CREATE TABLE event (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+              type TEXT NOT NULL, time_ns INTEGER NOT NULL, body TEXT NOT NULL);
+            """),
+        .init(
+            "v2-outbox",
+            """
+            CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, webhook TEXT NOT NULL,
+              event_id TEXT NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL, enqueued_ns INTEGER NOT NULL);
+            CREATE INDEX outbox_by_webhook ON outbox (webhook, seq);
+            CREATE TABLE dead_letter (seq INTEGER PRIMARY KEY AUTOINCREMENT, webhook TEXT NOT NULL,
+              event_id TEXT NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL, enqueued_ns INTEGER NOT NULL,
+              dead_ns INTEGER NOT NULL, reason TEXT NOT NULL);
+            CREATE TABLE webhook_state (webhook TEXT PRIMARY KEY, url TEXT NOT NULL, disabled_reason TEXT,
+              disabled_ns INTEGER);
+            CREATE TABLE api_region (client TEXT NOT NULL, region TEXT NOT NULL,
+              spec TEXT, -- NULL: removed through the API
+              seq INTEGER NOT NULL, PRIMARY KEY (client, region));
+            """),
+        // Expiry (max_age) finds old rows without scanning a dead webhook's whole backlog.
+        .init("v3-outbox-age", "CREATE INDEX outbox_by_age ON outbox (webhook, enqueued_ns)"),
+        .init("v4-alarm-flags", "CREATE TABLE alarm_flag (alarm TEXT PRIMARY KEY, active BOOLEAN NOT NULL)"),
+    ]
+}
+
+/// The state directory could not be created.
+public struct StoreDirectoryError: Error, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+    public var description: String { "cannot create \(path): \(reason)" }
 }

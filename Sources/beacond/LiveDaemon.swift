@@ -5,7 +5,7 @@ import BeaconCore
 import BeaconRuntime
 import BlueZ
 import Dispatch
-import Foundation
+import Glibc
 import HTTPServer
 import Publishing
 import Storage
@@ -171,7 +171,7 @@ struct LiveDaemon {
 
     func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
         group.enter()
-        Thread.detachNewThread {
+        detachThread {
             body()
             group.leave()
         }

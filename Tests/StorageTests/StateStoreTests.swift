@@ -1,8 +1,9 @@
 import BeaconCore
 import Foundation
-import Storage
 import TestSupport
 import Testing
+
+@testable import Storage
 
 /// The state store on a real SQLite file in a temporary directory.
 @Suite struct StateStoreTests {
@@ -112,5 +113,51 @@ import Testing
         a2.lastSeen = Timestamp(nanoseconds: 2)
         try store.saveRegions([a2])  // a changed, b gone
         #expect(try StateStore(directory: dir).loadRegions().snapshots == [a2])
+    }
+}
+
+/// The schema steps: applied once, counted in `user_version`, and files made by the earlier
+/// GRDB-based store are carried forward without running a step twice.
+@Suite struct StoreMigrationTests {
+    @Test func aFileFromTheGRDBStoreIsUpgradedInPlace() throws {
+        let dir = try Executables.temporaryDirectory().path
+        // The shape GRDB left: its bookkeeping table and the first two steps' tables, with data.
+        let old = try SQLiteDatabase(path: dir + "/beacond.sqlite", migrations: [])
+        try old.write { (db) throws(SQLiteError) in
+            try db.execute(
+                """
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations VALUES ('v1'), ('v2-outbox');
+                """)
+            try db.execute(StateStore.migrations[0].sql)
+            try db.execute(StateStore.migrations[1].sql)
+            try db.execute(
+                "INSERT INTO event (id, type, time_ns, body) VALUES ('e1', 'region.enter', 5, '{}')")
+        }
+        let store = try StateStore(directory: dir)
+        #expect(try store.events().map(\.id) == ["e1"])
+        // v4's table exists now, so alarm flags work; v1 and v2 did not run again (they would fail)
+        try store.saveAlarmFlag("door", active: false)
+        #expect(try store.loadAlarmFlags() == ["door": false])
+        let version = try store.db.read { (db) throws(SQLiteError) in try db.scalarInt64("PRAGMA user_version") }
+        #expect(version == Int64(StateStore.migrations.count))
+        // And a second open applies nothing
+        #expect(try StateStore(directory: dir).loadAlarmFlags() == ["door": false])
+    }
+
+    @Test func sqliteErrorsNameTheStatementAndTheReason() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        #expect {
+            try store.db.write { (db) throws(SQLiteError) in try db.execute("INSERT INTO nowhere VALUES (1)") }
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("no such table: nowhere") && text.contains("INSERT INTO nowhere")
+        }
+    }
+
+    @Test func aStateDirectoryThatCannotBeMadeIsNamed() {
+        #expect {
+            try StateStore(directory: "/proc/beacond-cannot-be-here/state")
+        } throws: { "\($0)".contains("/proc/beacond-cannot-be-here/") }
     }
 }

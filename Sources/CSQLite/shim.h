@@ -1,0 +1,8 @@
+// SQLite 3 (Debian: libsqlite3-dev), used through its C API so that the state store needs no
+// Foundation. SQLITE_TRANSIENT is a cast macro Swift cannot import; this wrapper binds text
+// that SQLite copies before the call returns.
+#include <sqlite3.h>
+
+static inline int beacond_sqlite3_bind_text(sqlite3_stmt *statement, int index, const char *text, int bytes) {
+    return sqlite3_bind_text(statement, index, text, bytes, SQLITE_TRANSIENT);
+}

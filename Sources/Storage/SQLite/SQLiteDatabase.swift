@@ -1,0 +1,96 @@
+import Synchronization
+
+/// A SQLite file in WAL mode shared by the daemon's threads: one writer connection, behind a
+/// lock, and a small pool of readers, so the API and webhook threads read while the engine's
+/// thread writes (WAL readers see the last commit and never wait for the writer).
+public final class SQLiteDatabase: Sendable {
+    public let path: String
+    private let writer: Mutex<SQLiteConnection>
+    private let idleReaders = Mutex<[SQLiteConnection]>([])
+    /// Readers kept open between reads; more may exist for a moment under load.
+    private static let keptReaders = 4
+
+    /// Opens (creating if needed) the file and applies the migrations it has not seen.
+    public init(path: String, migrations: [Migration]) throws(SQLiteError) {
+        self.path = path
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        try Self.migrate(connection, migrations)
+        writer = Mutex(connection)
+    }
+
+    /// Runs `body` in an immediate transaction: committed when it returns, rolled back when
+    /// it throws.
+    public func write<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        let result: Result<T, SQLiteError> = writer.withLock { connection in
+            Self.transaction(connection, begin: "BEGIN IMMEDIATE", body)
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` in a read transaction, so that its statements see one snapshot.
+    public func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        let connection: SQLiteConnection
+        if let idle = idleReaders.withLock({ $0.popLast() }) {
+            connection = idle
+        } else {
+            connection = try SQLiteConnection(path: path)
+        }
+        defer {
+            idleReaders.withLock { readers in
+                if readers.count < Self.keptReaders { readers.append(connection) }
+            }
+        }
+        return try Self.transaction(connection, begin: "BEGIN DEFERRED", body).get()
+    }
+
+    private static func transaction<T>(
+        _ connection: SQLiteConnection, begin: String, _ body: (SQLiteConnection) throws(SQLiteError) -> T
+    ) -> Result<T, SQLiteError> {
+        do {
+            try connection.execute(begin)
+            do {
+                let value = try body(connection)
+                try connection.execute("COMMIT")
+                return .success(value)
+            } catch {
+                try? connection.execute("ROLLBACK")
+                return .failure(error)
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// A named schema step. Steps are applied in order, once; `PRAGMA user_version` counts
+    /// those applied.
+    public struct Migration: Sendable {
+        public let name: String
+        public let sql: String
+
+        public init(_ name: String, _ sql: String) {
+            self.name = name
+            self.sql = sql
+        }
+    }
+
+    private static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration]) throws(SQLiteError) {
+        let result = transaction(connection, begin: "BEGIN IMMEDIATE") { (db) throws(SQLiteError) in
+            var applied = Int(try db.scalarInt64("PRAGMA user_version") ?? 0)
+            if applied == 0 { applied = try appliedByGRDB(db, migrations) }
+            for migration in migrations.dropFirst(applied) { try db.execute(migration.sql) }
+            try db.execute("PRAGMA user_version = \(migrations.count)")
+        }
+        try result.get()
+    }
+
+    /// Files written by beacond 0.x, whose store used GRDB, record migrations by name in
+    /// `grdb_migrations`: count the leading ones applied so they are not run twice.
+    private static func appliedByGRDB(_ db: SQLiteConnection, _ migrations: [Migration]) throws(SQLiteError) -> Int {
+        let hasTable = try db.scalarInt64(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'grdb_migrations'")
+        guard hasTable == 1 else { return 0 }
+        let names = Set(try db.rows("SELECT identifier FROM grdb_migrations") { $0.string(0) })
+        return migrations.prefix { names.contains($0.name) }.count
+    }
+}
