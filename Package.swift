@@ -32,7 +32,8 @@ let package = Package(
         // Headers Glibc's module leaves out (epoll, eventfd).
         .target(name: "CLinux"),
         // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // Loaded with dlopen when the first webhook starts, so it costs nothing without webhooks.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Events out: ids, durable history and outbox, webhooks with signatures and retries.
         .target(name: "Publishing", dependencies: ["BeaconCore", "BeaconRuntime", "Storage", "CCurl"]),
         // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.

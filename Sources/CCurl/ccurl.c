@@ -1,6 +1,8 @@
 #include "ccurl.h"
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,8 +30,55 @@ static int past_deadline(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_
     return deadline != 0 && monotonic_ms() >= deadline;
 }
 
+// libcurl is loaded the first time a webhook needs it, not at start-up: with its TLS, LDAP
+// and Kerberos libraries it is about 5 MB of resident memory that a gateway publishing only
+// through the API never uses. These are the calls made, resolved by name from libcurl.so.4.
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    const char *(*easy_strerror)(CURLcode);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+} curl;
+static char load_error[256];
+
+#define RESOLVE(field, name)                                                              \
+    if (!(*(void **)&curl.field = dlsym(library, name))) {                                \
+        snprintf(load_error, sizeof load_error, "libcurl.so.4 has no %s", name);          \
+        return;                                                                           \
+    }
+
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static int loaded;
+static void global_init(void) {
+    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(load_error, sizeof load_error, "cannot load libcurl: %s", dlerror());
+        return;
+    }
+    RESOLVE(global_init, "curl_global_init");
+    RESOLVE(easy_init, "curl_easy_init");
+    RESOLVE(easy_cleanup, "curl_easy_cleanup");
+    RESOLVE(easy_reset, "curl_easy_reset");
+    RESOLVE(easy_setopt, "curl_easy_setopt");
+    RESOLVE(easy_perform, "curl_easy_perform");
+    RESOLVE(easy_getinfo, "curl_easy_getinfo");
+    RESOLVE(easy_strerror, "curl_easy_strerror");
+    RESOLVE(slist_append, "curl_slist_append");
+    RESOLVE(slist_free_all, "curl_slist_free_all");
+    curl.global_init(CURL_GLOBAL_DEFAULT);
+    loaded = 1;
+}
+
+const char *beacond_http_unavailable_reason(void) {
+    pthread_once(&global_once, global_init);
+    return loaded ? NULL : load_error;
+}
 
 // The receiver's body is not needed; it is read and dropped.
 static size_t discard(char *data, size_t size, size_t count, void *user) {
@@ -39,10 +88,10 @@ static size_t discard(char *data, size_t size, size_t count, void *user) {
 }
 
 beacond_http_client *beacond_http_client_new(void) {
-    pthread_once(&global_once, global_init);
+    if (beacond_http_unavailable_reason()) return NULL;
     beacond_http_client *client = calloc(1, sizeof *client);
     if (!client) return NULL;
-    client->easy = curl_easy_init();
+    client->easy = curl.easy_init();
     if (!client->easy) {
         free(client);
         return NULL;
@@ -52,7 +101,7 @@ beacond_http_client *beacond_http_client_new(void) {
 
 void beacond_http_client_free(beacond_http_client *client) {
     if (!client) return;
-    curl_easy_cleanup(client->easy);
+    curl.easy_cleanup(client->easy);
     free(client);
 }
 
@@ -61,34 +110,34 @@ int beacond_http_post(beacond_http_client *client, const char *url, const char *
                       beacond_http_result *result) {
     CURL *easy = client->easy;
     struct curl_slist *list = NULL;
-    for (int i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
+    for (int i = 0; i < header_count; i++) list = curl.slist_append(list, headers[i]);
     // No "Expect: 100-continue" round trip: webhook bodies are small.
-    list = curl_slist_append(list, "Expect:");
+    list = curl.slist_append(list, "Expect:");
     result->status = 0;
     result->error[0] = 0;
-    curl_easy_reset(easy);
-    curl_easy_setopt(easy, CURLOPT_URL, url);
-    curl_easy_setopt(easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)length);
-    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, result->error);
-    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, past_deadline);
-    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, client);
-    CURLcode code = curl_easy_perform(easy);
-    curl_slist_free_all(list);
-    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, NULL);
+    curl.easy_reset(easy);
+    curl.easy_setopt(easy, CURLOPT_URL, url);
+    curl.easy_setopt(easy, CURLOPT_POST, 1L);
+    curl.easy_setopt(easy, CURLOPT_POSTFIELDS, body);
+    curl.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)length);
+    curl.easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+    curl.easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl.easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
+    curl.easy_setopt(easy, CURLOPT_ERRORBUFFER, result->error);
+    curl.easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl.easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl.easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl.easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, past_deadline);
+    curl.easy_setopt(easy, CURLOPT_XFERINFODATA, client);
+    CURLcode code = curl.easy_perform(easy);
+    curl.slist_free_all(list);
+    curl.easy_setopt(easy, CURLOPT_ERRORBUFFER, NULL);
     if (code != CURLE_OK) {
-        if (!result->error[0]) strncpy(result->error, curl_easy_strerror(code), sizeof result->error - 1);
+        if (!result->error[0]) strncpy(result->error, curl.easy_strerror(code), sizeof result->error - 1);
         return -1;
     }
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &result->status);
+    curl.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &result->status);
     return 0;
 }

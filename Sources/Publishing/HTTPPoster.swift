@@ -27,7 +27,9 @@ final class HTTPPoster: @unchecked Sendable {
     }
 
     func post(url: String, body: [UInt8], headers: [String], timeoutMillis: Int) -> Outcome {
-        guard let client else { return .failed("libcurl could not start") }
+        guard let client else {
+            return .failed(beacond_http_unavailable_reason().map { String(cString: $0) } ?? "libcurl could not start")
+        }
         var result = beacond_http_result()
         let code = withCStringArray(headers) { list in
             body.withUnsafeBufferPointer { bytes in

@@ -97,6 +97,14 @@ struct LiveDaemon {
         let router = APIRouter(context: context, stream: hub)
         let server = HTTPServer(settings: HTTPServer.Settings(socketPath: config.api.socket), handler: router.handle)
         hub.attach(server)
+        // SIGTERM is handled before the socket listens: a client (a supervisor, a test) that
+        // has seen the socket answer may stop us at once, and must get an orderly stop.
+        let simulated = simulationSeed.map { SimulatedInput(config: config, seed: $0, engine: engine) }
+        let signals = handleStopSignals {
+            notifier.stopping()
+            scanner.stop()
+            simulated?.stop()
+        }
         do {
             try server.start()
         } catch {
@@ -113,7 +121,6 @@ struct LiveDaemon {
         let inputs = DispatchGroup()
         // The engine and the scanner stop first, in order, so nothing heard is dropped.
         start(in: inputs) { engine.run() }
-        let simulated = simulationSeed.map { SimulatedInput(config: config, seed: $0, engine: engine) }
         start(in: inputs) {
             if let simulated {
                 simulated.run()
@@ -130,11 +137,6 @@ struct LiveDaemon {
             reload(running: running, engine: engine, publisher: publisher, store: store, outputs: outputs)
         }
 
-        let signals = handleStopSignals {
-            notifier.stopping()
-            scanner.stop()
-            simulated?.stop()
-        }
         // Ready: the socket listens (above) and BlueZ has been tried once, found or not.
         let deadline = WallClock.now() + .seconds(3)
         while simulated == nil, !scanner.attempted.load(ordering: .relaxed), WallClock.now() < deadline {

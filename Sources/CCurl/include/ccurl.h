@@ -9,7 +9,11 @@ typedef struct {
     char error[256];     // curl's message when status is 0
 } beacond_http_result;
 
-/// A client with its own connection cache (keep-alive to the webhook's host).
+/// Why libcurl cannot be used (it could not be loaded), or NULL. Loads it on first use.
+const char *beacond_http_unavailable_reason(void);
+
+/// A client with its own connection cache (keep-alive to the webhook's host); NULL when
+/// libcurl is unavailable.
 beacond_http_client *beacond_http_client_new(void);
 void beacond_http_client_free(beacond_http_client *client);
 

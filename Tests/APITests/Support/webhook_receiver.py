@@ -7,7 +7,11 @@ per request to `--log`: {"n", "status", "signature_ok", "ids", "types", "subject
 "content_type", "arrived"}.
 The port it listens on is printed on the first line of standard output.
 """
-import argparse, hashlib, hmac, http.server, json, sys, threading, time
+import argparse, ctypes, hashlib, hmac, http.server, json, signal, sys, threading, time
+
+# Die with the test process: a receiver left behind holds the test runner's output pipe open,
+# and the runner then waits for it forever.
+ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--log", required=True)
