@@ -6,11 +6,16 @@ import Testing
 /// configuration; extracted into a scratch root, the unit passes `systemd-analyze verify`
 /// and its security exposure is at most 2.0.
 @Suite(.serialized) struct PackagingTests {
-    @Test func theDebianPackageInstallsIntoAScratchRoot() throws {
+    /// `make deb` from the debug build already there; the package's path.
+    func buildPackage() throws -> String {
         let make = try runCommand(
             URL(fileURLWithPath: "/usr/bin/make"), ["deb", "BUILD=debug", "STATIC=0", "NOBUILD=1"])
         #expect(make.status == 0, "\(make.stderr)")
-        let deb = Executables.packageRoot.appendingPathComponent("dist/beacond_0.1.0_amd64.deb").path
+        return Executables.packageRoot.appendingPathComponent("dist/beacond_0.1.0_amd64.deb").path
+    }
+
+    @Test func theDebianPackageInstallsIntoAScratchRoot() throws {
+        let deb = try buildPackage()
         let info = try runCommand(URL(fileURLWithPath: "/usr/bin/dpkg-deb"), ["--info", deb])
         #expect(info.stdout.contains("Package: beacond") && info.stdout.contains("conffiles"))
         let root = try Executables.temporaryDirectory()
@@ -65,5 +70,63 @@ import Testing
             URL(fileURLWithPath: "/usr/bin/make"),
             ["install", "DESTDIR=\(root.path)", "PREFIX=/opt/beacond", "BUILD=debug", "STATIC=0", "NOBUILD=1"])
         #expect(try String(contentsOf: config, encoding: .utf8) == "gateway: {id: mine}\n")
+    }
+
+    /// dpkg itself installs and purges the package in a scratch root (its maintainer scripts
+    /// run without chroot, against `DPKG_ROOT`): install creates the user and groups, purge
+    /// leaves no file of ours, no state and no account behind. dpkg needs root for this.
+    @Test(.enabled(if: getuid() == 0)) func purgeLeavesNothingBehind() throws {
+        let deb = try buildPackage()
+        let root = try Executables.temporaryDirectory()
+        let fm = FileManager.default
+        for dir in ["var/lib/dpkg/info", "var/lib/dpkg/updates", "etc"] {
+            try fm.createDirectory(at: root.appendingPathComponent(dir), withIntermediateDirectories: true)
+        }
+        try "".write(to: root.appendingPathComponent("var/lib/dpkg/status"), atomically: true, encoding: .utf8)
+        // bluez's group, as on a gateway: ours must leave it as it found it
+        let bluetooth = "bluetooth:x:120:\n"
+        try bluetooth.write(to: root.appendingPathComponent("etc/group"), atomically: true, encoding: .utf8)
+        let dpkg = { (arguments: [String]) throws -> CommandOutput in
+            try runCommand(
+                URL(fileURLWithPath: "/usr/bin/dpkg"),
+                ["--root=\(root.path)", "--force-script-chrootless", "--force-depends"] + arguments)
+        }
+        let install = try dpkg(["-i", deb])
+        #expect(install.status == 0, "\(install.stderr)")
+        let passwd = try String(contentsOf: root.appendingPathComponent("etc/passwd"), encoding: .utf8)
+        let group = try String(contentsOf: root.appendingPathComponent("etc/group"), encoding: .utf8)
+        #expect(passwd.contains("beacond:x:") && group.contains("beacond-admin:x:"))
+        #expect(group.contains("bluetooth:x:120:beacond"), "beacond joins bluez's group")
+        // The daemon would have written state; an operator would have edited the configuration
+        let state = root.appendingPathComponent("var/lib/beacond")
+        try fm.createDirectory(at: state, withIntermediateDirectories: true)
+        try "x".write(to: state.appendingPathComponent("beacond.sqlite"), atomically: true, encoding: .utf8)
+        try "gateway: {id: mine}\n".write(
+            to: root.appendingPathComponent("etc/beacond/beacond.yaml"), atomically: true, encoding: .utf8)
+
+        let purge = try dpkg(["--purge", "beacond"])
+        #expect(purge.status == 0, "\(purge.stderr)")
+        // What may remain: dpkg's own database and the account files (with shadow's backups)
+        let accountFiles: Set<String> = [
+            "passwd", "group", "shadow", "gshadow", "passwd-", "group-", "shadow-", "gshadow-", ".pwd.lock",
+        ]
+        var left: [String] = []
+        let walker = fm.enumerator(atPath: root.path)!
+        while let path = walker.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            _ = fm.fileExists(atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory)
+            if path.hasPrefix("var/lib/dpkg/") || isDirectory.boolValue { continue }
+            if path.hasPrefix("etc/"), accountFiles.contains(String(path.dropFirst(4))) { continue }
+            left.append(path)
+        }
+        #expect(left.isEmpty, "left behind: \(left)")
+        #expect(
+            !fm.fileExists(atPath: state.path) && !fm.fileExists(atPath: root.appendingPathComponent("usr/bin").path))
+        for file in ["passwd", "group", "shadow", "gshadow"] {
+            let text = (try? String(contentsOf: root.appendingPathComponent("etc/\(file)"), encoding: .utf8)) ?? ""
+            #expect(!text.contains("beacond"), "etc/\(file) still names beacond: \(text)")
+        }
+        let groupAfter = try String(contentsOf: root.appendingPathComponent("etc/group"), encoding: .utf8)
+        #expect(groupAfter == bluetooth)
     }
 }
