@@ -113,6 +113,8 @@ func zoneScore(alerts: [ZoneAlert], alertTimes: [Timestamp], truth: [SiteSimulat
 func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, sigma: Double? = nil, loss: Double? = nil)
 {
     var ours: [Double] = []
+    var movingErr: [Double] = []
+    var stillErr: [Double] = []
     var base: [Double] = []
     var within: Int = 0
     var alerts: [ZoneAlert] = []
@@ -127,6 +129,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
         var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
         var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
         var truthNow: [String: Point] = [:]
+        var truthPrev: [String: Point] = [:]
         var nextSample = start + .seconds(30)  // after the filters settle
         let end = start + .seconds(Int64(minutes * 60))
         let addresses = Dictionary(
@@ -160,10 +163,13 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
                         continue
                     }
                     let e = error(fix.position, truth)
+                    let moving = truthPrev[id].map { error($0, truth) > 0.2 } ?? false
+                    if moving { movingErr.append(e) } else { stillErr.append(e) }
                     ours.append(e)
                     if e <= fix.accuracy { within += 1 }
                     base.append(error(b, truth))
                 }
+                truthPrev = truthNow
                 nextSample = nextSample + .seconds(1)
             }
         }
@@ -175,6 +181,9 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
             + "p95 \(f(percentile(ours, 0.95))) m; centroid median \(f(bm)) m, p90 \(f(percentile(base, 0.9))) m; "
             + "ratio median \(f(m / bm)), p90 \(f(percentile(ours, 0.9) / percentile(base, 0.9))); "
             + "within accuracy_m \(f(Double(within) / Double(max(ours.count, 1)) * 100)) %")
+    print(
+        "  moving \(movingErr.count): median \(f(percentile(movingErr, 0.5))) p90 \(f(percentile(movingErr, 0.9))); still \(stillErr.count): median \(f(percentile(stillErr, 0.5))) p90 \(f(percentile(stillErr, 0.9)))"
+    )
     if !transitions.isEmpty { print("  " + zoneScore(alerts: alerts, alertTimes: alertTimes, truth: transitions)) }
 }
 
