@@ -10,7 +10,8 @@ let package = Package(
         .library(name: "BeaconCore", targets: ["BeaconCore"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
         // Pure engine: decoding, monitoring, ranging, events. No I/O, no Foundation.
@@ -45,7 +46,7 @@ let package = Package(
         // libsystemd (Debian: libsystemd-dev): sd_notify, the watchdog, the journal.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Readiness, status, watchdog, reload and stop notices; journal logging with fields.
-        .target(name: "Systemd", dependencies: ["CSystemd"]),
+        .target(name: "Systemd", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
         .executableTarget(
@@ -85,7 +86,8 @@ let package = Package(
         .testTarget(name: "APITests", dependencies: ["TestSupport"], exclude: ["Support"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing"]),
-        .testTarget(name: "SystemdTests", dependencies: ["Systemd"]),
+        .testTarget(
+            name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "TestSupport"]),
         .testTarget(
             name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport"]),

@@ -1,12 +1,13 @@
 import CSystemd
+import Logging
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// The daemon's log lines — `level: event key=value ...` — to the journal with their
-/// priority and structured fields (`BEACOND_EVENT=`, `BEACOND_ADAPTER=`, ...) when standard
-/// error is connected to the journal, and as plain lines on standard error otherwise.
+/// The daemon's log lines — `level: event key=value ...` — through swift-log to
+/// `JournalLogHandler`: the journal, with priority and `BEACOND_` fields, when standard error
+/// is connected to it, and plain lines on standard error otherwise.
 public struct JournalLog: Sendable {
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         case error = 3, warning = 4, notice = 5, info = 6, debug = 7
@@ -17,19 +18,33 @@ public struct JournalLog: Sendable {
         }
 
         public static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }
+
+        var loggerLevel: Logger.Level {
+            switch self {
+            case .error: .error
+            case .warning: .warning
+            case .notice: .notice
+            case .info: .info
+            case .debug: .debug
+            }
+        }
     }
 
     public let toJournal: Bool
     public let threshold: Level
+    /// The daemon's logger; libraries given a `Logger` log through the same handler.
+    public let logger: Logger
 
     public init(threshold: Level) {
         self.threshold = threshold
-        toJournal = JournalLog.stderrIsJournal()
+        let toJournal = JournalLog.stderrIsJournal()
+        self.toJournal = toJournal
+        logger = Logger(label: "beacond") { _ in JournalLogHandler(level: threshold.loggerLevel, toJournal: toJournal) }
     }
 
     /// systemd sets `JOURNAL_STREAM=dev:inode` for the stream it connected; if standard error
     /// is still that stream, our lines are going to the journal.
-    static func stderrIsJournal() -> Bool {
+    public static func stderrIsJournal() -> Bool {
         guard let value = getenv("JOURNAL_STREAM") else { return false }
         let parts = String(cString: value).split(separator: ":")
         guard parts.count == 2, let dev = UInt64(parts[0]), let ino = UInt64(parts[1]) else { return false }
@@ -44,26 +59,15 @@ public struct JournalLog: Sendable {
         return Level(name: String(line[..<colon])) ?? .info
     }
 
-    /// Writes one line, if its level passes the threshold.
-    public func write(_ line: String) {
+    /// Logs one line written as `level: event key=value ...` at its level.
+    public func write(_ line: String, file: String = #fileID, function: String = #function, line number: UInt = #line) {
         let level = JournalLog.level(of: line)
-        guard level >= threshold else { return }
-        guard toJournal else {
-            var bytes = Array((line + "\n").utf8)[...]
-            while !bytes.isEmpty {
-                let n = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                bytes = bytes.dropFirst(n)
-            }
-            return
+        var message = Substring(line)
+        if let colon = line.firstIndex(of: ":"), Level(name: String(line[..<colon])) != nil {
+            message = line[line.index(after: colon)...].drop { $0 == " " }
         }
-        var fields = ["MESSAGE=\(line)", "PRIORITY=\(level.rawValue)", "SYSLOG_IDENTIFIER=beacond"]
-        fields += JournalLog.structuredFields(line)
-        let copies = fields.map { strdup($0)! }
-        defer { copies.forEach { free($0) } }
-        var vectors = copies.map { iovec(iov_base: UnsafeMutableRawPointer($0), iov_len: strlen($0)) }
-        _ = sd_journal_sendv(&vectors, Int32(vectors.count))
+        logger.log(
+            level: level.loggerLevel, "\(message)", source: "beacond", file: file, function: function, line: number)
     }
 
     /// `warning: bluez.gone reason=x adapter=hci0` → `BEACOND_EVENT=bluez.gone`,

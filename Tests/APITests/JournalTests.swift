@@ -35,6 +35,7 @@ import Testing
         #expect(started?["PRIORITY"] as? String == "6")
         #expect(started?["BEACOND_GATEWAY"] as? String == "journal-test")
         #expect((started?["MESSAGE"] as? String)?.hasPrefix("info: beacond.started") == true)
+        #expect((started?["CODE_FILE"] as? String)?.hasSuffix(".swift") == true, "through the swift-log handler")
         let noBus = entry("dbus.unavailable")
         #expect(noBus?["PRIORITY"] as? String == "4", "a warning, at warning priority")
         #expect(entry("beacond.stopped") != nil, "the orderly stop after SIGTERM is logged")

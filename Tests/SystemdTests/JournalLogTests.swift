@@ -1,5 +1,7 @@
-import Systemd
+import Logging
 import Testing
+
+@testable import Systemd
 
 /// Log lines to journal fields: the priority from the level word, one BEACOND_ field per key.
 @Suite struct JournalLogTests {
@@ -26,5 +28,31 @@ import Testing
     @Test func outsideSystemdLinesGoToStandardError() {
         // The test runner's stderr is not a journal stream
         #expect(JournalLog(threshold: .info).toJournal == false)
+    }
+
+    @Test func theSwiftLogBackendRendersLevelMessageAndMetadataAsOneLine() {
+        let text = JournalLogHandler.text(
+            level: .warning, message: "webhook.failed webhook=crm",
+            metadata: ["status": "500", "error": "HTTP 500 from crm"])
+        #expect(text == "warning: webhook.failed webhook=crm error=\"HTTP 500 from crm\" status=500")
+        // The journal fields come from the same text, metadata included
+        #expect(
+            JournalLog.structuredFields(text) == [
+                "BEACOND_EVENT=webhook.failed", "BEACOND_WEBHOOK=crm", "BEACOND_ERROR=HTTP 500 from crm",
+                "BEACOND_STATUS=500",
+            ])
+        #expect(JournalLog.level(of: text) == .warning)
+        let priorities = [Logger.Level.trace, .debug, .info, .notice, .warning, .error, .critical].map {
+            JournalLogHandler.priority($0)
+        }
+        #expect(priorities == [7, 7, 6, 5, 4, 3, 2])
+    }
+
+    @Test func theThresholdFiltersThroughSwiftLog() {
+        let log = JournalLog(threshold: .warning)
+        #expect(log.logger.logLevel == .warning)
+        var handler = JournalLogHandler(level: .info, toJournal: false)
+        handler[metadataKey: "adapter"] = "hci0"
+        #expect(handler.metadata["adapter"] == "hci0")
     }
 }
