@@ -203,6 +203,7 @@ struct SectionReader {
     func readPositioning(_ node: Node, _ p: inout PositioningSettings) {
         let keys = [
             "publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis", "floor",
+            "estimator",
         ]
         guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
         with(f, "publish_interval") { n, path in
@@ -215,6 +216,11 @@ struct SectionReader {
         with(f, "zone_hysteresis") { n, path in if let v = reader.double(n, path, 0...20) { p.zoneHysteresis = v } }
         with(f, "floor") { n, path in
             if let points = readPolygon(n, path) { p.floor = points.map { Point(x: $0[0], y: $0[1]) } }
+        }
+        with(f, "estimator") { n, path in
+            if let v = reader.oneOf(n, path, PositioningSettings.Estimator.allCases.map(\.rawValue)) {
+                p.estimator = PositioningSettings.Estimator(rawValue: v)!
+            }
         }
     }
 

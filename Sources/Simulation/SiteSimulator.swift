@@ -146,8 +146,11 @@ public struct SiteSimulator: Sendable {
         let bearing = atan2(receiver.position.y - tag.position.y, receiver.position.x - tag.position.x)
         rssi -= settings.bodyLossDB * max(0, -cos(bearing - tag.heading))
         if settings.fastFading {
-            // Rayleigh: |h|² ~ Exp(1), divided by its median ln 2; in dB a long weak tail.
-            rssi += 10 * log10(max(-log(max(random.uniform(), 1e-12)) / log(2.0), 1e-4))
+            // Rayleigh: |h|² ~ Exp(1); in dB a long weak tail. E[10 log10 |h|²] = -2.507 dB
+            // (Euler's γ), added back so that the mean RSSI at 1 m is `rssi_at_1m`, which is
+            // what a calibration measures. (Until 2026-11-23 the fading was normalised by its
+            // median, leaving the channel 0.92 dB weaker on average than its calibration said.)
+            rssi += 10 * log10(max(-log(max(random.uniform(), 1e-12)), 1e-4)) + 2.507
         }
         if settings.noiseDB > 0 { rssi += settings.noiseDB * random.gaussian() }
         if random.uniform() < settings.multipath { rssi -= 3 + 9 * random.uniform() }

@@ -171,5 +171,12 @@ import Testing
         #expect(
             errors("positioning:\n  zone_hysteresis: -1\n").first?.hasPrefix(
                 "beacond.yaml:2:20: positioning.zone_hysteresis") == true)
+        #expect(
+            errors("positioning:\n  estimator: kalman\n") == [
+                "beacond.yaml:2:14: positioning.estimator: expected one of bayes, least_squares, got \"kalman\""
+            ])
+        let chosen = try? ConfigLoader.load(yaml: "positioning: {estimator: least_squares}\n", file: "beacond.yaml")
+        #expect(chosen?.positioning.estimator == .leastSquares)
+        #expect((try? ConfigLoader.load(yaml: "", file: "beacond.yaml"))?.positioning.estimator == .bayes)
     }
 }

@@ -29,6 +29,8 @@ public struct AssetTracker: Sendable {
     var states: [AssetState]
     /// `positioning.floor`, when given.
     let floor: Polygon?
+    /// The floor's cells for the Bayes locator (nil: least squares on smoothed ranges).
+    let grid: PositionGrid?
     /// Time after which an asset not heard at all has left every zone.
     var lostAfter: TimeSpan
 
@@ -56,6 +58,12 @@ public struct AssetTracker: Sendable {
         var publishedAt: Timestamp?
         var zones: [ZoneMembership]
         var lost = false
+        /// The Bayes locator's belief, its level and when it was last moved.
+        var belief: PositionBelief?
+        var beliefLevel = 0
+        var beliefAt: Timestamp?
+        /// Packets heard since the last tick, per receiver: RSSI sum and count.
+        var heard: [Int: (sum: Double, squares: Double, count: Int)] = [:]
     }
 
     public init(
@@ -86,6 +94,15 @@ public struct AssetTracker: Sendable {
         states = site.assets.map { _ in AssetState(zones: site.zones.map { _ in ZoneMembership(at: start) }) }
         self.lostAfter = lostAfter
         floor = site.positioning.floor.map(Polygon.init)
+        // The belief lives on the floor's cells: without an outline there is no extent to
+        // give it (tags are heard 30 m beyond the receivers), so least squares it is.
+        if site.positioning.estimator == .bayes, let outline = floor, !site.receivers.isEmpty {
+            grid = PositionGrid(
+                receivers: site.receivers, calibrations: site.receivers.map { calibrations[$0.id] }, floor: outline,
+                tagHeight: site.positioning.tagHeight)
+        } else {
+            grid = nil
+        }
     }
 
     public var isEmpty: Bool { assets.isEmpty }
@@ -109,6 +126,12 @@ public struct AssetTracker: Sendable {
     public mutating func observe(asset: Int, receiver: String, rssi: Int, frameRSSIAt1m: Int?, at t: Timestamp) {
         guard let r = receiverIndex[receiver] else { return }
         states[asset].lastHeard = t
+        if grid != nil {
+            let x = Double(rssi)
+            states[asset].heard[r, default: (0, 0, 0)].sum += x
+            states[asset].heard[r, default: (0, 0, 0)].squares += x * x
+            states[asset].heard[r, default: (0, 0, 0)].count += 1
+        }
         if var reading = states[asset].readings[r] {
             reading.filter.update(rssi: rssi, at: t)
             reading.lastSeen = t
@@ -156,7 +179,8 @@ public struct AssetTracker: Sendable {
     }
 
     /// The fix from the strongest fresh readings on the strongest receivers' level.
-    func locate(_ a: Int, at t: Timestamp) -> (fix: AssetFix, ranges: [Int: Double])? {
+    mutating func locate(_ a: Int, at t: Timestamp) -> (fix: AssetFix, ranges: [Int: Double])? {
+        defer { states[a].heard = [:] }
         var fresh: [(receiver: Int, rssi: Double)] = []
         for (r, reading) in states[a].readings where t - reading.lastSeen <= AssetTracker.readingFreshness {
             fresh.append((r, reading.filter.estimate))
@@ -174,11 +198,38 @@ public struct AssetTracker: Sendable {
         }
         guard var solved = Multilateration.solve(inputs) else { return nil }
         if let floor, !floor.contains(solved.position) { solved.position = floor.nearestPoint(to: solved.position) }
+        if let grid {
+            let (position, spread) = believe(a, grid: grid, level: level, at: t)
+            solved.position = position
+            solved.accuracy = max(spread, 0.3)
+        }
         return (
             AssetFix(
                 asset: assets[a].id, position: solved.position, level: level, accuracy: solved.accuracy, zones: [],
                 receivers: used.map { receivers[$0.receiver].id }), ranges
         )
+    }
+
+    /// Moves asset `a`'s belief to `t` and weighs it by the packets heard since the last tick
+    /// on `level`; a new level starts a new belief.
+    mutating func believe(_ a: Int, grid: PositionGrid, level: Int, at t: Timestamp) -> (Point, Double) {
+        var belief: PositionBelief
+        if let previous = states[a].belief, states[a].beliefLevel == level, let at = states[a].beliefAt {
+            belief = previous
+            belief.predict(grid: grid, dt: (t - at).seconds)
+        } else {
+            belief = PositionBelief(grid: grid)
+        }
+        var heard: [(receiver: Int, meanRSSI: Double, count: Int)] = []
+        for (r, h) in states[a].heard.sorted(by: { $0.key < $1.key }) where receivers[r].level == level {
+            heard.append((r, h.sum / Double(h.count), h.count))
+            belief.learnPacketVariance(sum: h.sum, squares: h.squares, count: h.count)
+        }
+        belief.update(grid: grid, heard: heard)
+        states[a].belief = belief
+        states[a].beliefLevel = level
+        states[a].beliefAt = t
+        return belief.estimate(grid: grid)
     }
 
     /// The level most of the three strongest receivers are on (the strongest breaks a tie).
@@ -309,6 +360,11 @@ extension AssetTracker {
             guard let o = old.assets.firstIndex(where: { $0 == asset }) else { continue }
             let previous = old.states[o]
             if sameReceivers { states[a].readings = previous.readings }
+            if sameReceivers && old.definition.positioning == definition.positioning {
+                states[a].belief = previous.belief
+                states[a].beliefLevel = previous.beliefLevel
+                states[a].beliefAt = previous.beliefAt
+            }
             states[a].lastHeard = previous.lastHeard
             states[a].estimate = previous.estimate
             states[a].estimatedAt = previous.estimatedAt

@@ -16,6 +16,16 @@ public struct PositioningSettings: Sendable, Equatable {
     /// The floor's outline (extension): fixes that land outside it are moved to its edge. A
     /// fix outside the building comes from a range error, not from an asset standing there.
     public var floor: [Point]? = nil
+    /// How positions are estimated (extension `positioning.estimator`).
+    public var estimator = Estimator.bayes
+
+    /// `bayes`: a belief over the floor's cells, moved by a motion model and weighed by every
+    /// packet heard (PositionBelief); `least_squares`: a fix from 2 s of smoothed ranges each
+    /// tick (Multilateration), which keeps no memory of earlier fixes.
+    public enum Estimator: String, Sendable, CaseIterable {
+        case bayes
+        case leastSquares = "least_squares"
+    }
 
     public init() {}
 }

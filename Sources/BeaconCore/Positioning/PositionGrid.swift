@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The floor as a grid of cells, with what each receiver should hear from a tag in each
+/// cell: the shared, read-only half of the Bayes locator. Cells are sized so that a floor
+/// has at most `maxCells` of them (0.25 m on a flat, about 0.4 m on a 30 × 20 m store), which
+/// bounds the cost per tag whatever the site's size.
+struct PositionGrid: Sendable {
+    static let maxCells = 4000
+    let origin: Point
+    let cell: Double
+    let nx: Int
+    let ny: Int
+    /// Cells inside the floor's outline.
+    let onFloor: [Bool]
+    /// Per receiver, per cell: the expected RSSI (dBm) from the path-loss model.
+    let expected: [[Float]]
+
+    var count: Int { nx * ny }
+
+    /// - Parameter floor: the floor's outline (`positioning.floor`); cells outside it are
+    ///   never believed.
+    init(receivers: [SiteReceiver], calibrations: [ReceiverCalibration?], floor: Polygon, tagHeight: Double?) {
+        var lo = Point(x: .infinity, y: .infinity)
+        var hi = Point(x: -.infinity, y: -.infinity)
+        for p in floor.points {
+            lo = Point(x: min(lo.x, p.x), y: min(lo.y, p.y))
+            hi = Point(x: max(hi.x, p.x), y: max(hi.y, p.y))
+        }
+        let width = max(hi.x - lo.x, 1)
+        let depth = max(hi.y - lo.y, 1)
+        cell = max(0.25, (width * depth / Double(Self.maxCells)).squareRoot())
+        nx = max(1, Int((width / cell).rounded(.up)))
+        ny = max(1, Int((depth / cell).rounded(.up)))
+        origin = lo
+        var onFloor: [Bool] = []
+        var centers: [Point] = []
+        for j in 0..<ny {
+            for i in 0..<nx {
+                let c = Point(x: lo.x + (Double(i) + 0.5) * cell, y: lo.y + (Double(j) + 0.5) * cell)
+                centers.append(c)
+                onFloor.append(floor.contains(c))
+            }
+        }
+        self.onFloor = onFloor
+        expected = receivers.enumerated().map { r, receiver in
+            let reference = calibrations[r]?.rssiAt1m ?? AssetTracker.defaultRSSIAt1m
+            let exponent = calibrations[r]?.pathLossExponent ?? 2.0
+            let dz = receiver.z.flatMap { z in tagHeight.map { z - $0 } } ?? 0
+            return centers.map { c in
+                let dx = c.x - receiver.position.x
+                let dy = c.y - receiver.position.y
+                let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.25)
+                return Float(reference - 10 * exponent * log10(d))
+            }
+        }
+    }
+
+    func center(_ k: Int) -> Point {
+        Point(x: origin.x + (Double(k % nx) + 0.5) * cell, y: origin.y + (Double(k / nx) + 0.5) * cell)
+    }
+}
+
+/// One tag's belief about where it is: a probability per cell of a `PositionGrid`, moved by a
+/// motion model between ticks and sharpened by what each receiver heard.
+///
+/// Why not only least squares on smoothed ranges: a fix from 2 s of RSSI forgets everything
+/// older, so a standing tag's position keeps the noise of 2 s while a walking one lags; the
+/// belief keeps all that was heard, weighted by how far the tag could have moved since, and
+/// keeps the floor's outline as a hard constraint. Its spread is an honest accuracy.
+struct PositionBelief: Sendable {
+    /// Per-packet RSSI noise (dB) assumed before any has been measured: shadowing and fading
+    /// together, as in a busy store.
+    static let packetSigma: Float = 7
+    /// Noise that averaging packets does not remove (dB): the part of shadowing that holds
+    /// for seconds, and calibration error.
+    static let persistentSigma: Float = 3
+    /// Chance per second that a tag stands still (the rest of the time it walks).
+    static let stay: Float = 0.3
+    /// Walking speed (m/s) of the motion model.
+    static let walkingSpeed = 1.2
+
+    private(set) var probability: [Float]
+    /// The packets' RSSI variance (dB²), learned from the spread of packets within each tick:
+    /// a quiet flat and a busy store differ by a factor of five in it.
+    private(set) var packetVariance = Double(PositionBelief.packetSigma * PositionBelief.packetSigma)
+
+    init(grid: PositionGrid) {
+        let cells = grid.onFloor.filter { $0 }.count
+        probability = grid.onFloor.map { $0 ? 1 / Float(max(cells, 1)) : 0 }
+    }
+
+    /// Moves the belief by `dt` seconds of the motion model: stay, or walk a Gaussian step.
+    mutating func predict(grid: PositionGrid, dt: Double) {
+        let sigma = Self.walkingSpeed * dt / grid.cell
+        guard sigma > 0.05 else { return }
+        let moved = Self.blur(probability, grid: grid, sigma: sigma)
+        var total: Float = 0
+        for k in probability.indices where grid.onFloor[k] {
+            probability[k] = Self.stay * probability[k] + (1 - Self.stay) * moved[k]
+            total += probability[k]
+        }
+        // What the blur carried off the floor is not a place the tag can be.
+        guard total > 0 else { return }
+        for k in probability.indices { probability[k] /= total }
+    }
+
+    /// Folds one receiver's packets of a tick (RSSI sum, sum of squares, count) into the
+    /// learned packet variance.
+    mutating func learnPacketVariance(sum: Double, squares: Double, count: Int) {
+        guard count >= 2 else { return }
+        let mean = sum / Double(count)
+        let variance = max(squares / Double(count) - mean * mean, 0) * Double(count) / Double(count - 1)
+        packetVariance += 0.05 * (variance - packetVariance)
+    }
+
+    /// Weighs the belief by the mean RSSI each receiver heard (`count` packets).
+    mutating func update(grid: PositionGrid, heard: [(receiver: Int, meanRSSI: Double, count: Int)]) {
+        guard !heard.isEmpty else { return }
+        var logLikelihood = [Float](repeating: 0, count: grid.count)
+        for h in heard {
+            let packet = Float(min(max(packetVariance, 2.25), 100))
+            let variance = packet / Float(h.count) + Self.persistentSigma * Self.persistentSigma
+            let scale = -0.5 / variance
+            let mean = Float(h.meanRSSI)
+            let expected = grid.expected[h.receiver]
+            for k in 0..<grid.count {
+                let e = mean - expected[k]
+                logLikelihood[k] += scale * e * e
+            }
+        }
+        var best = -Float.infinity
+        for k in 0..<grid.count where grid.onFloor[k] { best = max(best, logLikelihood[k]) }
+        var total: Float = 0
+        for k in 0..<grid.count where grid.onFloor[k] {
+            // A floor keeps every cell possible: a belief never becomes certain of the wrong place.
+            let p = max(probability[k] * exp(logLikelihood[k] - best), 1e-9)
+            probability[k] = p
+            total += p
+        }
+        guard total > 0 else { return }
+        for k in 0..<grid.count { probability[k] /= total }
+    }
+
+    /// The belief's mean position and its RMS radius around that mean.
+    func estimate(grid: PositionGrid) -> (position: Point, spread: Double) {
+        var sx = 0.0
+        var sy = 0.0
+        var sxx = 0.0
+        for k in 0..<grid.count where probability[k] > 0 {
+            let p = Double(probability[k])
+            let c = grid.center(k)
+            sx += p * c.x
+            sy += p * c.y
+            sxx += p * (c.x * c.x + c.y * c.y)
+        }
+        let variance = max(sxx - sx * sx - sy * sy, 0)
+        return (Point(x: sx, y: sy), variance.squareRoot())
+    }
+
+    /// How much of the belief lies in these cells.
+    func mass(in cells: [Int]) -> Double {
+        cells.reduce(0) { $0 + Double(probability[$1]) }
+    }
+
+    /// A separable Gaussian blur that keeps mass inside the grid.
+    static func blur(_ p: [Float], grid: PositionGrid, sigma: Double) -> [Float] {
+        let radius = max(1, Int((3 * sigma).rounded(.up)))
+        let kernel = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
+        var rows = [Float](repeating: 0, count: p.count)
+        for j in 0..<grid.ny {
+            let base = j * grid.nx
+            for i in 0..<grid.nx {
+                var acc: Float = 0
+                var weight: Float = 0
+                for o in max(-radius, -i)...min(radius, grid.nx - 1 - i) {
+                    let w = kernel[o + radius]
+                    acc += w * p[base + i + o]
+                    weight += w
+                }
+                rows[base + i] = acc / weight
+            }
+        }
+        var out = [Float](repeating: 0, count: p.count)
+        for j in 0..<grid.ny {
+            for i in 0..<grid.nx {
+                var acc: Float = 0
+                var weight: Float = 0
+                for o in max(-radius, -j)...min(radius, grid.ny - 1 - j) {
+                    let w = kernel[o + radius]
+                    acc += w * rows[(j + o) * grid.nx + i]
+                    weight += w
+                }
+                out[j * grid.nx + i] = acc / weight
+            }
+        }
+        return out
+    }
+}

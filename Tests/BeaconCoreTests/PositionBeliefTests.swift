@@ -1,0 +1,108 @@
+import Testing
+
+@testable import BeaconCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The Bayes locator on explicit geometry: a 10 × 10 m room with a receiver in each corner
+/// and the floor's outline, noise-free readings, an explicit clock.
+@Suite struct PositionBeliefTests {
+    static let t0 = Timestamp.seconds(2_000_000)
+    static let room = [Point(x: 0, y: 0), Point(x: 10, y: 0), Point(x: 10, y: 10), Point(x: 0, y: 10)]
+
+    static func tracker(floor: [Point]? = room, estimator: PositioningSettings.Estimator = .bayes) -> AssetTracker {
+        var positioning = PositioningSettings()
+        positioning.publishInterval = .seconds(1)
+        positioning.minMove = 0
+        positioning.maxSpeed = 100
+        positioning.floor = floor
+        positioning.estimator = estimator
+        let site = SiteConfiguration(
+            receivers: AssetTrackerTests.corners,
+            assets: [AssetDefinition(id: "cart", tag: .address("AA:00:00:00:00:01"))],
+            zones: [], alarms: [], positioning: positioning)
+        return AssetTracker(
+            site: site, calibrations: AssetTrackerTests.calibrations, lostAfter: .seconds(30), start: t0)
+    }
+
+    /// Walks the tracker through `seconds` of readings at the positions `path` gives.
+    static func run(_ tracker: inout AssetTracker, seconds: Range<Int>, path: (Int) -> Point) -> AssetFix? {
+        var last: AssetFix?
+        for s in seconds {
+            for e in AssetTrackerTests.step(&tracker, at: path(s), time: t0 + .seconds(Int64(s))) {
+                if case let .assetPosition(f) = e.payload { last = f }
+            }
+        }
+        return last
+    }
+
+    static func distance(_ a: Point, _ b: Point) -> Double {
+        ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+    }
+
+    @Test func theEstimatorIsBayesWithAFloorAndLeastSquaresWithout() {
+        #expect(Self.tracker().grid != nil)
+        #expect(Self.tracker(floor: nil).grid == nil, "no outline, no cells")
+        #expect(Self.tracker(estimator: .leastSquares).grid == nil)
+    }
+
+    @Test func aStandingTagIsFoundAndItsAccuracyCoversIt() throws {
+        var tracker = Self.tracker()
+        let truth = Point(x: 2, y: 3)
+        let fix = try #require(Self.run(&tracker, seconds: 0..<20) { _ in truth })
+        let error = Self.distance(fix.position, truth)
+        // Whole-dBm readings, and a model that keeps 3 dB of doubt per receiver per tick
+        #expect(error < 0.8, "at \(fix.position.x), \(fix.position.y)")
+        #expect(fix.accuracy >= error && fix.accuracy < 2, "accuracy \(fix.accuracy) m")
+    }
+
+    @Test func aWalkingTagIsFollowedAcrossTheRoom() throws {
+        var tracker = Self.tracker()
+        // 10 s at (2, 5), then 1 m/s to (8, 5), then 5 s there
+        let fix = try #require(
+            Self.run(&tracker, seconds: 0..<21) { s in Point(x: s < 10 ? 2 : Double(min(s - 8, 8)), y: 5) })
+        #expect(Self.distance(fix.position, Point(x: 8, y: 5)) < 1.0, "at \(fix.position.x), \(fix.position.y)")
+    }
+
+    @Test func theBeliefStaysOnTheFloor() throws {
+        // An L-shaped floor: the top-right quarter is not part of it
+        let floor = [
+            Point(x: 0, y: 0), Point(x: 10, y: 0), Point(x: 10, y: 5), Point(x: 5, y: 5), Point(x: 5, y: 10),
+            Point(x: 0, y: 10),
+        ]
+        var tracker = Self.tracker(floor: floor)
+        // Readings from the missing quarter: the belief must put nothing there
+        _ = Self.run(&tracker, seconds: 0..<10) { _ in Point(x: 8, y: 8) }
+        let grid = try #require(tracker.grid)
+        let belief = try #require(tracker.states[0].belief)
+        let outline = Polygon(floor)
+        var offFloor = 0.0
+        var total = 0.0
+        for k in 0..<grid.count {
+            total += Double(belief.probability[k])
+            if !outline.contains(grid.center(k)) { offFloor += Double(belief.probability[k]) }
+        }
+        #expect(offFloor == 0 && abs(total - 1) < 1e-3)
+    }
+
+    @Test func thePacketNoiseIsLearnedFromTheSpreadWithinATick() {
+        let grid = PositionGrid(
+            receivers: AssetTrackerTests.corners, calibrations: [nil, nil, nil, nil], floor: Polygon(Self.room),
+            tagHeight: nil)
+        var belief = PositionBelief(grid: grid)
+        let start = belief.packetVariance
+        // Packets of -60 and -62 dBm, many ticks: sample variance 1.33 dB²
+        for _ in 0..<200 { belief.learnPacketVariance(sum: -60 * 2 - 62 * 2, squares: 3600 * 2 + 3844 * 2, count: 4) }
+        #expect(start == 49 && abs(belief.packetVariance - 4.0 / 3.0) < 0.01)
+    }
+
+    @Test func theSameReadingsGiveTheSameBelief() {
+        var a = Self.tracker()
+        var b = Self.tracker()
+        let pa = Self.run(&a, seconds: 0..<8) { s in Point(x: 1 + Double(s) * 0.5, y: 2) }
+        let pb = Self.run(&b, seconds: 0..<8) { s in Point(x: 1 + Double(s) * 0.5, y: 2) }
+        #expect(pa == pb)
+    }
+}
