@@ -6,7 +6,6 @@ extension SectionReader {
         return entries(
             node, "receivers", allowed: ["id", "position", "rssi_at_1m", "path_loss_exponent"], ids: &written
         ) { f, id, item in
-            let path = f.path
             var r = ReceiverSpec(id: id, x: 0, y: 0, level: 0)
             if let posNode = required(f, "position", in: item),
                 let pos = reader.mapping(posNode, f.path("position"), allowed: ["x", "y", "z", "level"])
