@@ -62,7 +62,7 @@ public struct AssetTracker: Sendable {
         var belief: PositionBelief?
         var beliefLevel = 0
         var beliefAt: Timestamp?
-        /// Packets heard since the last tick, per receiver: RSSI sum and count.
+        /// Packets heard since the last tick, per receiver: RSSI sum, sum of squares, count.
         var heard: [Int: (sum: Double, squares: Double, count: Int)] = [:]
     }
 
@@ -314,6 +314,8 @@ public struct AssetTracker: Sendable {
     /// Not heard for `lostAfter`: the asset leaves every zone it was in, at its last position.
     mutating func lose(_ a: Int, at t: Timestamp, events: inout [Event]) {
         states[a].lost = true
+        // Heard again, it starts from a fresh belief; meanwhile its cells are not kept.
+        states[a].belief = nil
         let last = states[a].estimate
         for z in zones.indices where states[a].zones[z].leave(at: t) {
             alert(a, zone: z, .exit, position: last?.position, level: last?.level, at: t, events: &events)

@@ -164,11 +164,6 @@ struct PositionBelief: Sendable {
         return (Point(x: sx, y: sy), variance.squareRoot())
     }
 
-    /// How much of the belief lies in these cells.
-    func mass(in cells: [Int]) -> Double {
-        cells.reduce(0) { $0 + Double(probability[$1]) }
-    }
-
     /// A separable Gaussian blur that keeps mass inside the grid.
     static func blur(_ p: [Float], grid: PositionGrid, sigma: Double) -> [Float] {
         let radius = max(1, Int((3 * sigma).rounded(.up)))
