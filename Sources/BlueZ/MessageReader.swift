@@ -46,7 +46,9 @@ struct MessageReader {
         return MessageReader(sub: sub, keeping: message)
     }
 
-    private func basic<T>(_ expected: Int32, _ initial: T) -> T? {
+    /// A fixed-size basic value: libdbus writes its bytes into `value`, which therefore must be
+    /// plain bytes (hence `BitwiseCopyable`).
+    private func basic<T: BitwiseCopyable>(_ expected: Int32, _ initial: T) -> T? {
         var copy = iter
         guard dbus_message_iter_get_arg_type(&copy) == expected else { return nil }
         var value = initial
