@@ -26,7 +26,9 @@ struct Doctor: ParsableCommand {
     }
 
     func run() throws {
-        var checks = [configCheck()]
+        let (configVerdict, webhooks) = configCheckAndWebhooks()
+        var checks = [configVerdict]
+        if webhooks > 0 { checks.append(libcurlCheck()) }
         var status: JSONValue?
         do {
             status = try common.client.get("/v1/status")
@@ -64,26 +66,42 @@ struct Doctor: ParsableCommand {
         if checks.contains(where: { $0.verdict == .fail }) { throw ExitCode(1) }
     }
 
-    func configCheck() -> Check {
+    /// beacond loads libcurl only when its first webhook starts, so a gateway without it runs
+    /// until the first delivery fails; with webhooks configured, say so up front.
+    func libcurlCheck() -> Check {
+        guard let library = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "not found"
+            return Check(
+                name: "libcurl", verdict: .fail, detail: "webhooks need it: \(reason)",
+                fix: "apt install libcurl4, then systemctl restart beacond")
+        }
+        dlclose(library)
+        return Check(name: "libcurl", verdict: .ok, detail: "libcurl.so.4 loads (webhooks need it)")
+    }
+
+    /// The configuration's verdict, and how many webhooks it names.
+    func configCheckAndWebhooks() -> (check: Check, webhooks: Int) {
         let text: String
         do {
             text = try readTextFile(config)
         } catch {
-            return Check(
+            let check = Check(
                 name: "config", verdict: .fail, detail: "\(config): \(error)",
                 fix: "create it (see /usr/share/doc/beacond/example.yaml) or pass --config")
+            return (check, 0)
         }
         do {
-            _ = try ConfigLoader.load(
+            let loaded = try ConfigLoader.load(
                 yaml: text, file: config, defaultGatewayID: "beacond",
                 fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
-            return Check(name: "config", verdict: .ok, detail: "\(config) is valid")
+            return (Check(name: "config", verdict: .ok, detail: "\(config) is valid"), loaded.webhooks.count)
         } catch {
-            return Check(
+            let check = Check(
                 name: "config", verdict: .fail, detail: error.errors.map(\.description).joined(separator: "; "),
                 fix:
                     "correct those lines, then `beacond --check-config --config \(config)` and `systemctl reload beacond`"
             )
+            return (check, 0)
         }
     }
 

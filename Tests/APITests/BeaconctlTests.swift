@@ -55,6 +55,13 @@ import Testing
         #expect(doctor.stdout.contains("fix: rfkill unblock bluetooth"))
         #expect(doctor.stdout.contains("[FAIL] bluetoothd:") && doctor.stdout.contains("[FAIL] adapters:"))
         #expect(doctor.stdout.contains("[ok] advertisements: 1 heard"))
+        #expect(!doctor.stdout.contains("libcurl"), "no webhooks, no libcurl check")
+        // With a webhook configured, doctor checks that libcurl (loaded on first use) is there
+        let withHook = try Executables.temporaryDirectory().appendingPathComponent("hooks.yaml")
+        try "webhooks: [{id: crm, url: 'https://crm.example/hook'}]\n".write(
+            to: withHook, atomically: true, encoding: .utf8)
+        let hooked = try ctl(d, ["doctor", "--config", withHook.path, "--rfkill-dir", rfkill.path])
+        #expect(hooked.stdout.contains("[ok] libcurl: libcurl.so.4 loads"), "\(hooked.stdout)")
 
         // No daemon: 69 and a sentence saying so; a socket we may not open: 77
         #expect(d.stop() == 0)
