@@ -124,8 +124,9 @@ struct PositionBelief: Sendable {
     mutating func update(grid: PositionGrid, heard: [(receiver: Int, meanRSSI: Double, count: Int)]) {
         guard !heard.isEmpty else { return }
         var logLikelihood = [Float](repeating: 0, count: grid.count)
+        // Learned, but kept between 1.5 and 10 dB: a tag heard by few packets says little of it.
+        let packet = Float(min(max(packetVariance, 2.25), 100))
         for h in heard {
-            let packet = Float(min(max(packetVariance, 2.25), 100))
             let variance = packet / Float(h.count) + Self.persistentSigma * Self.persistentSigma
             let scale = -0.5 / variance
             let mean = Float(h.meanRSSI)
@@ -166,7 +167,8 @@ struct PositionBelief: Sendable {
 
     /// A separable Gaussian blur that keeps mass inside the grid.
     static func blur(_ p: [Float], grid: PositionGrid, sigma: Double) -> [Float] {
-        let radius = max(1, Int((3 * sigma).rounded(.up)))
+        // A long silence blurs across the whole floor, not further.
+        let radius = max(1, min(Int((3 * sigma).rounded(.up)), max(grid.nx, grid.ny)))
         let kernel = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
         var rows = [Float](repeating: 0, count: p.count)
         for j in 0..<grid.ny {
