@@ -12,8 +12,11 @@ import Testing
     static let t0 = Timestamp.seconds(2_000_000)
     static let room = [Point(x: 0, y: 0), Point(x: 10, y: 0), Point(x: 10, y: 10), Point(x: 0, y: 10)]
 
-    static func tracker(floor: [Point]? = room, estimator: PositioningSettings.Estimator = .bayes) -> AssetTracker {
+    static func tracker(
+        floor: [Point]? = room, estimator: PositioningSettings.Estimator = .bayes, maxReceivers: Int = 5
+    ) -> AssetTracker {
         var positioning = PositioningSettings()
+        positioning.maxReceivers = maxReceivers
         positioning.publishInterval = .seconds(1)
         positioning.minMove = 0
         positioning.maxSpeed = 100
@@ -104,5 +107,34 @@ import Testing
         let pa = Self.run(&a, seconds: 0..<8) { s in Point(x: 1 + Double(s) * 0.5, y: 2) }
         let pb = Self.run(&b, seconds: 0..<8) { s in Point(x: 1 + Double(s) * 0.5, y: 2) }
         #expect(pa == pb)
+    }
+
+    @Test func onlyTheStrongestMaxReceiversAreWeighed() {
+        // c and d report a tag far from them (-95 dBm) that is really at (2, 3); a and b are right
+        func run(maxReceivers: Int) -> AssetFix? {
+            var tracker = Self.tracker(maxReceivers: maxReceivers)
+            var fix: AssetFix?
+            for s in 0..<15 {
+                let t = Self.t0 + .seconds(Int64(s))
+                for k in 0..<5 {
+                    let at = t - .milliseconds(200 * Int64(k))
+                    for r in AssetTrackerTests.corners {
+                        let rssi =
+                            ["a", "b"].contains(r.id) ? AssetTrackerTests.rssi(at: Point(x: 2, y: 3), from: r) : -95
+                        tracker.observe(asset: 0, receiver: r.id, rssi: rssi, frameRSSIAt1m: nil, at: at)
+                    }
+                }
+                var events: [Event] = []
+                tracker.tick(at: t, events: &events)
+                for e in events { if case let .assetPosition(f) = e.payload { fix = f } }
+            }
+            return fix
+        }
+        let two = run(maxReceivers: 2)
+        let four = run(maxReceivers: 4)
+        #expect(two?.receivers == ["a", "b"])
+        let errorTwo = two.map { Self.distance($0.position, Point(x: 2, y: 3)) } ?? .infinity
+        let errorFour = four.map { Self.distance($0.position, Point(x: 2, y: 3)) } ?? .infinity
+        #expect(errorTwo < 1 && errorFour > errorTwo + 1, "two: \(errorTwo) m, four: \(errorFour) m")
     }
 }

@@ -49,6 +49,21 @@ public struct AssetTracker: Sendable {
         var frameRSSIAt1m: Double?
     }
 
+    /// One receiver's packets of a tick: RSSI sum, sum of squares and count, for their mean
+    /// and their spread.
+    struct PacketSums: Sendable {
+        var sum = 0.0
+        var squares = 0.0
+        var count = 0
+
+        mutating func add(_ rssi: Int) {
+            let x = Double(rssi)
+            sum += x
+            squares += x * x
+            count += 1
+        }
+    }
+
     struct AssetState: Sendable {
         var readings: [Int: Reading] = [:]
         var lastHeard: Timestamp?
@@ -62,8 +77,8 @@ public struct AssetTracker: Sendable {
         var belief: PositionBelief?
         var beliefLevel = 0
         var beliefAt: Timestamp?
-        /// Packets heard since the last tick, per receiver: RSSI sum, sum of squares, count.
-        var heard: [Int: (sum: Double, squares: Double, count: Int)] = [:]
+        /// Packets heard since the last tick, per receiver.
+        var heard: [Int: PacketSums] = [:]
     }
 
     public init(
@@ -126,12 +141,7 @@ public struct AssetTracker: Sendable {
     public mutating func observe(asset: Int, receiver: String, rssi: Int, frameRSSIAt1m: Int?, at t: Timestamp) {
         guard let r = receiverIndex[receiver] else { return }
         states[asset].lastHeard = t
-        if grid != nil {
-            let x = Double(rssi)
-            states[asset].heard[r, default: (0, 0, 0)].sum += x
-            states[asset].heard[r, default: (0, 0, 0)].squares += x * x
-            states[asset].heard[r, default: (0, 0, 0)].count += 1
-        }
+        if grid != nil { states[asset].heard[r, default: PacketSums()].add(rssi) }
         if var reading = states[asset].readings[r] {
             reading.filter.update(rssi: rssi, at: t)
             reading.lastSeen = t
@@ -196,23 +206,30 @@ public struct AssetTracker: Sendable {
             ranges[r] = d
             inputs.append(Multilateration.Range(position: receivers[r].position, distance: d))
         }
-        guard var solved = Multilateration.solve(inputs) else { return nil }
-        if let floor, !floor.contains(solved.position) { solved.position = floor.nearestPoint(to: solved.position) }
+        let position: Point
+        let accuracy: Double
         if let grid {
-            let (position, spread) = believe(a, grid: grid, level: level, at: t)
-            solved.position = position
-            solved.accuracy = max(spread, 0.3)
+            let (mean, spread) = believe(a, grid: grid, level: level, receivers: used.map(\.receiver), at: t)
+            (position, accuracy) = (mean, max(spread, 0.3))
+        } else {
+            guard let solved = Multilateration.solve(inputs) else { return nil }
+            let inside = floor.map { $0.contains(solved.position) } ?? true
+            (position, accuracy) = (
+                inside ? solved.position : floor!.nearestPoint(to: solved.position), solved.accuracy
+            )
         }
         return (
             AssetFix(
-                asset: assets[a].id, position: solved.position, level: level, accuracy: solved.accuracy, zones: [],
+                asset: assets[a].id, position: position, level: level, accuracy: accuracy, zones: [],
                 receivers: used.map { receivers[$0.receiver].id }), ranges
         )
     }
 
-    /// Moves asset `a`'s belief to `t` and weighs it by the packets heard since the last tick
-    /// on `level`; a new level starts a new belief.
-    mutating func believe(_ a: Int, grid: PositionGrid, level: Int, at t: Timestamp) -> (Point, Double) {
+    /// Moves asset `a`'s belief to `t` and weighs it by the packets `used` heard since the
+    /// last tick (the strongest `max_receivers` on `level`); a new level starts a new belief.
+    mutating func believe(_ a: Int, grid: PositionGrid, level: Int, receivers used: [Int], at t: Timestamp)
+        -> (Point, Double)
+    {
         var belief: PositionBelief
         if let previous = states[a].belief, states[a].beliefLevel == level, let at = states[a].beliefAt {
             belief = previous
@@ -221,7 +238,8 @@ public struct AssetTracker: Sendable {
             belief = PositionBelief(grid: grid)
         }
         var heard: [(receiver: Int, meanRSSI: Double, count: Int)] = []
-        for (r, h) in states[a].heard.sorted(by: { $0.key < $1.key }) where receivers[r].level == level {
+        for r in used.sorted() {
+            guard let h = states[a].heard[r], h.count > 0 else { continue }
             heard.append((r, h.sum / Double(h.count), h.count))
             belief.learnPacketVariance(sum: h.sum, squares: h.squares, count: h.count)
         }
