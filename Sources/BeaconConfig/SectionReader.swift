@@ -203,7 +203,7 @@ struct SectionReader {
     func readPositioning(_ node: Node, _ p: inout PositioningSettings) {
         let keys = [
             "publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis", "floor",
-            "estimator",
+            "estimator", "motion",
         ]
         guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
         with(f, "publish_interval") { n, path in
@@ -220,6 +220,11 @@ struct SectionReader {
         with(f, "estimator") { n, path in
             if let v = reader.oneOf(n, path, PositioningSettings.Estimator.allCases.map(\.rawValue)) {
                 p.estimator = PositioningSettings.Estimator(rawValue: v)!
+            }
+        }
+        with(f, "motion") { n, path in
+            if let v = reader.oneOf(n, path, PositioningSettings.Motion.allCases.map(\.rawValue)) {
+                p.motion = PositioningSettings.Motion(rawValue: v)!
             }
         }
     }

@@ -10,10 +10,17 @@ import BeaconRuntime
 import Foundation
 import Simulation
 
+/// A site file; `BENCH_MOTION=continuous|stop_and_go` overrides its `positioning.motion`, to
+/// compare the two motion models on every run.
 func load(_ path: String) -> Config {
     let text = try! readTextFile(path)
     do {
-        return try ConfigLoader.load(yaml: text, file: path)
+        var config = try ConfigLoader.load(yaml: text, file: path)
+        if let name = ProcessInfo.processInfo.environment["BENCH_MOTION"] {
+            guard let motion = PositioningSettings.Motion(rawValue: name) else { fatalError("BENCH_MOTION: \(name)?") }
+            config.positioning.motion = motion
+        }
+        return config
     } catch {
         fatalError(error.errors.map(\.description).joined(separator: "\n"))
     }
@@ -68,7 +75,9 @@ func error(_ a: Point, _ b: Point) -> Double { ((a.x - b.x) * (a.x - b.x) + (a.y
 /// Zone alerts against the true transitions: recall over true visits of at least 5 s (an
 /// alert within 10 s after the true crossing), precision over all alerts (a true crossing
 /// of the same kind within 10 s either side), latency of the matched ones.
-func zoneScore(alerts: [ZoneAlert], alertTimes: [Timestamp], truth: [SiteSimulator.TruthTransition]) -> String {
+func zoneScore(
+    alerts: [ZoneAlert], alertTimes: [Timestamp], alertDepths: [Double], truth: [SiteSimulator.TruthTransition]
+) -> String {
     var recallHits = 0
     var recallTotal = 0
     var latencies: [Double] = []
@@ -95,13 +104,23 @@ func zoneScore(alerts: [ZoneAlert], alertTimes: [Timestamp], truth: [SiteSimulat
         }
     }
     var correct = 0
-    for (a, at) in zip(alerts, alertTimes) {
+    // Wrong alerts by where the tag truly was: how far on the alert's own side of the edge
+    // (negative: it was truly on the other side).
+    var wrongDepths: [Double] = []
+    for (i, (a, at)) in zip(alerts, alertTimes).enumerated() {
         let ok = truth.contains {
             $0.asset == a.asset && $0.zone == a.zone && $0.entered == (a.condition == .enter)
                 && abs(($0.time - at).seconds) <= 10
         }
-        if ok { correct += 1 }
+        if ok { correct += 1 } else { wrongDepths.append(a.condition == .enter ? alertDepths[i] : -alertDepths[i]) }
     }
+    let bins = [-Double.infinity, -3, -2, -1, -0.5, 0, 0.5, 1, 2, .infinity]
+    var histogram = ""
+    for b in 0..<(bins.count - 1) {
+        let n = wrongDepths.filter { $0 >= bins[b] && $0 < bins[b + 1] }.count
+        histogram += " [\(bins[b]),\(bins[b + 1])): \(n)"
+    }
+    print("  wrong alerts by true depth on the alert's side:" + histogram)
     let recall = Double(recallHits) / Double(max(recallTotal, 1)) * 100
     let precision = Double(correct) / Double(max(alerts.count, 1)) * 100
     return
@@ -119,6 +138,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
     var within: Int = 0
     var alerts: [ZoneAlert] = []
     var alertTimes: [Timestamp] = []
+    var alertDepths: [Double] = []
     var transitions: [SiteSimulator.TruthTransition] = []
     for seed in seeds {
         var settings = config.simulation ?? SimulationSettings()
@@ -136,6 +156,14 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
             uniqueKeysWithValues: config.site.assets.compactMap { a -> (String, String)? in
                 if case let .address(addr) = a.tag { return (addr, a.id) } else { return nil }
             })
+        let outlines = Dictionary(
+            uniqueKeysWithValues: config.site.zones.compactMap { z -> (String, Polygon)? in
+                if case let .polygon(_, points) = z.shape { return (z.id, Polygon(points)) } else { return nil }
+            })
+        func depth(zone: String, asset: String) -> Double {
+            guard let p = truthNow[asset], let o = outlines[zone] else { return .nan }
+            return o.signedDistance(p)
+        }
         while sim.now < end {
             let step = sim.advance()
             for s in step.sightings {
@@ -143,6 +171,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
                     if case let .zone(a) = e.payload, a.condition != .dwell {
                         alerts.append(a)
                         alertTimes.append(e.time)
+                        alertDepths.append(depth(zone: a.zone, asset: a.asset))
                     }
                 }
                 if let asset = addresses[s.address] {
@@ -156,6 +185,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
                     if case let .zone(a) = e.payload, a.condition != .dwell {
                         alerts.append(a)
                         alertTimes.append(e.time)
+                        alertDepths.append(depth(zone: a.zone, asset: a.asset))
                     }
                 }
                 for (id, fix, _) in engine.tracker?.fixes ?? [] {
@@ -184,7 +214,9 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
     print(
         "  moving \(movingErr.count): median \(f(percentile(movingErr, 0.5))) p90 \(f(percentile(movingErr, 0.9))); still \(stillErr.count): median \(f(percentile(stillErr, 0.5))) p90 \(f(percentile(stillErr, 0.9)))"
     )
-    if !transitions.isEmpty { print("  " + zoneScore(alerts: alerts, alertTimes: alertTimes, truth: transitions)) }
+    if !transitions.isEmpty {
+        print("  " + zoneScore(alerts: alerts, alertTimes: alertTimes, alertDepths: alertDepths, truth: transitions))
+    }
 }
 
 func kolakowski(_ dir: String) {

@@ -178,5 +178,12 @@ import Testing
         let chosen = try? ConfigLoader.load(yaml: "positioning: {estimator: least_squares}\n", file: "beacond.yaml")
         #expect(chosen?.positioning.estimator == .leastSquares)
         #expect((try? ConfigLoader.load(yaml: "", file: "beacond.yaml"))?.positioning.estimator == .bayes)
+        #expect(
+            errors("positioning:\n  motion: running\n") == [
+                "beacond.yaml:2:11: positioning.motion: expected one of continuous, stop_and_go, got \"running\""
+            ])
+        let motion = try? ConfigLoader.load(yaml: "positioning: {motion: stop_and_go}\n", file: "beacond.yaml")
+        #expect(motion?.positioning.motion == .stopAndGo)
+        #expect((try? ConfigLoader.load(yaml: "", file: "beacond.yaml"))?.positioning.motion == .continuous)
     }
 }

@@ -13,7 +13,8 @@ import Testing
     static let room = [Point(x: 0, y: 0), Point(x: 10, y: 0), Point(x: 10, y: 10), Point(x: 0, y: 10)]
 
     static func tracker(
-        floor: [Point]? = room, estimator: PositioningSettings.Estimator = .bayes, maxReceivers: Int = 5
+        floor: [Point]? = room, estimator: PositioningSettings.Estimator = .bayes, maxReceivers: Int = 5,
+        motion: PositioningSettings.Motion = .continuous
     ) -> AssetTracker {
         var positioning = PositioningSettings()
         positioning.maxReceivers = maxReceivers
@@ -22,6 +23,7 @@ import Testing
         positioning.maxSpeed = 100
         positioning.floor = floor
         positioning.estimator = estimator
+        positioning.motion = motion
         let site = SiteConfiguration(
             receivers: AssetTrackerTests.corners,
             assets: [AssetDefinition(id: "cart", tag: .address("AA:00:00:00:00:01"))],
@@ -84,8 +86,8 @@ import Testing
         var offFloor = 0.0
         var total = 0.0
         for k in 0..<grid.count {
-            total += Double(belief.probability[k])
-            if !outline.contains(grid.center(k)) { offFloor += Double(belief.probability[k]) }
+            total += Double(belief.probability(k))
+            if !outline.contains(grid.center(k)) { offFloor += Double(belief.probability(k)) }
         }
         #expect(offFloor == 0 && abs(total - 1) < 1e-3)
     }
@@ -136,5 +138,56 @@ import Testing
         let errorTwo = two.map { Self.distance($0.position, Point(x: 2, y: 3)) } ?? .infinity
         let errorFour = four.map { Self.distance($0.position, Point(x: 2, y: 3)) } ?? .infinity
         #expect(errorTwo < 1 && errorFour > errorTwo + 1, "two: \(errorTwo) m, four: \(errorFour) m")
+    }
+
+    /// Every receiver hears the tag at `p` five times before `t`, all five off by the same
+    /// error of up to ±`noise` dB (shadowing that holds for a second), drawn from a fixed
+    /// pseudo-random sequence.
+    static func shadowedStep(
+        _ tracker: inout AssetTracker, at p: Point, time t: Timestamp, noise: Int, seed: inout UInt64
+    ) {
+        var offsets: [String: Int] = [:]
+        for r in AssetTrackerTests.corners {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            offsets[r.id] = Int(seed >> 33) % (2 * noise + 1) - noise
+        }
+        for k in stride(from: 4, through: 0, by: -1) {
+            for r in AssetTrackerTests.corners {
+                tracker.observe(
+                    asset: 0, receiver: r.id, rssi: AssetTrackerTests.rssi(at: p, from: r) + offsets[r.id]!,
+                    frameRSSIAt1m: nil, at: t - .milliseconds(200 * Int64(k)))
+            }
+        }
+        var events: [Event] = []
+        tracker.tick(at: t, events: &events)
+    }
+
+    @Test func aStopAndGoBeliefKnowsWhenTheTagWalks() throws {
+        var tracker = Self.tracker(motion: .stopAndGo)
+        // 30 s standing at (2, 5), then walking at 1 m/s towards (8, 5)
+        _ = Self.run(&tracker, seconds: 0..<30) { _ in Point(x: 2, y: 5) }
+        let standing = try #require(tracker.states[0].belief).walkingProbability
+        _ = Self.run(&tracker, seconds: 30..<35) { s in Point(x: 2 + Double(s - 29), y: 5) }
+        let walking = try #require(tracker.states[0].belief).walkingProbability
+        #expect(standing < 0.1 && walking > 0.5, "standing \(standing), walking \(walking)")
+    }
+
+    @Test func aStandingTagIsSteadierWhenTheSiteSaysTagsStopAndGo() {
+        // The same noisy readings of a tag standing at (3, 4) for a minute: the stop-and-go
+        // belief averages the whole pause, the continuous one only the last few seconds.
+        func meanError(_ motion: PositioningSettings.Motion) -> Double {
+            var tracker = Self.tracker(motion: motion)
+            var seed: UInt64 = 42
+            var errors: [Double] = []
+            let truth = Point(x: 3, y: 4)
+            for s in 0..<60 {
+                Self.shadowedStep(&tracker, at: truth, time: Self.t0 + .seconds(Int64(s)), noise: 5, seed: &seed)
+                if s >= 20, let fix = tracker.fixes.first?.fix { errors.append(Self.distance(fix.position, truth)) }
+            }
+            return errors.reduce(0, +) / Double(max(errors.count, 1))
+        }
+        let stopAndGo = meanError(.stopAndGo)
+        let continuous = meanError(.continuous)
+        #expect(stopAndGo < 0.8 * continuous, "stop and go \(stopAndGo) m, continuous \(continuous) m")
     }
 }

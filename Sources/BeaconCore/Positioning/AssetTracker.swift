@@ -114,7 +114,7 @@ public struct AssetTracker: Sendable {
         if site.positioning.estimator == .bayes, let outline = floor, !site.receivers.isEmpty {
             grid = PositionGrid(
                 receivers: site.receivers, calibrations: site.receivers.map { calibrations[$0.id] }, floor: outline,
-                tagHeight: site.positioning.tagHeight)
+                tagHeight: site.positioning.tagHeight, motion: MotionModel(site.positioning.motion))
         } else {
             grid = nil
         }

@@ -21,12 +21,18 @@ struct PositionGrid: Sendable {
     let onFloor: [Bool]
     /// Per receiver, per cell: the expected RSSI (dBm) from the path-loss model.
     let expected: [[Float]]
+    /// How the site's tags move between ticks.
+    let motion: MotionModel
 
     var count: Int { nx * ny }
 
     /// - Parameter floor: the floor's outline (`positioning.floor`); cells outside it are
     ///   never believed.
-    init(receivers: [SiteReceiver], calibrations: [ReceiverCalibration?], floor: Polygon, tagHeight: Double?) {
+    init(
+        receivers: [SiteReceiver], calibrations: [ReceiverCalibration?], floor: Polygon, tagHeight: Double?,
+        motion: MotionModel = MotionModel(.continuous)
+    ) {
+        self.motion = motion
         var lo = Point(x: .infinity, y: .infinity)
         var hi = Point(x: -.infinity, y: -.infinity)
         for p in floor.points {
@@ -67,6 +73,29 @@ struct PositionGrid: Sendable {
     }
 }
 
+/// How tags move between ticks: each stands or walks, and switches between the two after a
+/// mean time of `standing` or `walking` seconds; a walking tag covers `speed` m/s in any
+/// direction. Why two modes rather than one blur: a standing tag then keeps its sharp belief
+/// (it averages every packet of its pause) while a walking one can still follow its steps.
+/// Which rates are right depends on the assets, so the site says (`positioning.motion`).
+struct MotionModel: Sendable, Equatable {
+    var standing: Double
+    var walking: Double
+    var speed = 1.2
+
+    init(_ motion: PositioningSettings.Motion) {
+        switch motion {
+        // Moves most seconds: a standing tag walks on with probability 0.7 within a second,
+        // a walking one stops with 0.3 — which is one mode that keeps 30 % of the belief in
+        // place each second and blurs the rest. A robot on its rounds, a forklift, a tag in a
+        // hand; the recorded robot, which never stands, needs this.
+        case .continuous: (standing, walking) = (-1 / log(0.3), -1 / log(0.7))
+        // Stands tens of seconds between walks: carts, shoppers, staff at a shelf.
+        case .stopAndGo: (standing, walking) = (20, 10)
+        }
+    }
+}
+
 /// One tag's belief about where it is: a probability per cell of a `PositionGrid`, moved by a
 /// motion model between ticks and sharpened by what each receiver heard.
 ///
@@ -81,34 +110,50 @@ struct PositionBelief: Sendable {
     /// Noise that averaging packets does not remove (dB): the part of shadowing that holds
     /// for seconds, and calibration error.
     static let persistentSigma: Float = 3
-    /// Chance per second that a tag stands still (the rest of the time it walks).
-    static let stay: Float = 0.3
-    /// Walking speed (m/s) of the motion model.
-    static let walkingSpeed = 1.2
 
-    private(set) var probability: [Float]
+    /// Probability per cell that the tag stands there, and that it walks there.
+    private(set) var still: [Float]
+    private(set) var moving: [Float]
     /// The packets' RSSI variance (dB²), learned from the spread of packets within each tick:
     /// a quiet flat and a busy store differ by a factor of five in it.
     private(set) var packetVariance = Double(PositionBelief.packetSigma * PositionBelief.packetSigma)
 
     init(grid: PositionGrid) {
         let cells = grid.onFloor.filter { $0 }.count
-        probability = grid.onFloor.map { $0 ? 1 / Float(max(cells, 1)) : 0 }
+        let p = grid.onFloor.map { $0 ? 0.5 / Float(max(cells, 1)) : 0 }
+        still = p
+        moving = p
     }
 
-    /// Moves the belief by `dt` seconds of the motion model: stay, or walk a Gaussian step.
+    /// The chance that the tag is in cell `k`, standing or walking.
+    func probability(_ k: Int) -> Float { still[k] + moving[k] }
+
+    /// The chance that the tag is walking.
+    var walkingProbability: Double { Double(moving.reduce(0, +)) }
+
+    /// Moves the belief by `dt` seconds: standing tags may start to walk and walking ones
+    /// stop, at the rates of the motion model; walking mass spreads by a Gaussian step.
     mutating func predict(grid: PositionGrid, dt: Double) {
-        let sigma = Self.walkingSpeed * dt / grid.cell
-        guard sigma > 0.05 else { return }
-        let moved = Self.blur(probability, grid: grid, sigma: sigma)
+        guard dt > 0 else { return }
+        let start = Float(1 - exp(-dt / grid.motion.standing))
+        let stop = Float(1 - exp(-dt / grid.motion.walking))
+        var walking = [Float](repeating: 0, count: grid.count)
+        for k in 0..<grid.count where grid.onFloor[k] {
+            walking[k] = start * still[k] + (1 - stop) * moving[k]
+            still[k] = (1 - start) * still[k] + stop * moving[k]
+        }
+        let sigma = grid.motion.speed * dt / grid.cell
+        moving = sigma > 0.05 ? Self.blur(walking, grid: grid, sigma: sigma) : walking
         var total: Float = 0
-        for k in probability.indices where grid.onFloor[k] {
-            probability[k] = Self.stay * probability[k] + (1 - Self.stay) * moved[k]
-            total += probability[k]
+        for k in 0..<grid.count {
+            if grid.onFloor[k] { total += still[k] + moving[k] } else { moving[k] = 0 }
         }
         // What the blur carried off the floor is not a place the tag can be.
         guard total > 0 else { return }
-        for k in probability.indices { probability[k] /= total }
+        for k in 0..<grid.count {
+            still[k] /= total
+            moving[k] /= total
+        }
     }
 
     /// Folds one receiver's packets of a tick (RSSI sum, sum of squares, count) into the
@@ -141,12 +186,16 @@ struct PositionBelief: Sendable {
         var total: Float = 0
         for k in 0..<grid.count where grid.onFloor[k] {
             // A floor keeps every cell possible: a belief never becomes certain of the wrong place.
-            let p = max(probability[k] * exp(logLikelihood[k] - best), 1e-9)
-            probability[k] = p
-            total += p
+            let l = exp(logLikelihood[k] - best)
+            still[k] = max(still[k] * l, 1e-9)
+            moving[k] = max(moving[k] * l, 1e-9)
+            total += still[k] + moving[k]
         }
         guard total > 0 else { return }
-        for k in 0..<grid.count { probability[k] /= total }
+        for k in 0..<grid.count {
+            still[k] /= total
+            moving[k] /= total
+        }
     }
 
     /// The belief's mean position and its RMS radius around that mean.
@@ -154,8 +203,8 @@ struct PositionBelief: Sendable {
         var sx = 0.0
         var sy = 0.0
         var sxx = 0.0
-        for k in 0..<grid.count where probability[k] > 0 {
-            let p = Double(probability[k])
+        for k in 0..<grid.count where grid.onFloor[k] {
+            let p = Double(probability(k))
             let c = grid.center(k)
             sx += p * c.x
             sy += p * c.y

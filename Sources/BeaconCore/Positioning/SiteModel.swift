@@ -26,6 +26,16 @@ public struct PositioningSettings: Sendable, Equatable {
         case bayes
         case leastSquares = "least_squares"
     }
+    /// How the assets move, for the Bayes locator's motion model (extension
+    /// `positioning.motion`).
+    public var motion = Motion.continuous
+
+    /// `continuous`: may start or stop at any second (robots, forklifts, tags in hands);
+    /// `stop_and_go`: stands for tens of seconds between walks (carts, shoppers, staff).
+    public enum Motion: String, Sendable, CaseIterable {
+        case continuous
+        case stopAndGo = "stop_and_go"
+    }
 
     public init() {}
 }
