@@ -235,6 +235,7 @@ func kolakowski(_ dir: String) {
     var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
     var ours: [Double] = []
     var base: [Double] = []
+    var within = 0
     var next = 0
     for (t, p) in truth {
         while next < sightings.count, sightings[next].time <= t {
@@ -250,13 +251,15 @@ func kolakowski(_ dir: String) {
         }
         ours.append(error(fix.position, p))
         base.append(error(b, p))
+        if error(fix.position, p) <= fix.accuracy { within += 1 }
     }
     let m = percentile(ours, 0.5)
     let bm = percentile(base, 0.5)
     print(
         "kolakowski_flat_2021 (test_robot, \(ours.count) truth samples): beacond median \(f(m)) m, p90 "
             + "\(f(percentile(ours, 0.9))) m, p95 \(f(percentile(ours, 0.95))) m; centroid median \(f(bm)) m, p90 "
-            + "\(f(percentile(base, 0.9))) m; ratio median \(f(m / bm))")
+            + "\(f(percentile(base, 0.9))) m; ratio median \(f(m / bm)); within accuracy_m "
+            + "\(f(Double(within) / Double(max(ours.count, 1)) * 100)) %")
 }
 
 /// 1,000 tags heard by 6 receivers at 10 advertisements/s each: engine time per second of traffic.

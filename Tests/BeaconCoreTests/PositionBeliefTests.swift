@@ -190,4 +190,44 @@ import Testing
         let continuous = meanError(.continuous)
         #expect(stopAndGo < 0.8 * continuous, "stop and go \(stopAndGo) m, continuous \(continuous) m")
     }
+
+    @Test func theLastingErrorFollowsTheReceiversGeometry() {
+        let grid = PositionGrid(
+            receivers: AssetTrackerTests.corners, calibrations: [nil, nil, nil, nil], floor: Polygon(Self.room),
+            tagHeight: nil)
+        // At the centre each receiver is √50 m away along a diagonal, its RSSI changing by
+        // slope = 20/ln 10/√50 dB per metre; four at right angles inform each axis with 2·slope²
+        // per dB², so the RMS error is √(2 / (2·slope²)) = 1/slope metres per dB.
+        let slope = 20 / log(10.0) / 50.0.squareRoot()
+        let exact = 1 / slope
+        let centre = grid.persistentError(at: Point(x: 5, y: 5), receivers: [0, 1, 2, 3], sigma: 1)
+        #expect(abs(centre - exact) < 1e-9, "\(centre) m against \(exact) m")
+        // Twice the dB, twice the metres; two receivers on one side, worse
+        #expect(abs(grid.persistentError(at: Point(x: 5, y: 5), receivers: [0, 1, 2, 3], sigma: 2) - 2 * exact) < 1e-9)
+        #expect(grid.persistentError(at: Point(x: 5, y: 9), receivers: [0, 1], sigma: 1) > 2 * centre)
+        // One receiver cannot place a tag at all: the whole floor
+        #expect(grid.persistentError(at: Point(x: 5, y: 5), receivers: [0], sigma: 1) >= 10)
+    }
+
+    @Test func thePersistentNoiseIsLearnedAndKeptInTheAccuracy() throws {
+        // Noise-free readings: the learned persistent noise falls to its 2 dB floor; readings off
+        // by up to ±5 dB per receiver per second (10 dB²) raise it above the 3 dB it starts at.
+        func standing(noise: Int) -> (variance: Double, accuracy: Double) {
+            var tracker = Self.tracker(motion: .stopAndGo)
+            var seed: UInt64 = 7
+            for s in 0..<120 {
+                Self.shadowedStep(
+                    &tracker, at: Point(x: 5, y: 5), time: Self.t0 + .seconds(Int64(s)), noise: noise, seed: &seed)
+            }
+            return (tracker.states[0].belief?.persistentVariance ?? 0, tracker.fixes.first?.fix?.accuracy ?? 0)
+        }
+        let quiet = standing(noise: 0)
+        let noisy = standing(noise: 5)
+        #expect(quiet.variance == 4 && noisy.variance > 9, "learned \(quiet.variance), \(noisy.variance) dB²")
+        // Two minutes of averaging do not make the accuracy better than half the learned
+        // deviation allows at that spot
+        let grid = try #require(Self.tracker().grid)
+        let bound = grid.persistentError(at: Point(x: 5, y: 5), receivers: [0, 1, 2, 3], sigma: 0.5 * 9.0.squareRoot())
+        #expect(noisy.accuracy >= bound && noisy.accuracy > quiet.accuracy, "\(noisy.accuracy) m, \(quiet.accuracy) m")
+    }
 }
