@@ -230,4 +230,40 @@ import Testing
         let bound = grid.persistentError(at: Point(x: 5, y: 5), receivers: [0, 1, 2, 3], sigma: 0.5 * 9.0.squareRoot())
         #expect(noisy.accuracy >= bound && noisy.accuracy > quiet.accuracy, "\(noisy.accuracy) m, \(quiet.accuracy) m")
     }
+
+    @Test func aDriftingBlurMovesTheMassByTheDrift() {
+        let grid = PositionGrid(
+            receivers: AssetTrackerTests.corners, calibrations: [nil, nil, nil, nil], floor: Polygon(Self.room),
+            tagHeight: nil)
+        var p = [Float](repeating: 0, count: grid.count)
+        let start = grid.cell(containing: Point(x: 3, y: 5))
+        p[start] = 1
+        func mean(_ q: [Float]) -> Point {
+            let total = q.reduce(0, +)
+            var (x, y) = (0.0, 0.0)
+            for k in q.indices {
+                x += Double(q[k] / total) * grid.center(k).x
+                y += Double(q[k] / total) * grid.center(k).y
+            }
+            return Point(x: x, y: y)
+        }
+        let still = mean(PositionBelief.blur(p, grid: grid, sigma: 1))
+        let moved = mean(PositionBelief.blur(p, grid: grid, sigma: 1, drift: (x: 4, y: -2)))
+        #expect(Self.distance(still, grid.center(start)) < 1e-3)
+        #expect(
+            abs(moved.x - still.x - 4 * grid.cell) < 1e-3 && abs(moved.y - still.y + 2 * grid.cell) < 1e-3,
+            "moved to \(moved.x), \(moved.y) from \(still.x), \(still.y)")
+    }
+
+    @Test func aWalkingTagsVelocityIsFollowed() throws {
+        var tracker = Self.tracker(motion: .stopAndGo)
+        // 20 s at (1, 5), then 1 m/s along x
+        _ = Self.run(&tracker, seconds: 0..<28) { s in Point(x: s < 20 ? 1 : 1 + Double(s - 19), y: 5) }
+        let walking = try #require(tracker.states[0].belief).velocity
+        #expect(walking.x > 0.5 && walking.x <= 1.5 && abs(walking.y) < 0.2, "\(walking)")
+        // It stops at (9, 5): the velocity dies away
+        _ = Self.run(&tracker, seconds: 28..<48) { _ in Point(x: 9, y: 5) }
+        let stopped = try #require(tracker.states[0].belief).velocity
+        #expect(abs(stopped.x) < 0.1 && abs(stopped.y) < 0.1, "\(stopped)")
+    }
 }

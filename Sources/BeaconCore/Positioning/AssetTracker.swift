@@ -231,9 +231,11 @@ public struct AssetTracker: Sendable {
         -> (Point, Double)
     {
         var belief: PositionBelief
+        var dt = 0.0
         if let previous = states[a].belief, states[a].beliefLevel == level, let at = states[a].beliefAt {
             belief = previous
-            belief.predict(grid: grid, dt: (t - at).seconds)
+            dt = (t - at).seconds
+            belief.predict(grid: grid, dt: dt)
         } else {
             belief = PositionBelief(grid: grid)
         }
@@ -249,6 +251,7 @@ public struct AssetTracker: Sendable {
         states[a].beliefAt = t
         let (mean, spread) = belief.estimate(grid: grid)
         belief.learnPersistentVariance(grid: grid, at: mean, heard: heard)
+        belief.track(mean, dt: dt, motion: grid.motion)
         states[a].belief = belief
         // The belief treats each tick's persistent error as new, so a standing tag's spread
         // shrinks as if it averaged away; shadowing by shelves and walls does not. Half the

@@ -82,6 +82,24 @@ struct PositionBelief: Sendable {
             max(persistentVariance, Self.persistentRange.lowerBound), Self.persistentRange.upperBound)
     }
 
+    /// The walking tag's velocity (m/s), smoothed from how the estimate moved tick by tick:
+    /// a walking tag keeps its course, so its walking belief drifts ahead by this rather than
+    /// only spreading around where it was — which left walking tags a second or two behind.
+    private(set) var velocity = (x: 0.0, y: 0.0)
+    private var lastEstimate: Point?
+
+    /// Follows the estimate: its move over `dt` seconds, smoothed (a fifth of each tick's) and
+    /// capped at a brisk walk, so that a jump of the estimate does not fling the belief.
+    mutating func track(_ estimate: Point, dt: Double, motion: MotionModel) {
+        defer { lastEstimate = estimate }
+        guard let last = lastEstimate, dt > 0 else { return }
+        velocity.x += 0.2 * ((estimate.x - last.x) / dt - velocity.x)
+        velocity.y += 0.2 * ((estimate.y - last.y) / dt - velocity.y)
+        let speed = (velocity.x * velocity.x + velocity.y * velocity.y).squareRoot()
+        let cap = 1.25 * motion.speed
+        if speed > cap { velocity = (velocity.x * cap / speed, velocity.y * cap / speed) }
+    }
+
     /// The chance that the tag is in cell `k`, standing or walking.
     func probability(_ k: Int) -> Float { still[k] + moving[k] }
 
@@ -100,7 +118,8 @@ struct PositionBelief: Sendable {
             still[k] = (1 - start) * still[k] + stop * moving[k]
         }
         let sigma = grid.motion.speed * dt / grid.cell
-        moving = sigma > 0.05 ? Self.blur(walking, grid: grid, sigma: sigma) : walking
+        let drift = (x: velocity.x * dt / grid.cell, y: velocity.y * dt / grid.cell)
+        moving = sigma > 0.05 ? Self.blur(walking, grid: grid, sigma: sigma, drift: drift) : walking
         var total: Float = 0
         for k in 0..<grid.count {
             if grid.onFloor[k] { total += still[k] + moving[k] } else { moving[k] = 0 }
@@ -171,11 +190,20 @@ struct PositionBelief: Sendable {
         return (Point(x: sx, y: sy), variance.squareRoot())
     }
 
-    /// A separable Gaussian blur that keeps mass inside the grid.
-    static func blur(_ p: [Float], grid: PositionGrid, sigma: Double) -> [Float] {
+    /// A separable Gaussian blur (σ in cells) whose centre moves by `drift` cells, that keeps
+    /// mass inside the grid.
+    static func blur(_ p: [Float], grid: PositionGrid, sigma: Double, drift: (x: Double, y: Double) = (0, 0))
+        -> [Float]
+    {
         // A long silence blurs across the whole floor, not further.
-        let radius = max(1, min(Int((3 * sigma).rounded(.up)), max(grid.nx, grid.ny)))
-        let kernel = (-radius...radius).map { Float(exp(-Double($0 * $0) / (2 * sigma * sigma))) }
+        let reach = 3 * sigma + max(abs(drift.x), abs(drift.y))
+        let radius = max(1, min(Int(reach.rounded(.up)), max(grid.nx, grid.ny)))
+        // Cell i gathers from i + o: mass moving by +drift comes from o = -drift.
+        func kernel(_ shift: Double) -> [Float] {
+            (-radius...radius).map { o in Float(exp(-(Double(o) + shift) * (Double(o) + shift) / (2 * sigma * sigma))) }
+        }
+        let kernelX = kernel(drift.x)
+        let kernelY = kernel(drift.y)
         var rows = [Float](repeating: 0, count: p.count)
         for j in 0..<grid.ny {
             let base = j * grid.nx
@@ -183,7 +211,7 @@ struct PositionBelief: Sendable {
                 var acc: Float = 0
                 var weight: Float = 0
                 for o in max(-radius, -i)...min(radius, grid.nx - 1 - i) {
-                    let w = kernel[o + radius]
+                    let w = kernelX[o + radius]
                     acc += w * p[base + i + o]
                     weight += w
                 }
@@ -196,7 +224,7 @@ struct PositionBelief: Sendable {
                 var acc: Float = 0
                 var weight: Float = 0
                 for o in max(-radius, -j)...min(radius, grid.ny - 1 - j) {
-                    let w = kernel[o + radius]
+                    let w = kernelY[o + radius]
                     acc += w * rows[(j + o) * grid.nx + i]
                     weight += w
                 }
