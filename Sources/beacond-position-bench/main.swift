@@ -10,8 +10,8 @@ import BeaconRuntime
 import Foundation
 import Simulation
 
-/// A site file; `BENCH_MOTION=continuous|stop_and_go` overrides its `positioning.motion`, to
-/// compare the two motion models on every run.
+/// A site file. To compare settings on every run, `BENCH_MOTION=continuous|stop_and_go`
+/// overrides its `positioning.motion` and `BENCH_HYST=<metres>` its `zone_hysteresis`.
 func load(_ path: String) -> Config {
     let text = try! readTextFile(path)
     do {
@@ -19,6 +19,9 @@ func load(_ path: String) -> Config {
         if let name = ProcessInfo.processInfo.environment["BENCH_MOTION"] {
             guard let motion = PositioningSettings.Motion(rawValue: name) else { fatalError("BENCH_MOTION: \(name)?") }
             config.positioning.motion = motion
+        }
+        if let h = ProcessInfo.processInfo.environment["BENCH_HYST"].flatMap(Double.init) {
+            config.positioning.zoneHysteresis = h
         }
         return config
     } catch {
@@ -131,6 +134,11 @@ func zoneScore(
 /// Runs the engine and the baseline over a simulated site; errors sampled every second.
 func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, sigma: Double? = nil, loss: Double? = nil)
 {
+    // BENCH_SEEDS=4,5,6: other traces than the usual, to check that a setting chosen on
+    // seeds 1–3 holds on traces it was not chosen on.
+    let seeds =
+        ProcessInfo.processInfo.environment["BENCH_SEEDS"].map { $0.split(separator: ",").compactMap { UInt64($0) } }
+        ?? seeds
     var ours: [Double] = []
     var movingErr: [Double] = []
     var stillErr: [Double] = []
