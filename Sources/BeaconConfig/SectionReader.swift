@@ -203,7 +203,7 @@ struct SectionReader {
     func readPositioning(_ node: Node, _ p: inout PositioningSettings) {
         let keys = [
             "publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis", "floor",
-            "estimator", "motion",
+            "estimator", "motion", "body_loss_db",
         ]
         guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
         with(f, "publish_interval") { n, path in
@@ -222,6 +222,7 @@ struct SectionReader {
                 p.estimator = PositioningSettings.Estimator(rawValue: v)!
             }
         }
+        with(f, "body_loss_db") { n, path in if let v = reader.double(n, path, 0...30) { p.bodyLossDB = v } }
         with(f, "motion") { n, path in
             if let v = reader.oneOf(n, path, PositioningSettings.Motion.allCases.map(\.rawValue)) {
                 p.motion = PositioningSettings.Motion(rawValue: v)!

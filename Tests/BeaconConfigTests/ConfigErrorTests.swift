@@ -185,5 +185,10 @@ import Testing
         let motion = try? ConfigLoader.load(yaml: "positioning: {motion: stop_and_go}\n", file: "beacond.yaml")
         #expect(motion?.positioning.motion == .stopAndGo)
         #expect((try? ConfigLoader.load(yaml: "", file: "beacond.yaml"))?.positioning.motion == .continuous)
+        #expect(
+            errors("positioning:\n  body_loss_db: -3\n").first?.hasPrefix(
+                "beacond.yaml:2:17: positioning.body_loss_db") == true)
+        let body = try? ConfigLoader.load(yaml: "positioning: {body_loss_db: 4.5}\n", file: "beacond.yaml")
+        #expect(body?.positioning.bodyLossDB == 4.5)
     }
 }

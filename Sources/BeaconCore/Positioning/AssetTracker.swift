@@ -114,7 +114,8 @@ public struct AssetTracker: Sendable {
         if site.positioning.estimator == .bayes, let outline = floor, !site.receivers.isEmpty {
             grid = PositionGrid(
                 receivers: site.receivers, calibrations: site.receivers.map { calibrations[$0.id] }, floor: outline,
-                tagHeight: site.positioning.tagHeight, motion: MotionModel(site.positioning.motion))
+                tagHeight: site.positioning.tagHeight, motion: MotionModel(site.positioning.motion),
+                bodyLoss: site.positioning.bodyLossDB)
         } else {
             grid = nil
         }

@@ -145,6 +145,9 @@ struct PositionBelief: Sendable {
     mutating func update(grid: PositionGrid, heard: [(receiver: Int, meanRSSI: Double, count: Int)]) {
         guard !heard.isEmpty else { return }
         var logLikelihood = [Float](repeating: 0, count: grid.count)
+        // Per receiver heard: what each cell leaves unexplained (dB), and -1/(2 σ²)
+        var residuals: [[Float]] = []
+        var scales: [Float] = []
         // Learned, but kept between 1.5 and 10 dB: a tag heard by few packets says little of it.
         let packet = Float(min(max(packetVariance, 2.25), 100))
         for h in heard {
@@ -152,19 +155,26 @@ struct PositionBelief: Sendable {
             let scale = -0.5 / variance
             let mean = Float(h.meanRSSI)
             let expected = grid.expected[h.receiver]
+            var residual = [Float](repeating: 0, count: grid.count)
             for k in 0..<grid.count {
                 let e = mean - expected[k]
+                residual[k] = e
                 logLikelihood[k] += scale * e * e
             }
+            residuals.append(residual)
+            scales.append(scale)
         }
+        let walking =
+            grid.bodyLoss > 0
+            ? Self.carriedLogLikelihood(grid: grid, receivers: heard.map(\.receiver), residuals, scales)
+            : logLikelihood
         var best = -Float.infinity
-        for k in 0..<grid.count where grid.onFloor[k] { best = max(best, logLikelihood[k]) }
+        for k in 0..<grid.count where grid.onFloor[k] { best = max(best, logLikelihood[k], walking[k]) }
         var total: Float = 0
         for k in 0..<grid.count where grid.onFloor[k] {
             // A floor keeps every cell possible: a belief never becomes certain of the wrong place.
-            let l = exp(logLikelihood[k] - best)
-            still[k] = max(still[k] * l, 1e-9)
-            moving[k] = max(moving[k] * l, 1e-9)
+            still[k] = max(still[k] * exp(logLikelihood[k] - best), 1e-9)
+            moving[k] = max(moving[k] * exp(walking[k] - best), 1e-9)
             total += still[k] + moving[k]
         }
         guard total > 0 else { return }

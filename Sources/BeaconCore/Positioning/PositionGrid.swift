@@ -23,6 +23,11 @@ struct PositionGrid: Sendable {
     let expected: [[Float]]
     /// How the site's tags move between ticks.
     let motion: MotionModel
+    /// dB a carrier's body takes from a receiver right behind them (0: not modelled).
+    let bodyLoss: Float
+    /// Per receiver, per cell: the unit vector from the cell towards the receiver (only
+    /// with a body loss), to tell which receivers a carrier facing some way has behind them.
+    let towards: [(x: [Float], y: [Float])]
     /// Per receiver: where it is, its height above the tags and its path-loss exponent.
     let sources: [(position: Point, dz: Double, exponent: Double)]
 
@@ -32,9 +37,10 @@ struct PositionGrid: Sendable {
     ///   never believed.
     init(
         receivers: [SiteReceiver], calibrations: [ReceiverCalibration?], floor: Polygon, tagHeight: Double?,
-        motion: MotionModel = MotionModel(.continuous)
+        motion: MotionModel = MotionModel(.continuous), bodyLoss: Double = 0
     ) {
         self.motion = motion
+        self.bodyLoss = Float(bodyLoss)
         var lo = Point(x: .infinity, y: .infinity)
         var hi = Point(x: -.infinity, y: -.infinity)
         for p in floor.points {
@@ -63,6 +69,17 @@ struct PositionGrid: Sendable {
                 calibrations[r]?.pathLossExponent ?? 2.0
             )
         }
+        towards =
+            bodyLoss > 0
+            ? receivers.map { receiver in
+                let unit = centers.map { c -> (Float, Float) in
+                    let dx = receiver.position.x - c.x
+                    let dy = receiver.position.y - c.y
+                    let d = max((dx * dx + dy * dy).squareRoot(), 1e-6)
+                    return (Float(dx / d), Float(dy / d))
+                }
+                return (unit.map(\.0), unit.map(\.1))
+            } : []
         expected = receivers.enumerated().map { r, receiver in
             let reference = calibrations[r]?.rssiAt1m ?? AssetTracker.defaultRSSIAt1m
             let exponent = calibrations[r]?.pathLossExponent ?? 2.0

@@ -29,6 +29,10 @@ public struct PositioningSettings: Sendable, Equatable {
     /// How the assets move, for the Bayes locator's motion model (extension
     /// `positioning.motion`).
     public var motion = Motion.continuous
+    /// dB lost to the body of a person carrying the tag, for a receiver right behind them
+    /// (extension `positioning.body_loss_db`; 0: tags not carried by people). The Bayes
+    /// locator then expects walking tags to be heard weaker from behind than from ahead.
+    public var bodyLossDB = 0.0
 
     /// `continuous`: may start or stop at any second (robots, forklifts, tags in hands);
     /// `stop_and_go`: stands for tens of seconds between walks (carts, shoppers, staff).
