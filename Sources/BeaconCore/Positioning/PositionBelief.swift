@@ -35,7 +35,8 @@ struct MotionModel: Sendable, Equatable {
 /// Why not only least squares on smoothed ranges: a fix from 2 s of RSSI forgets everything
 /// older, so a standing tag's position keeps the noise of 2 s while a walking one lags; the
 /// belief keeps all that was heard, weighted by how far the tag could have moved since, and
-/// keeps the floor's outline as a hard constraint. Its spread is an honest accuracy.
+/// keeps the floor's outline as a hard constraint. Its spread, widened by what lasting
+/// shadowing costs at the spot (`AssetTracker.believe`), is the reported accuracy.
 struct PositionBelief: Sendable {
     /// Per-packet RSSI noise (dB) assumed before any has been measured: shadowing and fading
     /// together, as in a busy store.
@@ -52,7 +53,7 @@ struct PositionBelief: Sendable {
     /// a quiet flat and a busy store differ by a factor of five in it.
     private(set) var packetVariance = Double(PositionBelief.packetSigma * PositionBelief.packetSigma)
     /// Noise that averaging a tick's packets does not remove (dB²), learned (see
-    /// `persistentRange`): a flat with nothing moving has little, a busy store 4–5 dB.
+    /// `persistentRange`): a flat with nothing moving has little, a busy store more.
     private(set) var persistentVariance = 9.0
 
     init(grid: PositionGrid) {
@@ -155,13 +156,13 @@ struct PositionBelief: Sendable {
             let scale = -0.5 / variance
             let mean = Float(h.meanRSSI)
             let expected = grid.expected[h.receiver]
-            var residual = [Float](repeating: 0, count: grid.count)
             for k in 0..<grid.count {
                 let e = mean - expected[k]
-                residual[k] = e
                 logLikelihood[k] += scale * e * e
             }
-            residuals.append(residual)
+            // Kept for the carrier's body model only
+            guard grid.bodyLoss > 0 else { continue }
+            residuals.append(expected.map { mean - $0 })
             scales.append(scale)
         }
         let walking =
