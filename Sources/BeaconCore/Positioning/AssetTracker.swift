@@ -235,6 +235,8 @@ public struct AssetTracker: Sendable {
         var dt = 0.0
         if let previous = states[a].belief, states[a].beliefLevel == level, let at = states[a].beliefAt {
             belief = previous
+            // Taken out while it changes, so that its cells are not copied
+            states[a].belief = nil
             dt = (t - at).seconds
             belief.predict(grid: grid, dt: dt)
         } else {
@@ -247,13 +249,12 @@ public struct AssetTracker: Sendable {
             belief.learnPacketVariance(sum: h.sum, squares: h.squares, count: h.count)
         }
         belief.update(grid: grid, heard: heard)
-        states[a].belief = belief
-        states[a].beliefLevel = level
-        states[a].beliefAt = t
         let (mean, spread) = belief.estimate(grid: grid)
         belief.learnPersistentVariance(grid: grid, at: mean, heard: heard)
         belief.track(mean, dt: dt, motion: grid.motion)
         states[a].belief = belief
+        states[a].beliefLevel = level
+        states[a].beliefAt = t
         // The belief treats each tick's persistent error as new, so a standing tag's spread
         // shrinks as if it averaged away; shadowing by shelves and walls does not. Half the
         // learned per-tick deviation is taken to hold for the pause: with it the 1-σ radius

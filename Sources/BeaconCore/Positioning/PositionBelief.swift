@@ -156,13 +156,15 @@ struct PositionBelief: Sendable {
             let scale = -0.5 / variance
             let mean = Float(h.meanRSSI)
             let expected = grid.expected[h.receiver]
+            // Kept for the carrier's body model only
+            var residual = [Float](repeating: 0, count: grid.bodyLoss > 0 ? grid.count : 0)
             for k in 0..<grid.count {
                 let e = mean - expected[k]
                 logLikelihood[k] += scale * e * e
+                if !residual.isEmpty { residual[k] = e }
             }
-            // Kept for the carrier's body model only
             guard grid.bodyLoss > 0 else { continue }
-            residuals.append(expected.map { mean - $0 })
+            residuals.append(residual)
             scales.append(scale)
         }
         let walking =
