@@ -56,6 +56,10 @@ struct PositionBelief: Sendable {
     /// `persistentRange`): a flat with nothing moving has little, a busy store more.
     private(set) var persistentVariance = 9.0
 
+    /// The packet variance as the likelihood uses it: learned, but kept between 1.5 and 10 dB,
+    /// since a tag heard by few packets says little of it.
+    var packetVarianceInUse: Double { min(max(packetVariance, 2.25), 100) }
+
     init(grid: PositionGrid) {
         let cells = grid.onFloor.filter { $0 }.count
         let p = grid.onFloor.map { $0 ? 0.5 / Float(max(cells, 1)) : 0 }
@@ -72,7 +76,7 @@ struct PositionBelief: Sendable {
     ) {
         guard heard.count >= 3 else { return }
         let k = grid.cell(containing: p)
-        let packet = min(max(packetVariance, 2.25), 100)
+        let packet = packetVarianceInUse
         let dof = Double(heard.count) / Double(heard.count - 2)
         for h in heard {
             let e = h.meanRSSI - Double(grid.expected[h.receiver][k])
@@ -149,8 +153,7 @@ struct PositionBelief: Sendable {
         // Per receiver heard: what each cell leaves unexplained (dB), and -1/(2 σ²)
         var residuals: [[Float]] = []
         var scales: [Float] = []
-        // Learned, but kept between 1.5 and 10 dB: a tag heard by few packets says little of it.
-        let packet = Float(min(max(packetVariance, 2.25), 100))
+        let packet = Float(packetVarianceInUse)
         for h in heard {
             let variance = packet / Float(h.count) + Float(persistentVariance)
             let scale = -0.5 / variance

@@ -80,15 +80,13 @@ struct PositionGrid: Sendable {
                 }
                 return (unit.map(\.0), unit.map(\.1))
             } : []
-        expected = receivers.enumerated().map { r, receiver in
-            let reference = calibrations[r]?.rssiAt1m ?? AssetTracker.defaultRSSIAt1m
-            let exponent = calibrations[r]?.pathLossExponent ?? 2.0
-            let dz = receiver.z.flatMap { z in tagHeight.map { z - $0 } } ?? 0
+        expected = zip(sources, calibrations).map { source, calibration in
+            let reference = calibration?.rssiAt1m ?? AssetTracker.defaultRSSIAt1m
             return centers.map { c in
-                let dx = c.x - receiver.position.x
-                let dy = c.y - receiver.position.y
-                let d = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.25)
-                return Float(reference - 10 * exponent * log10(d))
+                let dx = c.x - source.position.x
+                let dy = c.y - source.position.y
+                let d = max((dx * dx + dy * dy + source.dz * source.dz).squareRoot(), 0.25)
+                return Float(reference - 10 * source.exponent * log10(d))
             }
         }
     }
