@@ -36,6 +36,7 @@ extension APIRouter {
                 "counts",
                 .object([
                     ("sightings", .int(counters.sightings)), ("decoded", .int(counters.decode.decoded)),
+                    ("asset_tags", .int(counters.assetTagSightings)),
                     ("beacons", .int(beacons)), ("clients", .int(clients)),
                     ("events", .int(context.publisher.countsByType.values.reduce(0, +))),
                     ("stream_clients", .int(stream.count)),

@@ -27,6 +27,10 @@ extension APIRouter {
         m.sample(
             "beacond_advertisements_dropped_total", ["reason": "no_identity"], Double(counters.framesWithoutIdentity))
         m.counter(
+            "beacond_advertisements_asset_tags_total",
+            "Advertisements of assets' address tags that are no beacon frame, used for positions.",
+            counters.assetTagSightings)
+        m.counter(
             "beacond_advertisements_late_total", "Sightings older than the engine's clock.", counters.lateSightings)
         m.gauge("beacond_beacons", "Beacons currently remembered.", Double(beacons))
         m.family("beacond_events_total", "counter", "Events published, by type.")

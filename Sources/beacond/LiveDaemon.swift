@@ -159,7 +159,7 @@ struct LiveDaemon {
         let c = engine.counters
         log(
             "info: engine.summary sightings=\(c.sightings) decoded=\(c.decode.decoded) beacons=\(engine.beaconCount) "
-                + "not_beacons=\(c.decode.totalNonMatches) without_identity=\(c.framesWithoutIdentity) "
+                + "asset_tags=\(c.assetTagSightings) not_beacons=\(c.decode.totalNonMatches) without_identity=\(c.framesWithoutIdentity) "
                 + "dbus_signals=\(scanner.signalsReceived.load(ordering: .relaxed))")
         log("info: beacond.stopped")
     }

@@ -175,6 +175,21 @@ import Testing
         #expect(engine.counters.framesWithoutIdentity == 1)
         #expect(engine.counters.sightings == 3)
     }
+
+    /// SPEC §1.3: packets of an asset's `beacon: {address}` tag are used, not dropped, even
+    /// with no beacon frame in them; other addresses' stay counted as dropped.
+    @Test func anAssetsAddressTagIsNotCountedAsDropped() {
+        let site = SiteConfiguration(
+            receivers: [SiteReceiver(id: "hci0", position: Point(x: 0, y: 0), level: 0)],
+            assets: [AssetDefinition(id: "badge", tag: .address("AA:00:00:00:00:01"))])
+        var engine = BeaconEngine(configuration: EngineConfiguration(site: site), start: .seconds(0))
+        _ = engine.ingest(Sighting(time: .seconds(1), receiver: "hci0", address: "AA:00:00:00:00:01", rssi: -50))
+        _ = engine.ingest(Sighting(time: .seconds(1), receiver: "hci0", address: "AA:00:00:00:00:01", rssi: -51))
+        _ = engine.ingest(Sighting(time: .seconds(1), receiver: "hci0", address: "BB:00:00:00:00:02", rssi: -50))
+        #expect(engine.counters.assetTagSightings == 2)
+        #expect(engine.counters.decode[.noPayload] == 1)
+        #expect(engine.counters.decode.totalNonMatches == 1)
+    }
 }
 
 extension DecoderTests.Fixture {

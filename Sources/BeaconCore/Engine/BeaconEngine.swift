@@ -115,13 +115,15 @@ public struct BeaconEngine: Sendable {
         var events = advance(to: sighting.time)
         counters.sightings += 1
         if sighting.time < now { counters.lateSightings += 1 }
-        if tracker != nil, let asset = tracker!.asset(address: sighting.address) {
+        let tagged = tracker?.asset(address: sighting.address)
+        if let asset = tagged {
             tracker!.observe(
                 asset: asset, receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: nil, at: now)
         }
         switch BeaconDecoder.decode(sighting) {
         case let .failure(e):
-            counters.decode.count(e.reason)
+            // An asset's `beacon: {address}` tag need not be a beacon: its packets are used, not dropped.
+            if tagged != nil { counters.assetTagSightings += 1 } else { counters.decode.count(e.reason) }
         case let .success(frame):
             counters.decode.decoded += 1
             guard let identity = frame.identity else {
@@ -181,6 +183,9 @@ public struct EngineCounters: Sendable, Equatable {
     public var framesWithoutIdentity = 0
     /// Sightings whose time was behind the engine's clock; processed at the engine's time.
     public var lateSightings = 0
+    /// Sightings of assets' `beacon: {address}` tags with no beacon frame in them: used for
+    /// positions, so not counted among the dropped (which would read as all of them lost).
+    public var assetTagSightings = 0
     public init() {}
 }
 
