@@ -26,6 +26,10 @@ public struct SiteSimulator: Sendable {
         public var asset: String
         public var zone: String
         public var entered: Bool
+
+        public init(time: Timestamp, asset: String, zone: String, entered: Bool) {
+            (self.time, self.asset, self.zone, self.entered) = (time, asset, zone, entered)
+        }
     }
 
     public let settings: SimulationSettings
