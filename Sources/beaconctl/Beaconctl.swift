@@ -98,7 +98,8 @@ struct Status: ParsableCommand {
                 "gateway   \(s["gateway"]?.cell ?? "-")  (beacond \(s["version"]?.cell ?? "-"), up \(s["uptime_s"]?.cell ?? "-") s)",
                 "bluez     \(s["bluez"]?["reachable"]?.boolValue == true ? "reachable" : "NOT reachable")",
                 "sightings \(s["counts"]?["sightings"]?.cell ?? "-") (\(s["rates"]?["sightings_per_s"]?.cell ?? "-")/s), "
-                    + "beacons \(s["counts"]?["beacons"]?.cell ?? "-"), events \(s["counts"]?["events"]?.cell ?? "-")",
+                    + "beacons \(s["counts"]?["beacons"]?.cell ?? "-"), asset tags \(s["counts"]?["asset_tags"]?.cell ?? "-"), "
+                    + "events \(s["counts"]?["events"]?.cell ?? "-")",
                 "outbox    \(s["outbox"]?["pending"]?.cell ?? "-") pending, \(s["outbox"]?["dead_letters"]?.cell ?? "-") dead letters",
             ]
             var adapters = Table("ADAPTER", "PRESENT", "POWERED", "DISCOVERING")
