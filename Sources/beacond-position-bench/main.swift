@@ -126,7 +126,7 @@ func zoneScore(
         let n = wrongDepths.filter { $0 >= bins[b] && $0 < bins[b + 1] }.count
         histogram += " [\(bins[b]),\(bins[b + 1])): \(n)"
     }
-    print("  wrong alerts by true depth on the alert's side:" + histogram)
+    if clear == nil { print("  wrong alerts by true depth on the alert's side:" + histogram) }
     let recall = Double(recallHits) / Double(max(recallTotal, 1)) * 100
     let precision = Double(correct) / Double(max(alerts.count, 1)) * 100
     return
