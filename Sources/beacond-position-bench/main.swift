@@ -142,9 +142,10 @@ func zoneScore(
 /// them still count as right (the tag did cross), so precision is the same in both.
 struct ClearCrossings {
     var margins: [String: (outline: Polygon, margin: Double)]
-    /// Per asset and zone: the last true crossing's index and how far past the edge it went.
-    var open: [String: (index: Int, deepest: Double)] = [:]
+    /// Per asset and zone: the index of its last true crossing.
+    var open: [String: Int] = [:]
     var crossings: [SiteSimulator.TruthTransition] = []
+    /// Per crossing: how far past the edge the tag went before it crossed back.
     var deepest: [Double] = []
 
     init(zones: [String: Polygon], hysteresis: Double) {
@@ -153,15 +154,14 @@ struct ClearCrossings {
 
     mutating func add(_ step: [SiteSimulator.TruthPosition], _ transitions: [SiteSimulator.TruthTransition]) {
         for t in transitions {
-            open["\(t.asset)/\(t.zone)"] = (crossings.count, 0)
+            open["\(t.asset)/\(t.zone)"] = crossings.count
             crossings.append(t)
             deepest.append(0)
         }
         for p in step {
             for (zone, (outline, _)) in margins {
-                guard let (i, far) = open["\(p.asset)/\(zone)"] else { continue }
-                let depth = outline.signedDistance(p.position) * (crossings[i].entered ? 1 : -1)
-                if depth > far { (open["\(p.asset)/\(zone)"], deepest[i]) = ((i, depth), depth) }
+                guard let i = open["\(p.asset)/\(zone)"] else { continue }
+                deepest[i] = max(deepest[i], outline.signedDistance(p.position) * (crossings[i].entered ? 1 : -1))
             }
         }
     }
@@ -214,16 +214,17 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
             guard let p = truthNow[asset], let o = outlines[zone] else { return .nan }
             return o.signedDistance(p)
         }
+        /// Keeps a zone alert with where the tag truly was when it came.
+        func record(_ e: Event) {
+            guard case let .zone(a) = e.payload, a.condition != .dwell else { return }
+            alerts.append(a)
+            alertTimes.append(e.time)
+            alertDepths.append(depth(zone: a.zone, asset: a.asset))
+        }
         while sim.now < end {
             let step = sim.advance()
             for s in step.sightings {
-                for e in engine.ingest(s) {
-                    if case let .zone(a) = e.payload, a.condition != .dwell {
-                        alerts.append(a)
-                        alertTimes.append(e.time)
-                        alertDepths.append(depth(zone: a.zone, asset: a.asset))
-                    }
-                }
+                engine.ingest(s).forEach(record)
                 if let asset = addresses[s.address] {
                     baseline.observe(asset: asset, receiver: s.receiver, rssi: s.rssi, at: s.time)
                 }
@@ -232,13 +233,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
             crossings.add(step.truth, step.transitions)
             transitions += step.transitions
             while nextSample <= sim.now {
-                for e in engine.advance(to: nextSample) {
-                    if case let .zone(a) = e.payload, a.condition != .dwell {
-                        alerts.append(a)
-                        alertTimes.append(e.time)
-                        alertDepths.append(depth(zone: a.zone, asset: a.asset))
-                    }
-                }
+                engine.advance(to: nextSample).forEach(record)
                 for (id, fix, _) in engine.tracker?.fixes ?? [] {
                     guard let fix, let truth = truthNow[id], let b = baseline.estimate(asset: id, at: nextSample) else {
                         continue
