@@ -66,12 +66,16 @@ public struct APIContext: Sendable {
     public var clock: @Sendable () -> Timestamp
     /// Remote sightings: handed to the engine like the local adapters' batches.
     public var ingest: @Sendable ([Sighting]) -> Void
+    /// The daemon's log (the journal, and `errors` for warnings).
+    public var log: @Sendable (String) -> Void
+    /// Relays already warned about, so that one posting every second logs once, not always.
+    let skewWarnings = SkewWarnings()
 
     public init(
         configuration: @escaping @Sendable () -> Config, version: String, started: Timestamp, engine: LiveEngine,
         store: StateStore?, publisher: EventPublisher, runtime: @escaping @Sendable () -> RuntimeStatus,
         errors: RecentErrors, clock: @escaping @Sendable () -> Timestamp,
-        ingest: @escaping @Sendable ([Sighting]) -> Void
+        ingest: @escaping @Sendable ([Sighting]) -> Void, log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.version = version
@@ -83,5 +87,22 @@ public struct APIContext: Sendable {
         self.errors = errors
         self.clock = clock
         self.ingest = ingest
+        self.log = log
+    }
+}
+
+/// When each remote receiver was last warned about its clock: a relay whose clock is off
+/// is worth a warning every ten minutes while it lasts, not one per request.
+final class SkewWarnings: Sendable {
+    private let lastWarned = Mutex<[String: Timestamp]>([:])
+    static let interval = TimeSpan.seconds(600)
+
+    /// True when `receiver` has not been warned about in the last ten minutes (and now has).
+    func due(_ receiver: String, at now: Timestamp) -> Bool {
+        lastWarned.withLock { warned in
+            if let last = warned[receiver], now - last < Self.interval { return false }
+            warned[receiver] = now
+            return true
+        }
     }
 }

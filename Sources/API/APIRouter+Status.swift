@@ -36,7 +36,8 @@ extension APIRouter {
                 "counts",
                 .object([
                     ("sightings", .int(counters.sightings)), ("decoded", .int(counters.decode.decoded)),
-                    ("asset_tags", .int(counters.assetTagSightings)),
+                    ("asset_tags", .int(counters.assetTagSightings)), ("late", .int(counters.lateSightings)),
+                    ("clock_ahead", .int(counters.clockAheadSightings)),
                     ("beacons", .int(beacons)), ("clients", .int(clients)),
                     ("events", .int(context.publisher.countsByType.values.reduce(0, +))),
                     ("stream_clients", .int(stream.count)),

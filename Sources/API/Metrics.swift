@@ -32,6 +32,10 @@ extension APIRouter {
             counters.assetTagSightings)
         m.counter(
             "beacond_advertisements_late_total", "Sightings older than the engine's clock.", counters.lateSightings)
+        m.counter(
+            "beacond_advertisements_clock_ahead_total",
+            "Sightings stamped later than this gateway's clock (a relay's clock runs fast), taken at its time.",
+            counters.clockAheadSightings)
         m.gauge("beacond_beacons", "Beacons currently remembered.", Double(beacons))
         m.family("beacond_events_total", "counter", "Events published, by type.")
         for (type, count) in context.publisher.countsByType.sorted(by: { $0.key < $1.key }) {

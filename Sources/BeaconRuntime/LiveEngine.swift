@@ -84,7 +84,7 @@ public final class LiveEngine: @unchecked Sendable {
         for input in inputs {
             switch input {
             case let .sightings(batch):
-                for sighting in batch { events += engine.ingest(sighting) }
+                for sighting in batch { events += engine.ingest(sighting, notAfter: now) }
                 sightingsIngested.add(batch.count, ordering: .relaxed)
             case let .external(event):
                 events += engine.advance(to: event.time)

@@ -93,7 +93,7 @@ struct LiveDaemon {
                 status.dbusSignals = scanner.signalsReceived.load(ordering: .relaxed)
                 status.dbusReconnects = scanner.reconnects.load(ordering: .relaxed)
                 return status
-            }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) })
+            }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, log: log)
         let router = APIRouter(context: context, stream: hub)
         let server = HTTPServer(settings: HTTPServer.Settings(socketPath: config.api.socket), handler: router.handle)
         hub.attach(server)

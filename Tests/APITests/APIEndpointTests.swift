@@ -162,6 +162,47 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A relay whose clock runs an hour fast must not move this gateway's clock: that would
+    /// fire every exit timer at once (a storm of false exits, then enters again) and stamp
+    /// events an hour ahead. Its records are taken at the gateway's time, counted, and the
+    /// relay is told how far ahead it is.
+    @Test func aRelayWhoseClockRunsAheadDoesNotMoveTheGatewaysClock() throws {
+        let d = try APIDaemon(extra: Self.site, monitoring: "enter_sightings: 1, exit_timeout: 30s")
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 7)])
+        _ = try d.waitForHistory("the regions' first state") { events in
+            events.filter { $0["type"] as? String == "beacond.region.state" }.count == 2
+        }
+        let answer = try d.client.request(
+            "POST", "/v1/sightings", body: APIDaemon.sighting(major: 8, receiver: "relay-7", clockAhead: 3600) + "\n")
+        #expect(answer.status == 202 && answer.object["accepted"] as? Int == 1)
+        let ahead = answer.object["clock_ahead_s"] as? Double ?? 0
+        #expect(ahead > 3590 && ahead < 3610, "the relay is told its clock is an hour ahead: \(answer.body)")
+        let deadline = Date().addingTimeInterval(10)
+        var counts: [String: Any] = [:]
+        while Date() < deadline {
+            counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any] ?? [:]
+            if counts["sightings"] as? Int == 2 { break }
+            usleep(20_000)
+        }
+        #expect(counts["sightings"] as? Int == 2 && counts["clock_ahead"] as? Int == 1)
+        // Still inside: no exit fired, and no event is stamped in the relay's future
+        let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.allSatisfy { $0["state"] as? String == "inside" } == true)
+        let events = try d.history()
+        #expect(!events.contains { $0["type"] as? String == "beacond.region.exit" })
+        let latest = Date().addingTimeInterval(60)
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        #expect(events.allSatisfy { (format.date(from: $0["time"] as? String ?? "") ?? .distantFuture) < latest })
+        let metrics = try d.client.request("GET", "/metrics").body
+        #expect(metrics.contains("beacond_advertisements_clock_ahead_total 1"))
+        let status = try d.client.request("GET", "/v1/status").object
+        let warnings = status["last_errors"] as? [String] ?? []
+        #expect(warnings.contains { $0.contains("relay-7") && $0.contains("ahead") }, "\(warnings)")
+        #expect(d.stop() == 0)
+    }
+
     @Test func alarmsCanBeSwitchedOffAtRuntime() throws {
         let d = try APIDaemon(extra: Self.site)
         try d.start()

@@ -57,6 +57,19 @@ import Testing
         #expect(s.lines() == ["71 region.exit app/store last_seen=41 duration=0s"])
     }
 
+    @Test func aSightingFromARelaysFastClockIsTakenAtTheDaemonsTime() {
+        // Given a region inside, last heard at 41 s, and the daemon's clock at 50 s
+        var s = insideRegion()
+        // When a relay whose clock is an hour fast reports the beacon
+        s.events += s.engine.ingest(Fixture.sighting(3650), notAfter: Fixture.at(50))
+        // Then nothing fires: taken at its own time it would have exited at 71 s
+        #expect(s.lines() == [])
+        #expect(s.engine.counters.clockAheadSightings == 1 && s.engine.now == Fixture.at(50))
+        // and it counts as heard at 50 s: the exit is 30 s after that
+        s.advance(to: 500)
+        #expect(s.lines() == ["80 region.exit app/store last_seen=50 duration=9s"])
+    }
+
     @Test func afterAnExitTheNextVisitEntersAgain() {
         var s = insideRegion()
         s.advance(to: 100)

@@ -61,10 +61,13 @@ public final class APIDaemon: @unchecked Sendable {
     }
 
     /// A sighting record line for an iBeacon, at the current time.
-    public static func sighting(major: Int, minor: Int = 1, rssi: Int = -60, receiver: String = "hci0") -> String {
+    /// A sighting record stamped now, or `clockAhead` seconds later (a relay whose clock runs fast).
+    public static func sighting(
+        major: Int, minor: Int = 1, rssi: Int = -60, receiver: String = "hci0", clockAhead: Double = 0
+    ) -> String {
         let hex = uuid.replacingOccurrences(of: "-", with: "").lowercased()
         let payload = "0215" + hex + String(format: "%04x%04x", major, minor) + "c5"
-        let t = String(format: "%.3f", Date().timeIntervalSince1970)
+        let t = String(format: "%.3f", Date().timeIntervalSince1970 + clockAhead)
         return
             "{\"t\":\(t),\"receiver\":\"\(receiver)\",\"address\":\"C3:11:22:33:44:\(String(format: "%02X", major % 256))\","
             + "\"rssi\":\(rssi),\"manufacturer_data\":{\"76\":\"\(payload)\"}}"
