@@ -40,6 +40,12 @@ public final class LiveEngine: @unchecked Sendable {
     public var onTurn: (@Sendable (Timestamp) -> Void)?
     /// The longest the loop waits with nothing to do (shorter under a fast watchdog).
     public var maxIdleWait = TimeSpan.seconds(1)
+    /// Time since boot (`CLOCK_BOOTTIME`), which a setting of the wall clock does not move:
+    /// with it a step of `clock` shifts the engine instead of passing as time. Set before `run()`.
+    public var elapsed: (@Sendable () -> TimeSpan)?
+    /// Told of every step of the wall clock the engine was shifted by (for the log).
+    public var onClockStep: (@Sendable (TimeSpan) -> Void)?
+    private var steps = ClockStepDetector()
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
     private let publish: @Sendable ([Event]) -> Void
@@ -74,8 +80,14 @@ public final class LiveEngine: @unchecked Sendable {
     }
 
     /// Handles queued inputs, then fires every timer due by `now`. One turn of `run()`,
-    /// exposed so the logic can be driven with explicit times.
-    public func turn(now: Timestamp) {
+    /// exposed so the logic can be driven with explicit times. With `elapsed` (time since
+    /// boot, read with `now`), a step of the wall clock since the last turn shifts the engine
+    /// first (`BeaconEngine.shiftClock`).
+    public func turn(now: Timestamp, elapsed: TimeSpan? = nil) {
+        if let elapsed, let step = steps.step(wall: now, elapsed: elapsed) {
+            engine.shiftClock(by: step)
+            onClockStep?(step)
+        }
         let inputs = queue.withLock { pending -> [Input] in
             defer { pending.removeAll(keepingCapacity: true) }
             return pending
@@ -117,7 +129,7 @@ public final class LiveEngine: @unchecked Sendable {
             let wait = engine.nextDeadline.map { max(0, ($0 - now).nanoseconds) } ?? idle
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(wait, idle))))
             let started = clock()
-            turn(now: started)
+            turn(now: started, elapsed: elapsed?())
             let took = clock() - started
             timingState.withLock {
                 $0.turns += 1
@@ -126,7 +138,7 @@ public final class LiveEngine: @unchecked Sendable {
             }
             onTurn?(started + took)
         }
-        turn(now: clock())
+        turn(now: clock(), elapsed: elapsed?())
         persist?(engine.snapshot())
         finished.store(true, ordering: .relaxed)
         // Anyone still waiting in perform() gets an answer.

@@ -35,6 +35,13 @@ extension LiveDaemon {
             for (alarm, active) in try store.loadAlarmFlags() { engine.setAlarm(alarm, active: active) }
             let (snapshots, skipped) = try store.loadRegions()
             let restored = snapshots.filter { engine.restore($0) }.count
+            let ahead = snapshots.filter { $0.lastSeen > engine.now }.count
+            if ahead > 0 {
+                log(
+                    "warning: state.saved_ahead_of_clock regions=\(ahead) "
+                        + "next=this clock is behind the one that saved them (no battery-backed clock?); "
+                        + "their last sightings are taken as now")
+            }
             log(
                 "info: state.restored regions=\(restored) redefined_or_gone=\(snapshots.count - restored) "
                     + "unreadable=\(skipped) api_changes=\(overrides.count)")

@@ -115,6 +115,12 @@ struct LiveDaemon {
 
         // Set before the engine's thread starts.
         engine.onTurn = watchdogAndStatus(engine: engine, store: store, adapters: adapters)
+        engine.elapsed = BootClock.elapsed
+        engine.onClockStep = { step in
+            log(
+                "warning: clock.step by_s=\(Int(step.seconds.rounded())) "
+                    + "next=not taken as time passing: region, dwell and asset timers moved with the clock")
+        }
         if let interval = notifier.watchdogInterval {
             engine.maxIdleWait = .milliseconds(max(10, min(1000, Int64(interval * 500))))
         }
@@ -201,8 +207,17 @@ struct LiveDaemon {
 }
 
 /// `CLOCK_REALTIME` as a `Timestamp`: the production clock. Event times are wall-clock
-/// times; timer waits are computed from differences, so a small step of the clock moves
-/// deadlines with it rather than firing everything at once.
+/// times; a step of this clock is told from time passing by `BootClock` and shifted out of
+/// the engine (`LiveEngine.elapsed`), so it fires no timer.
+/// Time since boot, suspend included (`CLOCK_BOOTTIME`): setting the wall clock does not move it.
+enum BootClock {
+    @Sendable static func elapsed() -> TimeSpan {
+        var ts = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &ts)
+        return TimeSpan(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
+    }
+}
+
 enum WallClock {
     @Sendable static func now() -> Timestamp {
         var ts = timespec()

@@ -38,6 +38,20 @@ import Testing
         #expect(low.failed(at: t0, jitter: 0) - t0 == .milliseconds(500), "success resets the backoff")
     }
 
+    @Test func aClockSetBackHoldsNeitherARetryNorABatch() {
+        var s = DeliverySchedule(maxEvents: 50, maxDelay: .seconds(1), maxAge: .hours(24))
+        let t = Timestamp.seconds(1_000_000)
+        s.failed(at: t, jitter: 0)
+        #expect(s.decide(pending: 3, oldest: t, now: t) == .wait(until: t + .milliseconds(500)))
+        // The wall clock is set an hour back: the retry goes now, not in an hour
+        let back = t - .hours(1)
+        #expect(s.decide(pending: 3, oldest: t, now: back) == .send(count: 3))
+        // and a batch enqueued before the step leaves now, not an hour after its max_delay
+        s.succeeded()
+        #expect(s.decide(pending: 3, oldest: t, now: back) == .send(count: 3))
+        #expect(s.decide(pending: 3, oldest: t, now: t) == .wait(until: t + .seconds(1)))
+    }
+
     @Test func eventsOlderThanMaxAgeExpire() {
         #expect(schedule.expiryCutoff(now: t0 + .hours(25)) == t0 + .hours(1))
     }

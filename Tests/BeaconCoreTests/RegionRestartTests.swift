@@ -41,6 +41,15 @@ import Testing
         #expect(s.lines() == ["130 region.exit app/store last_seen=100 duration=59s"])
     }
 
+    @Test func aClockBehindTheSavedStateExitsAfterTheTimeoutNotWhenItCatchesUp() {
+        // Given the beacon last seen at 100 s, and the daemon back on a clock an hour behind
+        // (no battery-backed clock: it booted at the time it last saved, before the visit)
+        var s = restarted(at: -3500, from: snapshotAfterAVisit())
+        // When the beacon is gone: the exit is exit_timeout after the restart, not at 130 s
+        s.advance(to: -3000)
+        #expect(s.lines() == ["-3470 region.exit app/store last_seen=-3500 duration=0s"])
+    }
+
     @Test func aRedefinedRegionStartsAfresh() {
         let snapshot = snapshotAfterAVisit()
         var engine = Fixture.engine([Fixture.region("store", major: 42)], start: 110)

@@ -11,8 +11,9 @@
 public struct BeaconEngine: Sendable {
     public internal(set) var settings: MonitoringSettings
     /// The engine's clock: the latest time it was given. It never goes backwards; a late
-    /// sighting (a remote receiver's clock behind ours) is processed at this time.
-    public private(set) var now: Timestamp
+    /// sighting (a remote receiver's clock behind ours) is processed at this time. Only a step
+    /// of the wall clock moves it back, with everything else the engine holds (`shiftClock`).
+    public internal(set) var now: Timestamp
     public private(set) var counters = EngineCounters()
 
     /// Region state machines by slot. A removed region's slot keeps its stale value until it

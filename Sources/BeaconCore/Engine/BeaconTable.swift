@@ -18,6 +18,17 @@ struct BeaconRecord: Sendable {
     var asset: Int32?
 }
 
+extension BeaconRecord {
+    /// Moves every time it holds with a step of the wall clock (`BeaconEngine.shiftClock`).
+    mutating func shift(by d: TimeSpan) {
+        lastSeen = lastSeen + d
+        for i in readings.indices {
+            readings[i].lastSeen = readings[i].lastSeen + d
+            readings[i].filter.shift(by: d)
+        }
+    }
+}
+
 /// A region a beacon matches, with its ranging flag copied out so that a sighting does not
 /// have to read (and copy) the region to know whether to record the beacon for ranging.
 struct RegionMatch: Sendable {

@@ -19,6 +19,11 @@ struct TimerHeap: Sendable {
     var count: Int { entries.count }
     var earliest: Timestamp? { entries.first?.due }
 
+    /// Moves every deadline by `d`: the order stays as it was.
+    mutating func shift(by d: TimeSpan) {
+        for i in entries.indices { entries[i].due = entries[i].due + d }
+    }
+
     mutating func push(_ e: Entry) {
         entries.append(e)
         var i = entries.count - 1

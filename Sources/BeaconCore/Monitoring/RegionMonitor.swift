@@ -19,7 +19,7 @@ struct RegionMonitor: Sendable {
     private var recentCount: Int32 = 0
     private var recentHead: Int32 = 0
     /// When monitoring started: the unknown state resolves to outside `exitTimeout` after it.
-    let startedAt: Timestamp
+    private(set) var startedAt: Timestamp
     /// Times of the latest qualifying sightings while not inside (a ring of `enterSightings`).
     private var recent: [Timestamp]
     /// The region's dwell alerts, ascending.
@@ -34,6 +34,15 @@ struct RegionMonitor: Sendable {
     }
 
     var dwellsFired: Int { Int(nextDwellIndex) }
+
+    /// Moves every time it holds with a step of the wall clock (`BeaconEngine.shiftClock`).
+    mutating func shift(by d: TimeSpan) {
+        lastSeen = lastSeen + d
+        enteredAt = enteredAt + d
+        armedAt = armedAt.map { $0 + d }
+        startedAt = startedAt + d
+        for i in recent.indices { recent[i] = recent[i] + d }
+    }
 
     /// Takes back a state saved before a restart. Dwell alerts already fired stay fired.
     mutating func restore(state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp, dwellsFired: Int) {

@@ -45,13 +45,19 @@ extension BeaconEngine {
     /// Puts a saved state back onto the client's region of the same id and definition.
     /// Returns false (and changes nothing) when there is no such region or it was redefined.
     /// An `unknown` snapshot restores nothing: the region determines its state afresh.
+    ///
+    /// Times saved later than the engine's clock mean this gateway's clock is behind the one
+    /// that saved them (a boot without a battery-backed clock, hours behind after a power
+    /// cut): they are taken as now. Kept as they are, the exit of a region whose beacons left
+    /// would wait for the clock to reach the saved time, and a later step of the clock to the
+    /// right time (`shiftClock`) would push it back by the whole step.
     @discardableResult
     public mutating func restore(_ snapshot: RegionSnapshot) -> Bool {
         guard let slot = clients[snapshot.client]?.slots[snapshot.spec.id], regionInfo[Int(slot)].spec == snapshot.spec
         else { return false }
         guard snapshot.state != .unknown else { return true }
         regions[Int(slot)].restore(
-            state: snapshot.state, lastSeen: snapshot.lastSeen, enteredAt: snapshot.enteredAt,
+            state: snapshot.state, lastSeen: min(snapshot.lastSeen, now), enteredAt: min(snapshot.enteredAt, now),
             dwellsFired: snapshot.dwellsFired)
         arm(slot)
         return true

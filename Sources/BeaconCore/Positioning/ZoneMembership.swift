@@ -11,6 +11,8 @@ struct ZoneMembership: Sendable, Equatable {
 
     init(at t: Timestamp) { since = t }
 
+    mutating func shift(by d: TimeSpan) { since = since + d }
+
     /// Applies a signed depth (positive inside); returns true when the state changed.
     mutating func update(depth: Double, margin: Double, at t: Timestamp) -> Bool {
         let changed = inside ? depth < -margin : depth > margin

@@ -7,6 +7,9 @@
 ///   scaled by a jitter factor in [0.5, 1.0] so that many gateways recovering together do
 ///   not hit a receiver in lockstep.
 /// - Expiry: events enqueued more than `maxAge` ago are dead letters, not retries.
+/// - A wall clock set back (NTP correcting a clock that ran ahead) holds nothing: a retry or a
+///   batch due further ahead than any backoff or `maxDelay` could put it goes now, rather
+///   than when the clock catches up.
 public struct DeliverySchedule: Sendable, Equatable {
     public var maxEvents: Int
     public var maxDelay: TimeSpan
@@ -37,10 +40,10 @@ public struct DeliverySchedule: Sendable, Equatable {
     /// What to do at `now` with `pending` events waiting, the oldest enqueued at `oldest`.
     public func decide(pending: Int, oldest: Timestamp?, now: Timestamp) -> Decision {
         guard pending > 0, let oldest else { return .idle }
-        if let retryAt, now < retryAt { return .wait(until: retryAt) }
+        if let retryAt, now < retryAt, retryAt - now <= Self.longestRetry { return .wait(until: retryAt) }
         if pending >= maxEvents || retryAt != nil { return .send(count: min(pending, maxEvents)) }
         let due = oldest + maxDelay
-        return now >= due ? .send(count: pending) : .wait(until: due)
+        return now >= due || due - now > maxDelay ? .send(count: pending) : .wait(until: due)
     }
 
     /// Events enqueued before this time are expired.

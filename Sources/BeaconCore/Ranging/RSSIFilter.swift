@@ -46,6 +46,9 @@ public struct RSSIFilter: Sendable, Equatable {
         tau = Float(timeConstant)
     }
 
+    /// Moves the filter's clock with a step of the wall clock (`BeaconEngine.shiftClock`).
+    mutating func shift(by d: TimeSpan) { last = last + d }
+
     public static func == (a: RSSIFilter, b: RSSIFilter) -> Bool {
         a.estimate == b.estimate && a.last == b.last && a.count == b.count
     }
