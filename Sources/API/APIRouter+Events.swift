@@ -74,7 +74,9 @@ extension APIRouter {
     /// and the relay's operator is told in the answer and, every ten minutes, in the log.
     func clockAhead(_ sightings: [Sighting]) -> Double? {
         let now = context.clock()
-        guard let latest = sightings.max(by: { $0.time < $1.time }), (latest.time - now).seconds > 1 else {
+        guard let latest = sightings.max(by: { $0.time < $1.time }),
+            latest.time - now > BeaconEngine.clockAheadTolerance
+        else {
             return nil
         }
         let ahead = (latest.time - now).seconds

@@ -34,7 +34,7 @@ extension APIRouter {
             "beacond_advertisements_late_total", "Sightings older than the engine's clock.", counters.lateSightings)
         m.counter(
             "beacond_advertisements_clock_ahead_total",
-            "Sightings stamped later than this gateway's clock (a relay's clock runs fast), taken at its time.",
+            "Sightings stamped over a second later than this gateway's clock (a relay's clock runs fast), taken at its time.",
             counters.clockAheadSightings)
         m.gauge("beacond_beacons", "Beacons currently remembered.", Double(beacons))
         m.family("beacond_events_total", "counter", "Events published, by type.")

@@ -36,10 +36,12 @@ public final class APIDaemon: @unchecked Sendable {
     }
 
     /// Starts the daemon and waits until its socket answers.
-    public func start(environment extra: [String: String] = [:], waitForSocket: Bool = true) throws {
+    public func start(environment extra: [String: String] = [:], launcher: String? = nil, waitForSocket: Bool = true)
+        throws
+    {
         var environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus", "PATH": "/usr/bin:/bin"]
         environment.merge(extra) { _, b in b }
-        daemon = try RunningDaemon(arguments: ["--config", configPath], environment: environment)
+        daemon = try RunningDaemon(arguments: ["--config", configPath], environment: environment, launcher: launcher)
         guard waitForSocket else { return }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {

@@ -106,9 +106,18 @@ public final class RunningDaemon: @unchecked Sendable {
     private let stdoutLines = LineCollector()
     private let stderrLines = LineCollector()
 
-    public init(arguments: [String], environment: [String: String], executable: String = "beacond") throws {
-        process.executableURL = Executables.built(executable)
-        process.arguments = arguments
+    /// `launcher`: a program that execs the daemon (`/usr/bin/env`), for preloaded libraries
+    /// that must initialise in a process before ours.
+    public init(
+        arguments: [String], environment: [String: String], executable: String = "beacond", launcher: String? = nil
+    ) throws {
+        if let launcher {
+            process.executableURL = URL(fileURLWithPath: launcher)
+            process.arguments = [Executables.built(executable).path] + arguments
+        } else {
+            process.executableURL = Executables.built(executable)
+            process.arguments = arguments
+        }
         process.environment = environment
         process.currentDirectoryURL = Executables.packageRoot
         let out = Pipe()

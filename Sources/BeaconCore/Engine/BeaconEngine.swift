@@ -113,16 +113,21 @@ public struct BeaconEngine: Sendable {
 
     /// Processes one sighting at its own time (after the timers due before it).
     /// Live input, where the daemon's clock is the truth: a sighting stamped later than
-    /// `latest` (a relay whose clock runs fast) is taken at `latest` and counted. Taken at its
-    /// own time it would move the engine's clock ahead, fire every exit and dwell timer due
-    /// before it at once, and stamp what follows in the relay's future.
+    /// `latest` (a relay whose clock runs fast) is taken at `latest`, and counted when it is
+    /// over `clockAheadTolerance` ahead. Taken at its own time it would move the engine's clock
+    /// ahead, fire every exit and dwell timer due before it at once, and stamp what follows in
+    /// the relay's future.
     public mutating func ingest(_ sighting: Sighting, notAfter latest: Timestamp) -> [Event] {
         guard sighting.time > latest else { return ingest(sighting) }
+        if sighting.time - latest > Self.clockAheadTolerance { counters.clockAheadSightings += 1 }
         var taken = sighting
         taken.time = latest
-        counters.clockAheadSightings += 1
         return ingest(taken)
     }
+
+    /// Relays' clocks synchronised by NTP agree to milliseconds, and records are stamped to
+    /// the millisecond: only a larger lead is a clock to fix.
+    public static let clockAheadTolerance = TimeSpan.seconds(1)
 
     public mutating func ingest(_ sighting: Sighting) -> [Event] {
         var events = advance(to: sighting.time)
@@ -196,8 +201,8 @@ public struct EngineCounters: Sendable, Equatable {
     public var framesWithoutIdentity = 0
     /// Sightings whose time was behind the engine's clock; processed at the engine's time.
     public var lateSightings = 0
-    /// Live sightings stamped later than the daemon's clock (a relay's clock runs fast):
-    /// processed at the daemon's time.
+    /// Live sightings stamped over a second later than the daemon's clock (a relay's clock
+    /// runs fast): processed at the daemon's time.
     public var clockAheadSightings = 0
     /// Sightings of assets' `beacon: {address}` tags with no beacon frame in them: used for
     /// positions, so not counted among the dropped (which would read as all of them lost).
