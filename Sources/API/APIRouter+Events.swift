@@ -56,7 +56,7 @@ extension APIRouter {
         var members: [(String, JSONValue)] = [
             ("accepted", .int(accepted.count)), ("rejected", .int(rejectedCount)), ("errors", .array(rejected)),
         ]
-        if let ahead = clockAhead(accepted) { members.append(("clock_ahead_s", .round(ahead, places: 10))) }
+        members += relayClockReport(accepted)
         let result: JSONValue = .object(members)
         // 422 when nothing was usable, so a relay with a broken encoder notices at once.
         if accepted.isEmpty && rejectedCount > 0, case let .object(first)? = rejected.first {
@@ -67,25 +67,6 @@ extension APIRouter {
                 "none of \(rejectedCount) lines was a sighting record; line \(line): \(reason)")
         }
         return Reply.json(result, status: 202)
-    }
-
-    /// How far ahead of this gateway's clock the batch's latest record is, when over a
-    /// second: the engine takes such records at its own time (`BeaconEngine.ingest(_:notAfter:)`),
-    /// and the relay's operator is told in the answer and, every ten minutes, in the log.
-    func clockAhead(_ sightings: [Sighting]) -> Double? {
-        let now = context.clock()
-        guard let latest = sightings.max(by: { $0.time < $1.time }),
-            latest.time - now > BeaconEngine.clockAheadTolerance
-        else {
-            return nil
-        }
-        let ahead = (latest.time - now).seconds
-        if context.skewWarnings.due(latest.receiver, at: now) {
-            context.log(
-                "warning: sightings.clock_ahead receiver=\(latest.receiver) ahead_s=\(Int(ahead.rounded())) "
-                    + "next=taken at this gateway's time; set the relay's clock (NTP)")
-        }
-        return ahead
     }
 
     static func json(_ worker: WebhookWorker, depths: [StateStore.OutboxDepth]) -> JSONValue {

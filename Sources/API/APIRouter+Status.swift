@@ -37,6 +37,7 @@ extension APIRouter {
                 .object([
                     ("sightings", .int(counters.sightings)), ("decoded", .int(counters.decode.decoded)),
                     ("asset_tags", .int(counters.assetTagSightings)), ("late", .int(counters.lateSightings)),
+                    ("stale", .int(counters.staleSightings)),
                     ("clock_ahead", .int(counters.clockAheadSightings)),
                     ("beacons", .int(beacons)), ("clients", .int(clients)),
                     ("events", .int(context.publisher.countsByType.values.reduce(0, +))),

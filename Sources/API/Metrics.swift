@@ -33,6 +33,10 @@ extension APIRouter {
         m.counter(
             "beacond_advertisements_late_total", "Sightings older than the engine's clock.", counters.lateSightings)
         m.counter(
+            "beacond_advertisements_stale_total",
+            "Sightings older than exit_timeout when they arrived (a relay's backlog or clock behind): dropped.",
+            counters.staleSightings)
+        m.counter(
             "beacond_advertisements_clock_ahead_total",
             "Sightings stamped over a second later than this gateway's clock (a relay's clock runs fast), taken at its time.",
             counters.clockAheadSightings)

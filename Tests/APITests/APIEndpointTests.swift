@@ -203,6 +203,32 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A relay uploading what it buffered while offline: records older than exit_timeout are
+    /// history, not presence, and must not enter a region now; the relay is told.
+    @Test func aRelaysBacklogEntersNoRegion() throws {
+        let d = try APIDaemon(extra: Self.site, monitoring: "enter_sightings: 1, exit_timeout: 30s")
+        try d.start()
+        let backlog = [APIDaemon.sighting(major: 7, receiver: "relay-7", clockAhead: -3600)]
+        let answer = try d.client.request("POST", "/v1/sightings", body: backlog.joined(separator: "\n") + "\n")
+        #expect(answer.status == 202 && answer.object["accepted"] as? Int == 1)
+        #expect(answer.object["stale"] as? Int == 1, "\(answer.body)")
+        let deadline = Date().addingTimeInterval(10)
+        var counts: [String: Any] = [:]
+        while Date() < deadline {
+            counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any] ?? [:]
+            if counts["sightings"] as? Int == 1 { break }
+            usleep(20_000)
+        }
+        #expect(counts["stale"] as? Int == 1 && counts["beacons"] as? Int == 0)
+        let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.allSatisfy { $0["state"] as? String != "inside" } == true)
+        let status = try d.client.request("GET", "/v1/status").object
+        let warnings = status["last_errors"] as? [String] ?? []
+        #expect(warnings.contains { $0.contains("sightings.stale receiver=relay-7") }, "\(warnings)")
+        #expect(try d.client.request("GET", "/metrics").body.contains("beacond_advertisements_stale_total 1"))
+        #expect(d.stop() == 0)
+    }
+
     @Test func alarmsCanBeSwitchedOffAtRuntime() throws {
         let d = try APIDaemon(extra: Self.site)
         try d.start()

@@ -26,6 +26,24 @@ import Testing
         #expect(s.lines() == ["45 region.enter app/store 42/7 -60"])
     }
 
+    @Test func aSightingOlderThanExitTimeoutIsHistoryNotPresence() {
+        // Given a region outside and the engine's clock at 100 s
+        var s = outsideRegion()
+        s.advance(to: 100)
+        // When a relay uploads two sightings it buffered at 40 and 45 s (55 s late)
+        s.see(Fixture.sighting(40))
+        s.see(Fixture.sighting(45))
+        // Then no enter: the beacon may have left a minute ago; they are counted as stale
+        #expect(s.lines() == [])
+        #expect(s.engine.counters.staleSightings == 2 && s.engine.counters.lateSightings == 0)
+        // while one a few seconds late is taken, at the engine's time, and with the next
+        // sighting enters
+        s.see(Fixture.sighting(96))
+        s.see(Fixture.sighting(101))
+        #expect(s.lines() == ["101 region.enter app/store 42/7 -60"])
+        #expect(s.engine.counters.lateSightings == 1)
+    }
+
     @Test func sightingsFartherApartThanTheWindowDoNotEnter() {
         var s = outsideRegion()
         for t in stride(from: 40.0, through: 70, by: 5.5) { s.see(Fixture.sighting(t)) }

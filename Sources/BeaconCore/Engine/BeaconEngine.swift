@@ -132,7 +132,15 @@ public struct BeaconEngine: Sendable {
     public mutating func ingest(_ sighting: Sighting) -> [Event] {
         var events = advance(to: sighting.time)
         counters.sightings += 1
-        if sighting.time < now { counters.lateSightings += 1 }
+        if sighting.time < now {
+            // Older than exit_timeout it is history, not presence: taken now, it would enter a
+            // region whose beacon left long ago (a relay uploading what it buffered offline).
+            if now - sighting.time > settings.exitTimeout {
+                counters.staleSightings += 1
+                return events
+            }
+            counters.lateSightings += 1
+        }
         let tagged = tracker?.asset(address: sighting.address)
         if let asset = tagged {
             tracker!.observe(
@@ -201,6 +209,8 @@ public struct EngineCounters: Sendable, Equatable {
     public var framesWithoutIdentity = 0
     /// Sightings whose time was behind the engine's clock; processed at the engine's time.
     public var lateSightings = 0
+    /// Sightings older than `exit_timeout` by the engine's clock: dropped, as history.
+    public var staleSightings = 0
     /// Live sightings stamped over a second later than the daemon's clock (a relay's clock
     /// runs fast): processed at the daemon's time.
     public var clockAheadSightings = 0
