@@ -10,9 +10,12 @@ extension APIRouter {
     func status() -> HTTPReply {
         let now = context.clock()
         let engineView = context.engine.perform { engine, _ in
-            ((engine.counters, engine.beaconCount, engine.clientIDs.count), [])
+            (
+                (engine.counters, engine.beaconCount, engine.clientIDs.count, engine.tracker?.unplacedReceivers ?? [:]),
+                []
+            )
         }
-        guard let (counters, beacons, clients) = engineView else { return Reply.engineBusy }
+        guard let (counters, beacons, clients, unplaced) = engineView else { return Reply.engineBusy }
         let runtime = context.runtime()
         let depths = (try? context.store?.outboxDepths()) ?? []
         let uptime = now - context.started
@@ -55,6 +58,10 @@ extension APIRouter {
             ("webhooks", .array(context.webhooks.map { Self.json($0, depths: depths) })),
             ("state_store", context.store.map { .string($0.path) } ?? .null),
             ("last_errors", .array(context.errors.all.map { .string($0) })),
+            (
+                "unplaced_receivers",
+                .object(unplaced.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
+            ),
         ]
         return Reply.json(.object(members))
     }

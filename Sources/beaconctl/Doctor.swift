@@ -194,6 +194,7 @@ struct Doctor: ParsableCommand {
                 : Check(
                     name: "advertisements", verdict: .warn, detail: "none heard yet",
                     fix: "are beacons powered and in range? is bluetooth.min_rssi too high?"))
+        checks += siteChecks(s)
         for hook in s["webhooks"]?.items ?? [] {
             let id = hook["id"]?.cell ?? "?"
             switch hook["state"]?.stringValue {
@@ -214,6 +215,39 @@ struct Doctor: ParsableCommand {
                 checks.append(
                     Check(name: "webhook \(id)", verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered"))
             }
+        }
+        return checks
+    }
+}
+
+extension Doctor {
+    /// Asset positions and relays: receivers that hear assets but have no position, and
+    /// relays whose records arrive stamped ahead of this gateway or too old to use. Shown only
+    /// when there is something to say: neither is a check every gateway needs.
+    func siteChecks(_ s: JSONValue) -> [Check] {
+        var checks: [Check] = []
+        if case let .object(unplaced)? = s["unplaced_receivers"], !unplaced.isEmpty {
+            checks.append(
+                Check(
+                    name: "receivers", verdict: .warn,
+                    detail: "assets heard by receivers with no position, not used for positions: "
+                        + unplaced.map { "\($0.0) (\($0.1.cell) sightings)" }.joined(separator: ", "),
+                    fix: "add them to receivers: with their position (the id must be the adapter's name or the "
+                        + "relay's \"receiver\"), then systemctl reload beacond"))
+        }
+        let ahead = s["counts"]?["clock_ahead"]?.numberValue ?? 0
+        let stale = s["counts"]?["stale"]?.numberValue ?? 0
+        if ahead > 0 || stale > 0 {
+            let warnings = (s["last_errors"]?.items ?? []).map(\.cell).filter {
+                $0.contains("sightings.clock_ahead") || $0.contains("sightings.stale")
+            }
+            checks.append(
+                Check(
+                    name: "relay clocks", verdict: .warn,
+                    detail: "\(Int(ahead)) sightings stamped ahead of this gateway, \(Int(stale)) too old to use"
+                        + (warnings.last.map { "; \($0)" } ?? ""),
+                    fix: "set the relays' clocks by NTP (timedatectl set-ntp true); a relay that buffers while "
+                        + "offline should not send what is older than monitoring.exit_timeout"))
         }
         return checks
     }

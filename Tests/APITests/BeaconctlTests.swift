@@ -80,6 +80,36 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// The usual reasons positions never come, named by doctor: a relay (or an adapter) whose
+    /// receiver id is not in `receivers:`, and a relay whose records are too old to use.
+    @Test func doctorNamesReceiversWithNoPositionAndRelaysOutOfTime() throws {
+        let d = try APIDaemon(extra: AssetAPITests.site)
+        try d.start()
+        let pallet = AssetAPITests.sightings()
+        // r1 is configured; "gw-9" relays the pallet under an id the config does not know
+        try d.post([pallet[0], pallet[1].replacingOccurrences(of: "\"r2\"", with: "\"gw-9\"")])
+        try d.post([APIDaemon.sighting(major: 7, receiver: "gw-9", clockAhead: -3600)])
+        let deadline = Date().addingTimeInterval(10)
+        var status: [String: Any] = [:]
+        while Date() < deadline {
+            status = try d.client.request("GET", "/v1/status").object
+            if (status["counts"] as? [String: Any])?["sightings"] as? Int == 3 { break }
+            usleep(20_000)
+        }
+        #expect(status["unplaced_receivers"] as? [String: Int] == ["gw-9": 1])
+        let doctor = try ctl(d, ["doctor", "--config", d.configPath])
+        #expect(
+            doctor.stdout.contains(
+                "[WARN] receivers: assets heard by receivers with no position, not used for positions: gw-9 (1 sightings)"
+            ),
+            "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("fix: add them to receivers: with their position"))
+        #expect(
+            doctor.stdout.contains("[WARN] relay clocks: 0 sightings stamped ahead of this gateway, 1 too old to use"))
+        #expect(doctor.stdout.contains("sightings.stale receiver=gw-9"))
+        #expect(d.stop() == 0)
+    }
+
     @Test func followResumesAcrossADaemonRestartWithoutGapsOrRepeats() throws {
         let d = try APIDaemon(extra: EventStreamTests.site)
         try d.start()

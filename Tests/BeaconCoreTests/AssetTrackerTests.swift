@@ -69,6 +69,21 @@ import Testing
         events.compactMap { if case let .zone(a) = $0.payload { return a } else { return nil } }
     }
 
+    @Test func receiversWithNoPositionAreCountedNotUsed() {
+        var tracker = AssetTracker(
+            site: Self.site(alarms: []), calibrations: Self.calibrations, lostAfter: .seconds(30), start: Self.t0)
+        tracker.observe(asset: 0, receiver: "gw-9", rssi: -60, frameRSSIAt1m: nil, at: Self.t0)
+        tracker.observe(asset: 0, receiver: "gw-9", rssi: -61, frameRSSIAt1m: nil, at: Self.t0)
+        #expect(tracker.unplacedReceivers == ["gw-9": 2])
+        #expect(tracker.fixes[0].lastHeard == nil, "not heard by any receiver it can use")
+        // Garbage names from a broken relay cannot grow it without bound
+        for i in 0..<100 {
+            tracker.observe(asset: 0, receiver: "junk-\(i)", rssi: -60, frameRSSIAt1m: nil, at: Self.t0)
+        }
+        #expect(tracker.unplacedReceivers.count == AssetTracker.unplacedLimit)
+        #expect(tracker.unplacedReceivers["gw-9"] == 2)
+    }
+
     @Test func positionsFollowTheAssetAndNameItsZones() throws {
         var tracker = AssetTracker(
             site: Self.site(alarms: []), calibrations: Self.calibrations, lostAfter: .seconds(30), start: Self.t0)

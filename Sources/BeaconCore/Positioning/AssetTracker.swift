@@ -33,6 +33,13 @@ public struct AssetTracker: Sendable {
     let grid: PositionGrid?
     /// Time after which an asset not heard at all has left every zone.
     var lostAfter: TimeSpan
+    /// Receivers that heard an asset but have no position in `receivers:`, with how many of
+    /// its sightings each (at most `unplacedLimit` names). Their readings cannot place
+    /// anything, and a receiver id that differs between a relay (or an adapter) and the
+    /// configuration is the usual reason positions never come: `/v1/status` and
+    /// `beaconctl doctor` name them.
+    public private(set) var unplacedReceivers: [String: Int] = [:]
+    static let unplacedLimit = 16
 
     /// Seconds: the RSSI filter's time constant for positions, shorter than ranging's 3 s
     /// because tags move (at walking pace a 3 s lag is 3 m behind); measured best on the
@@ -138,9 +145,15 @@ public struct AssetTracker: Sendable {
         assets.firstIndex { $0.tag.matches(identity) }
     }
 
-    /// A reading of asset `asset` by a receiver. Receivers without a known position are ignored.
+    /// A reading of asset `asset` by a receiver. Receivers without a known position are
+    /// counted (`unplacedReceivers`), not used.
     public mutating func observe(asset: Int, receiver: String, rssi: Int, frameRSSIAt1m: Int?, at t: Timestamp) {
-        guard let r = receiverIndex[receiver] else { return }
+        guard let r = receiverIndex[receiver] else {
+            if unplacedReceivers[receiver] != nil || unplacedReceivers.count < Self.unplacedLimit {
+                unplacedReceivers[receiver, default: 0] += 1
+            }
+            return
+        }
         states[asset].lastHeard = t
         if grid != nil { states[asset].heard[r, default: PacketSums()].add(rssi) }
         if var reading = states[asset].readings[r] {
