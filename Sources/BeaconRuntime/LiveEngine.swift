@@ -49,19 +49,21 @@ public final class LiveEngine: @unchecked Sendable {
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
     private let publish: @Sendable ([Event]) -> Void
-    private let persist: (@Sendable ([RegionSnapshot]) -> Void)?
+    private let persist: (@Sendable (EngineSnapshot) -> Void)?
     private var lastPersisted: Timestamp?
-    /// Region states are saved at least this often (last-seen times move on every sighting),
-    /// and at once after any region event (an enter must not be forgotten by a crash).
+    /// Region states and assets' zones are saved at least this often (last-seen times move on
+    /// every sighting), and at once after any region or zone event (an enter must not be
+    /// forgotten by a crash).
     public static let persistInterval = TimeSpan.seconds(5)
 
     /// - Parameters:
     ///   - clock: the daemon's clock (`CLOCK_REALTIME` in production).
     ///   - publish: receives every event batch, in order, on the engine's thread.
-    ///   - persist: receives every region's state to save, on the engine's thread.
+    ///   - persist: receives every region's state and every asset's zones to save, on the
+    ///     engine's thread.
     public init(
         engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp,
-        publish: @escaping @Sendable ([Event]) -> Void, persist: (@Sendable ([RegionSnapshot]) -> Void)? = nil
+        publish: @escaping @Sendable ([Event]) -> Void, persist: (@Sendable (EngineSnapshot) -> Void)? = nil
     ) {
         self.engine = engine
         self.clock = clock
@@ -109,14 +111,14 @@ public final class LiveEngine: @unchecked Sendable {
         events += engine.advance(to: now)
         if !events.isEmpty { publish(events) }
         guard let persist else { return }
-        let regionChanged = events.contains {
+        let stateChanged = events.contains {
             switch $0.payload {
-            case .regionState, .regionEnter, .regionExit, .regionDwell: return true
-            case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition, .zone: return false
+            case .regionState, .regionEnter, .regionExit, .regionDwell, .zone: return true
+            case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition: return false
             }
         }
-        if regionChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
-            persist(engine.snapshot())
+        if stateChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
+            persist(engine.savedState())
             lastPersisted = now
         }
     }
@@ -139,7 +141,7 @@ public final class LiveEngine: @unchecked Sendable {
             onTurn?(started + took)
         }
         turn(now: clock(), elapsed: elapsed?())
-        persist?(engine.snapshot())
+        persist?(engine.savedState())
         finished.store(true, ordering: .relaxed)
         // Anyone still waiting in perform() gets an answer.
         let late = queue.withLock { pending -> [Input] in

@@ -21,6 +21,7 @@ public final class StateStore: Sendable {
     public let historyLimit: Int
     /// What `saveRegions` last wrote (nil: nothing yet this run, so the first save replaces all).
     let savedRegions = Mutex<[RegionKey: RegionSnapshot]?>(nil)
+    let savedAssets = Mutex<[String: AssetSnapshot]?>(nil)
 
     public init(directory: String, historyLimit: Int = 100_000) throws {
         try Self.makeDirectories(directory)
@@ -71,6 +72,7 @@ public final class StateStore: Sendable {
         // Expiry (max_age) finds old rows without scanning a dead webhook's whole backlog.
         .init("v3-outbox-age", "CREATE INDEX outbox_by_age ON outbox (webhook, enqueued_ns)"),
         .init("v4-alarm-flags", "CREATE TABLE alarm_flag (alarm TEXT PRIMARY KEY, active BOOLEAN NOT NULL)"),
+        .init("v5-asset-state", "CREATE TABLE asset_state (asset TEXT PRIMARY KEY, snapshot TEXT NOT NULL)"),
     ]
 }
 

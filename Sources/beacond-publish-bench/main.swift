@@ -116,7 +116,7 @@ func latency() throws {
         engine: BeaconEngine(
             configuration: EngineConfiguration(monitoring: settings, clients: clients, receivers: [:]), start: now()),
         clock: now, publish: publisher.publish,
-        persist: { try? store.saveRegions($0) })
+        persist: { try? store.saveRegions($0.regions) })
     Thread { engine.run() }.start()
     Thread { hook.run() }.start()
     var submitted: [String: Timestamp] = [:]

@@ -35,6 +35,8 @@ extension LiveDaemon {
             for (alarm, active) in try store.loadAlarmFlags() { engine.setAlarm(alarm, active: active) }
             let (snapshots, skipped) = try store.loadRegions()
             let restored = snapshots.filter { engine.restore($0) }.count
+            let (assets, skippedAssets) = try store.loadAssets()
+            let restoredAssets = assets.filter { engine.restore($0) }.count
             let ahead = snapshots.filter { $0.lastSeen > engine.now }.count
             if ahead > 0 {
                 log(
@@ -44,7 +46,8 @@ extension LiveDaemon {
             }
             log(
                 "info: state.restored regions=\(restored) redefined_or_gone=\(snapshots.count - restored) "
-                    + "unreadable=\(skipped) api_changes=\(overrides.count)")
+                    + "unreadable=\(skipped) api_changes=\(overrides.count) assets_in_zones=\(restoredAssets) "
+                    + "assets_not_restored=\(assets.count - restoredAssets + skippedAssets)")
         } catch {
             log("warning: state.unreadable error=\(error) next=regions start unknown")
         }

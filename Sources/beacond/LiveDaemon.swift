@@ -53,11 +53,12 @@ struct LiveDaemon {
             log: log)
         let engine = LiveEngine(
             engine: core, clock: WallClock.now, publish: publisher.publish,
-            persist: { snapshots in
+            persist: { state in
                 do {
-                    try store?.saveRegions(snapshots)
+                    try store?.saveRegions(state.regions)
+                    try store?.saveAssets(state.assets)
                 } catch {
-                    log("error: state.write_failed error=\(error) next=region states are not kept")
+                    log("error: state.write_failed error=\(error) next=region and zone states are not kept")
                 }
             })
         let adapters = AdapterStates()

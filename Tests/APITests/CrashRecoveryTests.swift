@@ -53,4 +53,36 @@ import Testing
         #expect(regions?.allSatisfy { $0["state"] as? String == "inside" } == true)
         #expect(d.stop() == 0)
     }
+
+    /// An asset parked in a zone through a `kill -9`: its zone membership was saved with the
+    /// enter, so the restarted daemon raises no second `zone.enter` for it.
+    @Test func aCrashDoublesNoZoneEnter() throws {
+        let d = try APIDaemon(extra: AssetAPITests.site)
+        try d.start()
+        func postUntil(_ what: String, _ done: ([[String: Any]]) -> Bool) throws -> [[String: Any]] {
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                try d.post(AssetAPITests.sightings())
+                let events = try d.history()
+                if done(events) { return events }
+                usleep(200_000)
+            }
+            throw TestFailure("timed out waiting for \(what)")
+        }
+        let before = try postUntil("the zone.enter") {
+            $0.contains { $0["type"] as? String == "beacond.zone.enter" }
+        }.count
+        d.crash()
+        try d.start()
+        // The pallet is still at the dock: positions come again, and no enter with them
+        let history = try postUntil("three positions after the restart") { events in
+            events.dropFirst(before).filter { $0["type"] as? String == "beacond.asset.position" }.count >= 3
+        }
+        #expect(history.filter { $0["type"] as? String == "beacond.zone.enter" }.count == 1)
+        let asset = try d.client.request("GET", "/v1/assets/pallet-9").object
+        #expect(asset["zones"] as? [String] == ["dock"])
+        let logs = d.daemon?.logs ?? []
+        #expect(logs.contains { $0.contains("assets_in_zones=1") }, "\(logs)")
+        #expect(d.stop() == 0)
+    }
 }

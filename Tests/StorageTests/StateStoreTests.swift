@@ -29,6 +29,28 @@ import Testing
         #expect(try StateStore(directory: dir).loadRegions().snapshots == Array(snapshots.prefix(1)))
     }
 
+    @Test func assetsZoneMembershipsRoundTripThroughTheFile() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let snapshots = [
+            AssetSnapshot(
+                asset: "cart-17", lastHeard: Timestamp(nanoseconds: 1_763_805_600_123_456_789),
+                position: Point(x: 2.25, y: -0.5), level: 1,
+                zones: [
+                    .init(
+                        zone: "stockroom", shape: "polygon 1: 0.0 0.0, 6.0 0.0, 6.0 3.0",
+                        since: Timestamp(nanoseconds: 5),
+                        dwellFired: ["long-stay", "out-of-hours"]),
+                    .init(zone: "door", shape: "near hci1 2.0", since: Timestamp(nanoseconds: 7), dwellFired: []),
+                ])
+        ]
+        try StateStore(directory: dir).saveAssets(snapshots)
+        let loaded = try StateStore(directory: dir).loadAssets()
+        #expect(loaded.snapshots == snapshots && loaded.skipped == 0)
+        // An asset that left every zone is removed
+        try StateStore(directory: dir).saveAssets([])
+        #expect(try StateStore(directory: dir).loadAssets().snapshots.isEmpty)
+    }
+
     @Test func eventHistoryKeepsTheNewestAndPagesAfterAnId() throws {
         let store = try StateStore(directory: try Executables.temporaryDirectory().path, historyLimit: 5)
         let events = (1...8).map {

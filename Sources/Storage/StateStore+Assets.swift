@@ -1,0 +1,76 @@
+import BeaconCore
+import Synchronization
+
+/// Assets' zone memberships (`AssetSnapshot`): one row per asset inside some zone, its
+/// snapshot as JSON (times as decimal nanoseconds, which a JSON number cannot hold exactly).
+extension StateStore {
+    /// Makes the saved memberships equal to these; only rows that changed are written.
+    public func saveAssets(_ snapshots: [AssetSnapshot]) throws {
+        let current = Dictionary(snapshots.map { ($0.asset, $0) }, uniquingKeysWith: { $1 })
+        try savedAssets.withLock { saved in
+            let previous = saved ?? [:]
+            let changed = snapshots.filter { previous[$0.asset] != $0 }
+            let removed = previous.keys.filter { current[$0] == nil }
+            guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return }
+            try db.write { (db) throws(SQLiteError) in
+                if saved == nil { try db.execute("DELETE FROM asset_state") }
+                let upsert = try db.prepare("INSERT OR REPLACE INTO asset_state (asset, snapshot) VALUES (?, ?)")
+                for s in changed { try upsert.execute([s.asset, Self.json(s).serialized]) }
+                let delete = try db.prepare("DELETE FROM asset_state WHERE asset = ?")
+                for asset in removed { try delete.execute([asset]) }
+            }
+            saved = current
+        }
+    }
+
+    /// The saved memberships; rows that no longer parse are skipped (and counted).
+    public func loadAssets() throws -> (snapshots: [AssetSnapshot], skipped: Int) {
+        try db.read { (db) throws(SQLiteError) in
+            let rows = try db.rows("SELECT asset, snapshot FROM asset_state ORDER BY rowid") { row in
+                Self.assetSnapshot(asset: row.string(0), text: row.string(1))
+            }
+            let snapshots = rows.compactMap { $0 }
+            return (snapshots, rows.count - snapshots.count)
+        }
+    }
+
+    static func json(_ s: AssetSnapshot) -> JSONValue {
+        .object([
+            ("last_heard_ns", .string(String(s.lastHeard.nanoseconds))), ("x", .number(s.position.x)),
+            ("y", .number(s.position.y)), ("level", .number(Double(s.level))),
+            (
+                "zones",
+                .array(
+                    s.zones.map { m in
+                        .object([
+                            ("zone", .string(m.zone)), ("shape", .string(m.shape)),
+                            ("since_ns", .string(String(m.since.nanoseconds))),
+                            ("dwell_fired", .array(m.dwellFired.map { .string($0) })),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    static func assetSnapshot(asset: String, text: String) -> AssetSnapshot? {
+        guard let json = try? JSONParser.parse(text),
+            let heard = json["last_heard_ns"]?.stringValue.flatMap(Int64.init),
+            let x = json["x"]?.numberValue, let y = json["y"]?.numberValue, let level = json["level"]?.numberValue,
+            case let .array(zones)? = json["zones"]
+        else { return nil }
+        var memberships: [AssetSnapshot.Membership] = []
+        for z in zones {
+            guard let zone = z["zone"]?.stringValue, let shape = z["shape"]?.stringValue,
+                let since = z["since_ns"]?.stringValue.flatMap(Int64.init)
+            else { return nil }
+            guard case let .array(fired)? = z["dwell_fired"] else { return nil }
+            memberships.append(
+                .init(
+                    zone: zone, shape: shape, since: Timestamp(nanoseconds: since),
+                    dwellFired: fired.compactMap(\.stringValue)))
+        }
+        return AssetSnapshot(
+            asset: asset, lastHeard: Timestamp(nanoseconds: heard), position: Point(x: x, y: y), level: Int(level),
+            zones: memberships)
+    }
+}
