@@ -71,7 +71,8 @@ let package = Package(
             name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Publishing", "Storage"]),
         // Positioning benchmark: error against truth and a centroid baseline, zone alerts, cost.
         .executableTarget(
-            name: "beacond-position-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation"]),
+            name: "beacond-position-bench",
+            dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation", "Storage"]),
         // D-Bus ingest benchmark: a fast bluetoothd stand-in, and beacond's scanner + engine as a receiver.
         .executableTarget(
             name: "bluez-emitter", dependencies: ["CDBus", "BlueZ"], swiftSettings: [.swiftLanguageMode(.v5)]),

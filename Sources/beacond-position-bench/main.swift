@@ -9,6 +9,7 @@ import BeaconCore
 import BeaconRuntime
 import Foundation
 import Simulation
+import Storage
 
 /// A site file. To compare settings on every run, `BENCH_MOTION=continuous|stop_and_go`
 /// overrides its `positioning.motion` and `BENCH_HYST=<metres>` its `zone_hysteresis`.
@@ -333,6 +334,13 @@ func scale() {
     var count = 0
     var events = 0
     let seconds = 30
+    // The live daemon's saves (LiveEngine.persistInterval): region states and assets' zones
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-scale-\(getpid())")
+    let store = try! StateStore(directory: directory.path)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var saves: [Double] = []
+    var inZones = 0
+    var nextSave = start + .seconds(5)
     while sim.now < start + .seconds(Int64(seconds)) {
         let step = sim.advance()
         let t0 = DispatchTime.now().uptimeNanoseconds
@@ -340,11 +348,23 @@ func scale() {
         events += engine.advance(to: sim.now).count
         busy += Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         count += step.sightings.count
+        if sim.now >= nextSave {
+            nextSave = nextSave + .seconds(5)
+            let s0 = DispatchTime.now().uptimeNanoseconds
+            let state = engine.savedState()
+            try! store.saveRegions(state.regions)
+            try! store.saveAssets(state.assets)
+            saves.append(Double(DispatchTime.now().uptimeNanoseconds - s0) / 1e6)
+            inZones = state.assets.count
+        }
     }
     print(
         "scale: 1,000 tags x 6 receivers x 10 adv/s for \(seconds) s of traffic = \(count) sightings, \(events) events; "
             + "engine busy \(f(busy)) s = \(f(busy / Double(seconds) * 100)) % of one core "
             + "(\(Int(Double(count) / busy)) sightings/s)")
+    print(
+        "  state saves every 5 s: \(inZones) assets in zones, "
+            + saves.map { f($0) }.joined(separator: " / ") + " ms per save (the first writes every row)")
 }
 
 let what = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "all"
