@@ -37,7 +37,7 @@ extension StateStore {
     static func json(_ s: AssetSnapshot) -> JSONValue {
         .object([
             ("last_heard_ns", .string(String(s.lastHeard.nanoseconds))), ("x", .number(s.position.x)),
-            ("y", .number(s.position.y)), ("level", .number(Double(s.level))),
+            ("y", .number(s.position.y)), ("level", .number(Double(s.level))), ("accuracy_m", .number(s.accuracy)),
             (
                 "zones",
                 .array(
@@ -56,6 +56,7 @@ extension StateStore {
         guard let json = try? JSONParser.parse(text),
             let heard = json["last_heard_ns"]?.stringValue.flatMap(Int64.init),
             let x = json["x"]?.numberValue, let y = json["y"]?.numberValue, let level = json["level"]?.numberValue,
+            let accuracy = json["accuracy_m"]?.numberValue,
             case let .array(zones)? = json["zones"]
         else { return nil }
         var memberships: [AssetSnapshot.Membership] = []
@@ -71,6 +72,6 @@ extension StateStore {
         }
         return AssetSnapshot(
             asset: asset, lastHeard: Timestamp(nanoseconds: heard), position: Point(x: x, y: y), level: Int(level),
-            zones: memberships)
+            accuracy: accuracy, zones: memberships)
     }
 }

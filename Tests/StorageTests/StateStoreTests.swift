@@ -34,7 +34,7 @@ import Testing
         let snapshots = [
             AssetSnapshot(
                 asset: "cart-17", lastHeard: Timestamp(nanoseconds: 1_763_805_600_123_456_789),
-                position: Point(x: 2.25, y: -0.5), level: 1,
+                position: Point(x: 2.25, y: -0.5), level: 1, accuracy: 1.75,
                 zones: [
                     .init(
                         zone: "stockroom", shape: "polygon 1: 0.0 0.0, 6.0 0.0, 6.0 3.0",

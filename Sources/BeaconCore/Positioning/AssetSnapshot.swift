@@ -26,13 +26,17 @@ public struct AssetSnapshot: Sendable, Equatable {
     /// The last estimate: where a `zone.exit` for an asset that stays silent says it was.
     public var position: Point
     public var level: Int
+    public var accuracy: Double
     public var zones: [Membership]
 
-    public init(asset: String, lastHeard: Timestamp, position: Point, level: Int, zones: [Membership]) {
+    public init(
+        asset: String, lastHeard: Timestamp, position: Point, level: Int, accuracy: Double, zones: [Membership]
+    ) {
         self.asset = asset
         self.lastHeard = lastHeard
         self.position = position
         self.level = level
+        self.accuracy = accuracy
         self.zones = zones
     }
 }
@@ -59,6 +63,7 @@ extension AssetTracker {
             }
             return AssetSnapshot(
                 asset: assets[a].id, lastHeard: heard, position: estimate.position, level: estimate.level,
+                accuracy: estimate.accuracy,
                 zones: inside.map { z in
                     AssetSnapshot.Membership(
                         zone: zones[z].id, shape: definition.zones[z].signature, since: states[a].zones[z].since,
@@ -88,7 +93,7 @@ extension AssetTracker {
         let heard = min(snapshot.lastHeard, now)
         states[a].lastHeard = heard
         states[a].estimate = AssetFix(
-            asset: snapshot.asset, position: snapshot.position, level: snapshot.level, accuracy: 0,
+            asset: snapshot.asset, position: snapshot.position, level: snapshot.level, accuracy: snapshot.accuracy,
             zones: zones.map(\.id).filter(names.contains), receivers: [])
         states[a].estimatedAt = heard
         return true
