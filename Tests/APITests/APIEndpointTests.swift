@@ -178,13 +178,7 @@ import Testing
         #expect(answer.status == 202 && answer.object["accepted"] as? Int == 1)
         let ahead = answer.object["clock_ahead_s"] as? Double ?? 0
         #expect(ahead > 3590 && ahead < 3610, "the relay is told its clock is an hour ahead: \(answer.body)")
-        let deadline = Date().addingTimeInterval(10)
-        var counts: [String: Any] = [:]
-        while Date() < deadline {
-            counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any] ?? [:]
-            if counts["sightings"] as? Int == 2 { break }
-            usleep(20_000)
-        }
+        let counts = try d.waitForSightings(2)["counts"] as? [String: Any] ?? [:]
         #expect(counts["sightings"] as? Int == 2 && counts["clock_ahead"] as? Int == 1)
         // Still inside: no exit fired, and no event is stamped in the relay's future
         let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
@@ -212,13 +206,7 @@ import Testing
         let answer = try d.client.request("POST", "/v1/sightings", body: backlog.joined(separator: "\n") + "\n")
         #expect(answer.status == 202 && answer.object["accepted"] as? Int == 1)
         #expect(answer.object["stale"] as? Int == 1, "\(answer.body)")
-        let deadline = Date().addingTimeInterval(10)
-        var counts: [String: Any] = [:]
-        while Date() < deadline {
-            counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any] ?? [:]
-            if counts["sightings"] as? Int == 1 { break }
-            usleep(20_000)
-        }
+        let counts = try d.waitForSightings(1)["counts"] as? [String: Any] ?? [:]
         #expect(counts["stale"] as? Int == 1 && counts["beacons"] as? Int == 0)
         let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
         #expect(regions?.allSatisfy { $0["state"] as? String != "inside" } == true)

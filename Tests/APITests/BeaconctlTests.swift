@@ -89,13 +89,7 @@ import Testing
         // r1 is configured; "gw-9" relays the pallet under an id the config does not know
         try d.post([pallet[0], pallet[1].replacingOccurrences(of: "\"r2\"", with: "\"gw-9\"")])
         try d.post([APIDaemon.sighting(major: 7, receiver: "gw-9", clockAhead: -3600)])
-        let deadline = Date().addingTimeInterval(10)
-        var status: [String: Any] = [:]
-        while Date() < deadline {
-            status = try d.client.request("GET", "/v1/status").object
-            if (status["counts"] as? [String: Any])?["sightings"] as? Int == 3 { break }
-            usleep(20_000)
-        }
+        let status = try d.waitForSightings(3)
         #expect(status["unplaced_receivers"] as? [String: Int] == ["gw-9": 1])
         let doctor = try ctl(d, ["doctor", "--config", d.configPath])
         #expect(

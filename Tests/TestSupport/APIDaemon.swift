@@ -89,6 +89,18 @@ public final class APIDaemon: @unchecked Sendable {
         return (try client.request("GET", query).object["events"] as? [[String: Any]]) ?? []
     }
 
+    /// Waits until the engine has taken `sightings` sightings; returns `GET /v1/status`.
+    public func waitForSightings(_ sightings: Int, timeout: Double = 10) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: [String: Any] = [:]
+        while Date() < deadline {
+            status = try client.request("GET", "/v1/status").object
+            if (status["counts"] as? [String: Any])?["sightings"] as? Int == sightings { return status }
+            usleep(20_000)
+        }
+        throw TestFailure("the engine never took \(sightings) sightings; status: \(status)")
+    }
+
     /// Waits until the history satisfies `condition`.
     public func waitForHistory(
         _ what: String, timeout: Double = 10, _ condition: ([[String: Any]]) -> Bool
