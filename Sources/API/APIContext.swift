@@ -91,17 +91,24 @@ public struct APIContext: Sendable {
     }
 }
 
-/// When each remote receiver was last warned about its clock: a relay whose clock is off
-/// is worth a warning every ten minutes while it lasts, not one per request.
+/// When each remote receiver was last warned about, per kind of warning (its clock ahead,
+/// its records too old): a relay that is off is worth a warning every ten minutes while it
+/// lasts, not one per request.
 final class SkewWarnings: Sendable {
     private let lastWarned = Mutex<[String: Timestamp]>([:])
     static let interval = TimeSpan.seconds(600)
+    /// A relay that makes up receiver names cannot grow the table without bound: past this,
+    /// names not warned about for ten minutes are forgotten, and while all are recent no new
+    /// name is warned about (a thousand warnings in ten minutes have said it).
+    static let kept = 1000
 
-    /// True when `receiver` has not been warned about in the last ten minutes (and now has).
-    func due(_ receiver: String, at now: Timestamp) -> Bool {
+    /// True when `key` has not been warned about in the last ten minutes (and now has).
+    func due(_ key: String, at now: Timestamp) -> Bool {
         lastWarned.withLock { warned in
-            if let last = warned[receiver], now - last < Self.interval { return false }
-            warned[receiver] = now
+            if let last = warned[key], now - last < Self.interval { return false }
+            if warned.count >= Self.kept { warned = warned.filter { now - $0.value < Self.interval } }
+            guard warned.count < Self.kept else { return false }
+            warned[key] = now
             return true
         }
     }

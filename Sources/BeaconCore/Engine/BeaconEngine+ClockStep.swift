@@ -22,8 +22,10 @@ extension BeaconEngine {
 }
 
 /// Tells a step of the wall clock from time passing: the difference between the wall clock
-/// and a clock that only counts elapsed time (`CLOCK_BOOTTIME`) stays put while time passes
-/// and NTP slews (at most 0.5 ms a second), and moves by the step when the clock is set.
+/// and a clock that only counts elapsed time (`CLOCK_BOOTTIME`) stays put while time passes,
+/// drifts while NTP slews (ntpd at most 0.5 ms a second, chrony by default at most 83 ms),
+/// and moves by the step when the clock is set. The live engine compares it at every turn,
+/// at least once a second.
 public struct ClockStepDetector: Sendable {
     /// Differences smaller than this are slewing or scheduling, not a step.
     public static let threshold = TimeSpan.seconds(1)

@@ -111,7 +111,6 @@ public struct BeaconEngine: Sendable {
         return events
     }
 
-    /// Processes one sighting at its own time (after the timers due before it).
     /// Live input, where the daemon's clock is the truth: a sighting stamped later than
     /// `latest` (a relay whose clock runs fast) is taken at `latest`, and counted when it is
     /// over `clockAheadTolerance` ahead. Taken at its own time it would move the engine's clock
@@ -129,6 +128,9 @@ public struct BeaconEngine: Sendable {
     /// the millisecond: only a larger lead is a clock to fix.
     public static let clockAheadTolerance = TimeSpan.seconds(1)
 
+    /// Processes one sighting at its own time (after the timers due before it); one older
+    /// than the engine's clock at the engine's time, or not at all when older than
+    /// `exit_timeout`.
     public mutating func ingest(_ sighting: Sighting) -> [Event] {
         var events = advance(to: sighting.time)
         counters.sightings += 1
