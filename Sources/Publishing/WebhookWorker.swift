@@ -58,6 +58,13 @@ public final class WebhookWorker: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let state = Mutex(Counters())
     private var schedule: DeliverySchedule
+    /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
+    /// webhook's waiting events' enqueue times by the step (`StateStore.shiftEnqueued`), so
+    /// that `max_age` counts the time they waited. Without it, NTP setting right a gateway
+    /// that booted days behind would dead-letter every event made before, just as the network
+    /// (and with it NTP and the webhook) came back. Set before `run()`.
+    public var elapsed: (@Sendable () -> TimeSpan)?
+    private var steps = ClockStepDetector()
     private let poster = Mutex<HTTPPoster?>(nil)
 
     public init(
@@ -117,6 +124,12 @@ public final class WebhookWorker: @unchecked Sendable {
         if isDisabled { return .seconds(5) }
         let now = clock()
         do {
+            if let elapsed, let step = steps.step(wall: now, elapsed: elapsed()) {
+                try store.shiftEnqueued(webhook: settings.id, by: step)
+                log(
+                    "info: webhook.clock_step webhook=\(settings.id) by_s=\(Int(step.seconds.rounded())) "
+                        + "next=waiting events keep their age for max_age")
+            }
             var batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
             // Expiry only when the oldest waiting event is past max_age: the check is free.
             let cutoff = schedule.expiryCutoff(now: now)

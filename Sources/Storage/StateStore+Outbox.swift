@@ -50,6 +50,15 @@ extension StateStore {
         }
     }
 
+    /// Moves a webhook's waiting entries' enqueue times by a step of the wall clock: their age
+    /// against `max_age` is the time they waited, and a step is not.
+    public func shiftEnqueued(webhook: String, by step: TimeSpan) throws {
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute(
+                "UPDATE outbox SET enqueued_ns = enqueued_ns + ? WHERE webhook = ?", [step.nanoseconds, webhook])
+        }
+    }
+
     /// Moves a webhook's entries enqueued before `cutoff` to the dead letters; returns how many.
     @discardableResult
     public func expire(webhook: String, enqueuedBefore cutoff: Timestamp, at now: Timestamp, reason: String) throws

@@ -68,13 +68,15 @@ extension LiveDaemon {
                     )
                 }
             }
-            return WebhookWorker(
+            let worker = WebhookWorker(
                 settings: WebhookWorker.Settings(
                     id: hook.id, url: hook.url, events: EventTypeGlob(hook.events), secret: secret,
                     schedule: DeliverySchedule(
                         maxEvents: hook.batchMaxEvents, maxDelay: hook.batchMaxDelay, maxAge: hook.maxAge),
                     timeout: hook.timeout),
                 store: store, clock: WallClock.now, log: log)
+            worker.elapsed = BootClock.elapsed
+            return worker
         }
     }
 }

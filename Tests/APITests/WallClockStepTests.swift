@@ -12,9 +12,6 @@ import Testing
     static let libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
     @Test func settingTheClockAnHourForwardExitsNoRegion() throws {
-        guard FileManager.default.fileExists(atPath: Self.libfaketime) else {
-            throw TestFailure("libfaketime is missing: scripts/deps installs it")
-        }
         let d = try APIDaemon(
             extra: """
                 clients:
@@ -23,13 +20,7 @@ import Testing
                       - {id: store, uuid: \(APIDaemon.uuid)}
 
                 """, monitoring: "enter_sightings: 1, exit_timeout: 30s")
-        let offset = d.dir.appendingPathComponent("clock-offset").path
-        try "+0\n".write(toFile: offset, atomically: true, encoding: .utf8)
-        try d.start(
-            environment: [
-                "LD_PRELOAD": Self.libfaketime, "FAKETIME_TIMESTAMP_FILE": offset, "FAKETIME_NO_CACHE": "1",
-                "DONT_FAKE_MONOTONIC": "1",
-            ], launcher: "/usr/bin/env")
+        let offset = try Self.startWithAMovableClock(d)
         try d.post([APIDaemon.sighting(major: 7)])
         _ = try d.waitForHistory("the region's first state") { events in
             events.contains { $0["type"] as? String == "beacond.region.state" }
@@ -53,5 +44,63 @@ import Testing
         let counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any]
         #expect(counts?["clock_ahead"] as? Int == 0, "the daemon's clock moved with the step")
         #expect(d.stop() == 0)
+    }
+
+    /// Webhook events waiting through a step forward longer than `max_age` keep their age:
+    /// it is time they waited, and the step is not (a gateway booted days behind, its network
+    /// and so NTP and the webhook back at once).
+    @Test func aStepForwardLongerThanMaxAgeDeadLettersNothing() throws {
+        let receiver = try WebhookReceiver(fail: 1000)
+        let d = try APIDaemon(
+            extra: """
+                clients:
+                  - id: app
+                    regions:
+                      - {id: store, uuid: \(APIDaemon.uuid)}
+                webhooks:
+
+                """ + WebhookDeliveryTests.webhook("crm", receiver, extra: ", max_age: 1h"),
+            monitoring: "enter_sightings: 1, exit_timeout: 30s")
+        let offset = try Self.startWithAMovableClock(d)
+        func webhook() throws -> [String: Any] {
+            let status = try d.client.request("GET", "/v1/status").object
+            return (status["webhooks"] as? [[String: Any]])?.first ?? [:]
+        }
+        /// Until `n` requests have failed, or an event was given up on.
+        func waitForFailures(_ n: Int) throws {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let hook = try webhook()
+                if hook["failed_requests"] as? Int ?? 0 >= n || hook["dead_letters"] as? Int ?? 0 > 0 { return }
+                usleep(50_000)
+            }
+            throw TestFailure("fewer than \(n) failed requests: \(try webhook())")
+        }
+        try d.post([APIDaemon.sighting(major: 7)])
+        try waitForFailures(1)
+        // The clock is set two hours forward: the event has waited seconds, not two hours
+        try "+7200\n".write(toFile: offset, atomically: true, encoding: .utf8)
+        let before = try webhook()["failed_requests"] as? Int ?? 0
+        try waitForFailures(before + 2)
+        let hook = try webhook()
+        #expect(hook["pending"] as? Int == 1 && hook["dead_letters"] as? Int == 0, "\(hook)")
+        let logs = d.daemon?.logs ?? []
+        #expect(logs.contains { $0.contains("webhook.clock_step webhook=crm by_s=7200") }, "\(logs)")
+        #expect(d.stop() == 0)
+    }
+
+    /// Starts the daemon with libfaketime's offset in a file (`+0`); returns the file's path.
+    static func startWithAMovableClock(_ d: APIDaemon) throws -> String {
+        guard FileManager.default.fileExists(atPath: libfaketime) else {
+            throw TestFailure("libfaketime is missing: scripts/deps installs it")
+        }
+        let offset = d.dir.appendingPathComponent("clock-offset").path
+        try "+0\n".write(toFile: offset, atomically: true, encoding: .utf8)
+        try d.start(
+            environment: [
+                "LD_PRELOAD": libfaketime, "FAKETIME_TIMESTAMP_FILE": offset, "FAKETIME_NO_CACHE": "1",
+                "DONT_FAKE_MONOTONIC": "1",
+            ], launcher: "/usr/bin/env")
+        return offset
     }
 }
