@@ -126,6 +126,7 @@ public final class WebhookWorker: @unchecked Sendable {
         do {
             if let elapsed, let step = steps.step(wall: now, elapsed: elapsed()) {
                 try store.shiftEnqueued(webhook: settings.id, by: step)
+                schedule.shift(by: step)
                 log(
                     "info: webhook.clock_step webhook=\(settings.id) by_s=\(Int(step.seconds.rounded())) "
                         + "next=waiting events keep their age for max_age")

@@ -10,16 +10,17 @@ import Testing
 /// before the Swift runtime has found `argv`, that leaves no arguments (swiftlang/swift#76080).
 @Suite(.serialized) struct WallClockStepTests {
     static let libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+    static let oneRegion = """
+        clients:
+          - id: app
+            regions:
+              - {id: store, uuid: \(APIDaemon.uuid)}
+
+        """
 
     @Test func settingTheClockAnHourForwardExitsNoRegion() throws {
         let d = try APIDaemon(
-            extra: """
-                clients:
-                  - id: app
-                    regions:
-                      - {id: store, uuid: \(APIDaemon.uuid)}
-
-                """, monitoring: "enter_sightings: 1, exit_timeout: 30s")
+            extra: Self.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 30s")
         let offset = try Self.startWithAMovableClock(d)
         try d.post([APIDaemon.sighting(major: 7)])
         _ = try d.waitForHistory("the region's first state") { events in
@@ -52,14 +53,8 @@ import Testing
     @Test func aStepForwardLongerThanMaxAgeDeadLettersNothing() throws {
         let receiver = try WebhookReceiver(fail: 1000)
         let d = try APIDaemon(
-            extra: """
-                clients:
-                  - id: app
-                    regions:
-                      - {id: store, uuid: \(APIDaemon.uuid)}
-                webhooks:
-
-                """ + WebhookDeliveryTests.webhook("crm", receiver, extra: ", max_age: 1h"),
+            extra: Self.oneRegion + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver, extra: ", max_age: 1h"),
             monitoring: "enter_sightings: 1, exit_timeout: 30s")
         let offset = try Self.startWithAMovableClock(d)
         func webhook() throws -> [String: Any] {

@@ -7,9 +7,8 @@
 ///   scaled by a jitter factor in [0.5, 1.0] so that many gateways recovering together do
 ///   not hit a receiver in lockstep.
 /// - Expiry: events enqueued more than `maxAge` ago are dead letters, not retries.
-/// - A wall clock set back (NTP correcting a clock that ran ahead) holds nothing: a retry or a
-///   batch due further ahead than any backoff or `maxDelay` could put it goes now, rather
-///   than when the clock catches up.
+/// - A step of the wall clock moves a pending retry with it (`shift`), as the worker moves
+///   the waiting events' enqueue times: set back an hour, nothing waits an hour.
 public struct DeliverySchedule: Sendable, Equatable {
     public var maxEvents: Int
     public var maxDelay: TimeSpan
@@ -40,11 +39,14 @@ public struct DeliverySchedule: Sendable, Equatable {
     /// What to do at `now` with `pending` events waiting, the oldest enqueued at `oldest`.
     public func decide(pending: Int, oldest: Timestamp?, now: Timestamp) -> Decision {
         guard pending > 0, let oldest else { return .idle }
-        if let retryAt, now < retryAt, retryAt - now <= Self.longestRetry { return .wait(until: retryAt) }
+        if let retryAt, now < retryAt { return .wait(until: retryAt) }
         if pending >= maxEvents || retryAt != nil { return .send(count: min(pending, maxEvents)) }
         let due = oldest + maxDelay
-        return now >= due || due - now > maxDelay ? .send(count: pending) : .wait(until: due)
+        return now >= due ? .send(count: pending) : .wait(until: due)
     }
+
+    /// Moves the pending retry by a step of the wall clock (`ClockStepDetector`).
+    public mutating func shift(by step: TimeSpan) { retryAt = retryAt.map { $0 + step } }
 
     /// Events enqueued before this time are expired.
     public func expiryCutoff(now: Timestamp) -> Timestamp { now - maxAge }
