@@ -102,6 +102,18 @@ struct Status: ParsableCommand {
                     + "events \(s["counts"]?["events"]?.cell ?? "-")",
                 "outbox    \(s["outbox"]?["pending"]?.cell ?? "-") pending, \(s["outbox"]?["dead_letters"]?.cell ?? "-") dead letters",
             ]
+            // Only when there is something to say: relays out of time, receivers with no position
+            let stale = s["counts"]?["stale"]?.numberValue ?? 0
+            let ahead = s["counts"]?["clock_ahead"]?.numberValue ?? 0
+            if stale > 0 || ahead > 0 {
+                lines.append(
+                    "relays    \(Int(stale)) sightings too old to use, \(Int(ahead)) stamped ahead of this clock")
+            }
+            if case let .object(unplaced)? = s["unplaced_receivers"], !unplaced.isEmpty {
+                lines.append(
+                    "receivers with no position (not used for assets): "
+                        + unplaced.map { "\($0.0) (\($0.1.cell))" }.joined(separator: ", "))
+            }
             var adapters = Table("ADAPTER", "PRESENT", "POWERED", "DISCOVERING")
             for a in s["adapters"]?.items ?? [] {
                 adapters.add(

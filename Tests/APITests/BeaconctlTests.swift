@@ -101,6 +101,9 @@ import Testing
         #expect(
             doctor.stdout.contains("[WARN] relay clocks: 0 sightings stamped ahead of this gateway, 1 too old to use"))
         #expect(doctor.stdout.contains("sightings.stale receiver=gw-9"))
+        let table = try ctl(d, ["status"]).stdout
+        #expect(table.contains("relays    1 sightings too old to use, 0 stamped ahead of this clock"), "\(table)")
+        #expect(table.contains("receivers with no position (not used for assets): gw-9 (1)"))
         #expect(d.stop() == 0)
     }
 
