@@ -4,14 +4,20 @@ import Synchronization
 /// Assets' zone memberships (`AssetSnapshot`): one row per asset inside some zone, its
 /// snapshot as JSON (times as decimal nanoseconds, which a JSON number cannot hold exactly).
 extension StateStore {
-    /// Makes the saved memberships equal to these; only rows that changed are written.
-    public func saveAssets(_ snapshots: [AssetSnapshot]) throws {
-        let current = Dictionary(snapshots.map { ($0.asset, $0) }, uniquingKeysWith: { $1 })
-        try savedAssets.withLock { saved in
+    /// Makes the saved memberships match these, writing only the rows that matter: a change
+    /// of zones (or dwell alerts raised), or 30 s more of being heard. A parked cart is heard,
+    /// and its estimate jitters, all day; rewriting its row every 5 s would wear a gateway's
+    /// SD card for a last-heard time and position that only date and place its exit should it
+    /// never be heard after a restart (and it then gets `exit_timeout` from the restart anyway).
+    /// Returns the rows written.
+    @discardableResult
+    public func saveAssets(_ snapshots: [AssetSnapshot]) throws -> Int {
+        let current = Set(snapshots.map(\.asset))
+        return try savedAssets.withLock { saved in
             let previous = saved ?? [:]
-            let changed = snapshots.filter { previous[$0.asset] != $0 }
-            let removed = previous.keys.filter { current[$0] == nil }
-            guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return }
+            let changed = snapshots.filter { s in previous[s.asset].map { Self.worthWriting(s, over: $0) } ?? true }
+            let removed = previous.keys.filter { !current.contains($0) }
+            guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return 0 }
             try db.write { (db) throws(SQLiteError) in
                 if saved == nil { try db.execute("DELETE FROM asset_state") }
                 let upsert = try db.prepare("INSERT OR REPLACE INTO asset_state (asset, snapshot) VALUES (?, ?)")
@@ -19,8 +25,17 @@ extension StateStore {
                 let delete = try db.prepare("DELETE FROM asset_state WHERE asset = ?")
                 for asset in removed { try delete.execute([asset]) }
             }
-            saved = current
+            var kept = previous.filter { current.contains($0.key) }
+            for s in changed { kept[s.asset] = s }
+            saved = kept
+            return changed.count + removed.count
         }
+    }
+
+    static let rewriteAfter = TimeSpan.seconds(30)
+
+    static func worthWriting(_ s: AssetSnapshot, over saved: AssetSnapshot) -> Bool {
+        s.zones != saved.zones || s.lastHeard - saved.lastHeard >= rewriteAfter
     }
 
     /// The saved memberships; rows that no longer parse are skipped (and counted).

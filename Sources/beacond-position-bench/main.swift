@@ -339,6 +339,7 @@ func scale() {
     let store = try! StateStore(directory: directory.path)
     defer { try? FileManager.default.removeItem(at: directory) }
     var saves: [Double] = []
+    var rows: [Int] = []
     var inZones = 0
     var nextSave = start + .seconds(5)
     while sim.now < start + .seconds(Int64(seconds)) {
@@ -353,7 +354,7 @@ func scale() {
             let s0 = DispatchTime.now().uptimeNanoseconds
             let state = engine.savedState()
             try! store.saveRegions(state.regions)
-            try! store.saveAssets(state.assets)
+            rows.append(try! store.saveAssets(state.assets))
             saves.append(Double(DispatchTime.now().uptimeNanoseconds - s0) / 1e6)
             inZones = state.assets.count
         }
@@ -364,7 +365,8 @@ func scale() {
             + "(\(Int(Double(count) / busy)) sightings/s)")
     print(
         "  state saves every 5 s: \(inZones) assets in zones, "
-            + saves.map { f($0) }.joined(separator: " / ") + " ms per save (the first writes every row)")
+            + saves.map { f($0) }.joined(separator: " / ") + " ms per save, asset rows written "
+            + rows.map(String.init).joined(separator: " / ") + " (the first writes every row)")
 }
 
 let what = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "all"

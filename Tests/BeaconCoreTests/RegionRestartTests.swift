@@ -36,9 +36,22 @@ import Testing
     @Test func aRegionWhoseBeaconLeftDuringTheDowntimeExitsAtItsOwnTime() {
         // Given the beacon last seen at 100 s and the daemon back at 200 s
         var s = restarted(at: 200, from: snapshotAfterAVisit())
-        s.advance(to: 200)
+        // When exit_timeout passes after the restart with no sighting (its chance to be heard)
+        s.advance(to: 229.9)
+        #expect(s.lines() == [])
+        s.advance(to: 230)
         // Then the exit is dated 130 s: exit_timeout after the last sighting
         #expect(s.lines() == ["130 region.exit app/store last_seen=100 duration=59s"])
+    }
+
+    @Test func aRebootLongerThanExitTimeoutExitsAndEntersNothing() {
+        // Given the beacon last seen at 100 s, a power cut, and the daemon back at 200 s
+        var s = restarted(at: 200, from: snapshotAfterAVisit())
+        // When the beacon, which never left, is heard again 8 s after the restart
+        s.advance(to: 207)
+        s.see(from: 208, to: 400)
+        // Then no exit and no second enter; the 5 min dwell of the same visit still fires
+        #expect(s.lines() == ["341 region.dwell app/store 5m"])
     }
 
     @Test func aClockBehindTheSavedStateExitsAfterTheTimeoutNotWhenItCatchesUp() {

@@ -15,6 +15,12 @@ struct RegionMonitor: Sendable {
     private(set) var enteredAt: Timestamp
     /// The earliest deadline this region has in the engine's timer heap, if any.
     var armedAt: Timestamp?
+    /// After a restart, a region restored inside waits until here for its beacons to be heard
+    /// again before it exits (dated, if they are not, `exitTimeout` after its last sighting).
+    /// Without it a reboot longer than `exitTimeout` (a power cut, a gateway that takes a
+    /// minute to boot) would exit every region whose beacons never left, and enter it again
+    /// at their next packet.
+    private(set) var heldUntil: Timestamp?
     private var nextDwellIndex: Int32 = 0
     private var recentCount: Int32 = 0
     private var recentHead: Int32 = 0
@@ -40,13 +46,18 @@ struct RegionMonitor: Sendable {
         lastSeen = lastSeen + d
         enteredAt = enteredAt + d
         armedAt = armedAt.map { $0 + d }
+        heldUntil = heldUntil.map { $0 + d }
         startedAt = startedAt + d
         for i in recent.indices { recent[i] = recent[i] + d }
     }
 
-    /// Takes back a state saved before a restart. Dwell alerts already fired stay fired.
-    mutating func restore(state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp, dwellsFired: Int) {
+    /// Takes back a state saved before a restart. Dwell alerts already fired stay fired; an
+    /// exit waits for `holdUntil` (see `heldUntil`).
+    mutating func restore(
+        state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp, dwellsFired: Int, holdUntil: Timestamp?
+    ) {
         self.state = state
+        self.heldUntil = state == .inside ? holdUntil : nil
         self.lastSeen = lastSeen
         self.enteredAt = enteredAt
         self.nextDwellIndex = Int32(max(0, min(dwellsFired, dwell.count)))
@@ -61,8 +72,12 @@ struct RegionMonitor: Sendable {
             return lastSeen + settings.exitTimeout
         case .inside:
             let exitAt = lastSeen + settings.exitTimeout
-            guard Int(nextDwellIndex) < dwell.count else { return exitAt }
-            return min(exitAt, enteredAt + dwell[Int(nextDwellIndex)])
+            let exitDue = heldUntil.map { max(exitAt, $0) } ?? exitAt
+            guard Int(nextDwellIndex) < dwell.count else { return exitDue }
+            let dwellAt = enteredAt + dwell[Int(nextDwellIndex)]
+            // While held, a dwell after the exit's own time waits to know whether there was one
+            if heldUntil != nil, dwellAt > exitAt { return exitDue }
+            return min(exitDue, dwellAt)
         case .outside:
             return nil
         }
@@ -72,7 +87,10 @@ struct RegionMonitor: Sendable {
     mutating func sighted(at t: Timestamp, rssi: Int, settings: MonitoringSettings) -> RegionTransition? {
         switch state {
         case .inside:
-            if rssi >= settings.keepInsideRSSI { lastSeen = t }
+            if rssi >= settings.keepInsideRSSI {
+                lastSeen = t
+                heldUntil = nil
+            }
             return nil
         case .unknown, .outside:
             guard rssi >= settings.minRSSI else { return nil }
@@ -124,7 +142,10 @@ struct RegionMonitor: Sendable {
                 }
                 state = .outside
                 recentCount = 0
-                transitions.append(.exited(at: due, lastSeen: lastSeen, duration: lastSeen - enteredAt))
+                heldUntil = nil
+                // At its own time: `due` itself, unless a hold after a restart kept it waiting
+                transitions.append(
+                    .exited(at: lastSeen + settings.exitTimeout, lastSeen: lastSeen, duration: lastSeen - enteredAt))
             case .outside:
                 return
             }

@@ -58,7 +58,7 @@ extension BeaconEngine {
         guard snapshot.state != .unknown else { return true }
         regions[Int(slot)].restore(
             state: snapshot.state, lastSeen: min(snapshot.lastSeen, now), enteredAt: min(snapshot.enteredAt, now),
-            dwellsFired: snapshot.dwellsFired)
+            dwellsFired: snapshot.dwellsFired, holdUntil: now + settings.exitTimeout)
         arm(slot)
         return true
     }

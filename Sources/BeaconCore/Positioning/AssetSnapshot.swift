@@ -75,8 +75,8 @@ extension AssetTracker {
     /// Puts saved memberships back on the asset of the same id, for zones of the same id and
     /// shape; false when none could be. Times later than `now` (a clock behind the one that
     /// saved them) are taken as `now`. The asset then goes on as if never stopped: its next
-    /// fix inside raises nothing, outside an exit; silent for `lostAfter` after it was last
-    /// heard, it leaves its zones.
+    /// fix inside raises nothing, outside an exit; still silent `lostAfter` after the restart
+    /// (and after it was last heard), it leaves its zones.
     public mutating func restore(_ snapshot: AssetSnapshot, now: Timestamp) -> Bool {
         guard let a = assets.firstIndex(where: { $0.id == snapshot.asset }) else { return false }
         var names: [String] = []
@@ -96,6 +96,7 @@ extension AssetTracker {
             asset: snapshot.asset, position: snapshot.position, level: snapshot.level, accuracy: snapshot.accuracy,
             zones: zones.map(\.id).filter(names.contains), receivers: [])
         states[a].estimatedAt = heard
+        states[a].heldUntil = now + lostAfter
         return true
     }
 }

@@ -74,6 +74,10 @@ public struct AssetTracker: Sendable {
     struct AssetState: Sendable {
         var readings: [Int: Reading] = [:]
         var lastHeard: Timestamp?
+        /// After a restart, an asset restored in zones is not lost before this: it gets
+        /// `lostAfter` from the restart to be heard again (as a region's exit waits, see
+        /// `RegionMonitor.heldUntil`).
+        var heldUntil: Timestamp?
         var estimate: AssetFix?
         var estimatedAt: Timestamp?
         var published: AssetFix?
@@ -187,7 +191,9 @@ public struct AssetTracker: Sendable {
     public mutating func tick(at t: Timestamp, events: inout [Event]) {
         for a in assets.indices {
             guard let fix = locate(a, at: t) else {
-                if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter {
+                if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter,
+                    states[a].heldUntil.map({ t >= $0 }) ?? true
+                {
                     lose(a, at: t, events: &events)
                 }
                 continue
@@ -413,6 +419,7 @@ extension AssetTracker {
             states[a].estimatedAt = moved(states[a].estimatedAt)
             states[a].publishedAt = moved(states[a].publishedAt)
             states[a].beliefAt = moved(states[a].beliefAt)
+            states[a].heldUntil = moved(states[a].heldUntil)
             for z in states[a].zones.indices { states[a].zones[z].shift(by: d) }
         }
     }
