@@ -84,6 +84,27 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A stop longer than exit_timeout (a power cut; here the clock moved a minute on while
+    /// the daemon was down): the region, whose beacon never left, neither exits nor enters.
+    @Test func aDowntimeLongerThanExitTimeoutExitsAndEntersNothing() throws {
+        let d = try APIDaemon(extra: Self.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 10s")
+        let offset = try Self.startWithAMovableClock(d)
+        try d.post([APIDaemon.sighting(major: 7)])
+        _ = try d.waitForHistory("the region's first state") { events in
+            events.contains { $0["type"] as? String == "beacond.region.state" }
+        }
+        #expect(d.stop() == 0)
+        try "+60\n".write(toFile: offset, atomically: true, encoding: .utf8)
+        try Self.start(d, clockOffsetFile: offset)
+        try d.post([APIDaemon.sighting(major: 7, clockAhead: 60)])
+        _ = try d.waitForSightings(1)
+        let kinds = try d.history().compactMap { $0["type"] as? String }
+        #expect(kinds == ["beacond.region.state"], "no exit, no second enter")
+        let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.first?["state"] as? String == "inside")
+        #expect(d.stop() == 0)
+    }
+
     /// Starts the daemon with libfaketime's offset in a file (`+0`); returns the file's path.
     static func startWithAMovableClock(_ d: APIDaemon) throws -> String {
         guard FileManager.default.fileExists(atPath: libfaketime) else {
@@ -91,11 +112,16 @@ import Testing
         }
         let offset = d.dir.appendingPathComponent("clock-offset").path
         try "+0\n".write(toFile: offset, atomically: true, encoding: .utf8)
+        try start(d, clockOffsetFile: offset)
+        return offset
+    }
+
+    /// (Re)starts the daemon with its wall clock offset by what `file` says, now and later.
+    static func start(_ d: APIDaemon, clockOffsetFile file: String) throws {
         try d.start(
             environment: [
-                "LD_PRELOAD": libfaketime, "FAKETIME_TIMESTAMP_FILE": offset, "FAKETIME_NO_CACHE": "1",
+                "LD_PRELOAD": libfaketime, "FAKETIME_TIMESTAMP_FILE": file, "FAKETIME_NO_CACHE": "1",
                 "DONT_FAKE_MONOTONIC": "1",
             ], launcher: "/usr/bin/env")
-        return offset
     }
 }
