@@ -67,8 +67,29 @@ extension LiveDaemon {
 /// The adapters' latest states, as the scanner reported them (for status and metrics).
 final class AdapterStates: Sendable {
     private let states = Mutex<[String: AdapterStatus]>([:])
+    /// Whether an adapter has ever heard (discovered), and whether none does now.
+    private let sight = Mutex<(seen: Bool, blind: Bool)>((false, false))
 
-    func update(_ status: AdapterStatus) { states.withLock { $0[status.adapter] = status } }
+    /// Records an adapter's change; returns true when, with it, the gateway went blind (no
+    /// adapter present, powered and discovering, after one was), false when it hears again,
+    /// nil when neither (`BeaconEngine.setBlind`).
+    func update(_ status: AdapterStatus) -> Bool? {
+        let hearing = states.withLock { states in
+            states[status.adapter] = status
+            return states.values.contains { $0.present && $0.powered && $0.discovering }
+        }
+        return sight.withLock { sight in
+            if hearing {
+                sight.seen = true
+                guard sight.blind else { return nil }
+                sight.blind = false
+                return false
+            }
+            guard sight.seen, !sight.blind else { return nil }
+            sight.blind = true
+            return true
+        }
+    }
 
     /// Sorted by name.
     var all: [AdapterStatus] { states.withLock { $0.values.sorted { $0.adapter < $1.adapter } } }

@@ -72,8 +72,20 @@ struct LiveDaemon {
                 switch output {
                 case let .sightings(batch): engine.submit(.sightings(batch))
                 case let .adapter(status, t):
-                    adapters.update(status)
+                    let blind = adapters.update(status)
                     engine.submit(.external(Event(time: t, payload: status.event)))
+                    if let blind {
+                        engine.submit(
+                            .call { engine, _ in
+                                engine.setBlind(blind)
+                                return []
+                            })
+                        log(
+                            blind
+                                ? "warning: radios.blind next=no region exits and no asset lost until an adapter hears again"
+                                : "info: radios.hearing next=beacons and assets get exit_timeout to be heard before they exit"
+                        )
+                    }
                 }
             },
             log: { record in log("\(record.level.rawValue): \(record.text)") })

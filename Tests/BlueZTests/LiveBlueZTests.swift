@@ -315,3 +315,56 @@ import Testing
         #expect(arrived.timeIntervalSince(deadline) < 0.25, "published \(arrived.timeIntervalSince(deadline)) s late")
     }
 }
+
+/// The adapter unplugged for longer than exit_timeout, with the API to watch it: silence while
+/// blind is not absence (`BeaconEngine.setBlind`).
+@Suite(.serialized) struct BlindAdapterTests {
+    @Test func anAdapterGoneLongerThanExitTimeoutExitsAndEntersNothing() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        let d = try APIDaemon(
+            extra: "clients:\n  - id: app\n    regions:\n      - {id: store, uuid: \(APIDaemon.uuid)}\n",
+            monitoring: "enter_sightings: 1, exit_timeout: 2s")
+        try d.start(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.environment["DBUS_SYSTEM_BUS_ADDRESS"]!])
+        func waitForStatus(_ what: String, _ done: ([String: Any]) -> Bool) throws {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if done(try d.client.request("GET", "/v1/status").object) { return }
+                usleep(20_000)
+            }
+            throw TestFailure("timed out waiting for \(what)\n\(d.daemon?.logs.joined(separator: "\n") ?? "")")
+        }
+        func discovering(_ s: [String: Any]) -> Bool {
+            (s["adapters"] as? [[String: Any]])?.contains { $0["discovering"] as? Bool == true } == true
+        }
+        try waitForStatus("discovery", discovering)
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", APIDaemon.uuid, "42", "7", "-60", "3", "0.1")
+        _ = try d.waitForHistory("inside") { $0.contains { $0["type"] as? String == "beacond.region.state" } }
+        // Unplugged
+        try bus.drive("remove-adapter", "hci0")
+        try waitForStatus("blind") { s in
+            (s["last_errors"] as? [String])?.contains { $0.contains("radios.blind") } == true
+        }
+        // A region registered now is determined outside exit_timeout later, on the daemon's own
+        // clock: by then the store's exit, were it not held, would have come
+        let probe = "{\"uuid\": \"F7826DA6-4FA2-4E98-8024-BC5B71E0893E\"}"
+        #expect(try d.client.request("PUT", "/v1/clients/app/regions/probe", body: probe).status == 200)
+        _ = try d.waitForHistory("the probe's state") { events in
+            events.contains {
+                $0["type"] as? String == "beacond.region.state" && $0["subject"] as? String == "app/probe"
+            }
+        }
+        // Plugged back; the beacon, which never left, is heard again
+        try bus.drive("add-adapter", "hci0")
+        try waitForStatus("discovery again", discovering)
+        try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", APIDaemon.uuid, "42", "7", "-60", "3", "0.1")
+        try waitForStatus("the new sightings") { s in ((s["counts"] as? [String: Any])?["sightings"] as? Int ?? 0) >= 6
+        }
+        let store = try d.history().filter { $0["subject"] as? String == "app/store" }.compactMap {
+            $0["type"] as? String
+        }
+        #expect(store == ["beacond.region.state"], "no exit, no second enter")
+        #expect(d.stop() == 0)
+    }
+}

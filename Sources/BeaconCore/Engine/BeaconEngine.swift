@@ -49,6 +49,8 @@ public struct BeaconEngine: Sendable {
     /// Asset positions, zones and alarms; nil when no asset is configured.
     public internal(set) var tracker: AssetTracker?
     var nextPositionTick: Timestamp?
+    /// The gateway's radios hear nothing (`setBlind`).
+    var blind = false
 
     /// How long a reading stays "recent" for ranging and proximity.
     public static let rangingFreshness = TimeSpan.seconds(5)

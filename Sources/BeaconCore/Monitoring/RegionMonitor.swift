@@ -21,6 +21,8 @@ struct RegionMonitor: Sendable {
     /// minute to boot) would exit every region whose beacons never left, and enter it again
     /// at their next packet.
     private(set) var heldUntil: Timestamp?
+    /// `heldUntil` while the gateway's radios are blind: no exit until they hear again.
+    static let whileBlind = Timestamp(nanoseconds: .max)
     private var nextDwellIndex: Int32 = 0
     private var recentCount: Int32 = 0
     private var recentHead: Int32 = 0
@@ -46,7 +48,7 @@ struct RegionMonitor: Sendable {
         lastSeen = lastSeen + d
         enteredAt = enteredAt + d
         armedAt = armedAt.map { $0 + d }
-        heldUntil = heldUntil.map { $0 + d }
+        if heldUntil != Self.whileBlind { heldUntil = heldUntil.map { $0 + d } }
         startedAt = startedAt + d
         for i in recent.indices { recent[i] = recent[i] + d }
     }
@@ -65,6 +67,17 @@ struct RegionMonitor: Sendable {
         self.armedAt = nil
     }
 
+    /// The gateway's radios went blind: an inside region cannot exit until they hear again.
+    mutating func holdWhileBlind() {
+        if state == .inside { heldUntil = Self.whileBlind }
+    }
+
+    /// They hear again at `t`: the region's beacons get `exitTimeout` to be heard before it
+    /// exits, as after a restart.
+    mutating func releaseBlindHold(at t: Timestamp, _ settings: MonitoringSettings) {
+        if heldUntil == Self.whileBlind { heldUntil = t + settings.exitTimeout }
+    }
+
     /// When `fire` must next be called, or nil when only a sighting can change the state.
     func deadline(_ settings: MonitoringSettings) -> Timestamp? {
         switch state {
@@ -73,10 +86,10 @@ struct RegionMonitor: Sendable {
         case .inside:
             let exitAt = lastSeen + settings.exitTimeout
             let exitDue = heldUntil.map { max(exitAt, $0) } ?? exitAt
-            guard Int(nextDwellIndex) < dwell.count else { return exitDue }
+            guard Int(nextDwellIndex) < dwell.count else { return exitDue == Self.whileBlind ? nil : exitDue }
             let dwellAt = enteredAt + dwell[Int(nextDwellIndex)]
             // While held, a dwell after the exit's own time waits to know whether there was one
-            if heldUntil != nil, dwellAt > exitAt { return exitDue }
+            if heldUntil != nil, dwellAt > exitAt { return exitDue == Self.whileBlind ? nil : exitDue }
             return min(exitDue, dwellAt)
         case .outside:
             return nil

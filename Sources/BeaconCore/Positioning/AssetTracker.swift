@@ -74,9 +74,9 @@ public struct AssetTracker: Sendable {
     struct AssetState: Sendable {
         var readings: [Int: Reading] = [:]
         var lastHeard: Timestamp?
-        /// After a restart, an asset restored in zones is not lost before this: it gets
-        /// `lostAfter` from the restart to be heard again (as a region's exit waits, see
-        /// `RegionMonitor.heldUntil`).
+        /// After a restart, or while the gateway's radios are blind, an asset in zones is not
+        /// lost before this: it gets `lostAfter` from the restart, or from when they hear
+        /// again, to be heard (as a region's exit waits, see `RegionMonitor.heldUntil`).
         var heldUntil: Timestamp?
         var estimate: AssetFix?
         var estimatedAt: Timestamp?
@@ -159,6 +159,7 @@ public struct AssetTracker: Sendable {
             return
         }
         states[asset].lastHeard = t
+        states[asset].heldUntil = nil
         if grid != nil { states[asset].heard[r, default: PacketSums()].add(rssi) }
         if var reading = states[asset].readings[r] {
             reading.filter.update(rssi: rssi, at: t)
@@ -419,7 +420,7 @@ extension AssetTracker {
             states[a].estimatedAt = moved(states[a].estimatedAt)
             states[a].publishedAt = moved(states[a].publishedAt)
             states[a].beliefAt = moved(states[a].beliefAt)
-            states[a].heldUntil = moved(states[a].heldUntil)
+            if states[a].heldUntil != RegionMonitor.whileBlind { states[a].heldUntil = moved(states[a].heldUntil) }
             for z in states[a].zones.indices { states[a].zones[z].shift(by: d) }
         }
     }

@@ -1,0 +1,76 @@
+import Testing
+
+@testable import BeaconCore
+
+/// While the gateway's radios hear nothing (a dongle unplugged, bluetoothd restarting),
+/// silence is not absence (`BeaconEngine.setBlind`).
+@Suite struct BlindRadioTests {
+    /// A region entered at 41 s whose beacon is heard every second up to 50 s, with a 5 min dwell.
+    func insideAndHeard() -> Script {
+        var s = Script(Fixture.engine([Fixture.region("store", dwell: [.minutes(5)])]))
+        s.advance(to: 30)
+        s.see(from: 40, to: 50)
+        _ = s.take()
+        return s
+    }
+
+    @Test func aDongleUnpluggedForMinutesExitsAndEntersNothing() {
+        var s = insideAndHeard()
+        // Unplugged at 55 s, for three minutes
+        s.advance(to: 55)
+        s.engine.setBlind(true)
+        s.advance(to: 235)
+        #expect(s.lines() == [])
+        // Plugged back: the beacon, which never left, is heard 3 s later
+        s.engine.setBlind(false)
+        s.advance(to: 238)
+        s.see(from: 238, to: 400)
+        // No exit and no second enter; the visit's dwell fires (at 341 s, heard again by then)
+        #expect(s.lines() == ["341 region.dwell app/store 5m"])
+    }
+
+    @Test func aBeaconThatLeftWhileBlindExitsOnceTheRadiosHearAgain() {
+        var s = insideAndHeard()
+        s.advance(to: 55)
+        s.engine.setBlind(true)
+        s.advance(to: 235)
+        s.engine.setBlind(false)
+        // exit_timeout after the radios hear again, dated exit_timeout after its last sighting
+        s.advance(to: 264.9)
+        #expect(s.lines() == [])
+        s.advance(to: 265)
+        #expect(s.lines() == ["80 region.exit app/store last_seen=50 duration=9s"])
+    }
+
+    @Test func withoutTheHoldTheSameUnplugExitsAndEntersAgain() {
+        var s = insideAndHeard()
+        s.advance(to: 238)
+        s.see(from: 238, to: 240)
+        let lines = s.lines()
+        #expect(lines.first == "80 region.exit app/store last_seen=50 duration=9s")
+        #expect(lines.contains { $0.contains("region.enter") })
+    }
+
+    @Test func anAssetInAZoneIsNotLostWhileBlind() {
+        let alarm = AlarmDefinition(id: "watch", zones: ["left"], on: [.enter, .exit])
+        let t0 = AssetTrackerTests.t0
+        var tracker = AssetTracker(
+            site: AssetTrackerTests.site(alarms: [alarm]), calibrations: AssetTrackerTests.calibrations,
+            lostAfter: .seconds(30), start: t0)
+        var events: [Event] = []
+        for s in 0..<12 {
+            events += AssetTrackerTests.step(&tracker, at: Point(x: 2, y: 3), time: t0 + .seconds(Int64(s)))
+        }
+        tracker.setBlind(true, at: t0 + .seconds(12))
+        for s in 12..<200 { tracker.tick(at: t0 + .seconds(Int64(s)), events: &events) }
+        tracker.setBlind(false, at: t0 + .seconds(200))
+        for s in 200..<229 { tracker.tick(at: t0 + .seconds(Int64(s)), events: &events) }
+        func conditions() -> [AlarmDefinition.Condition] {
+            events.compactMap { if case let .zone(a) = $0.payload { a.condition } else { nil } }
+        }
+        #expect(conditions() == [.enter], "not lost while blind, nor in the 30 s after")
+        // Not heard in the 30 s after the radios hear again: it leaves its zone
+        tracker.tick(at: t0 + .seconds(230), events: &events)
+        #expect(conditions() == [.enter, .exit])
+    }
+}
