@@ -15,8 +15,9 @@ struct RegionMonitor: Sendable {
     private(set) var enteredAt: Timestamp
     /// The earliest deadline this region has in the engine's timer heap, if any.
     var armedAt: Timestamp?
-    /// After a restart, a region restored inside waits until here for its beacons to be heard
-    /// again before it exits (dated, if they are not, `exitTimeout` after its last sighting).
+    /// After a restart, or once the gateway's blind radios hear again, a region inside waits
+    /// until here for its beacons to be heard before it exits (dated, if they are not,
+    /// `exitTimeout` after its last sighting).
     /// Without it a reboot longer than `exitTimeout` (a power cut, a gateway that takes a
     /// minute to boot) would exit every region whose beacons never left, and enter it again
     /// at their next packet.

@@ -408,23 +408,6 @@ extension AssetTracker {
     /// Takes over the state of assets that exist in both trackers: their readings when the
     /// receivers are the same, their position, and their membership of zones with the same
     /// id and shape (so a reload raises no second zone.enter). Alarms keep their runtime flag.
-    /// Moves every time it holds with a step of the wall clock (`BeaconEngine.shiftClock`).
-    mutating func shift(by d: TimeSpan) {
-        func moved(_ t: Timestamp?) -> Timestamp? { t.map { $0 + d } }
-        for a in states.indices {
-            for r in states[a].readings.keys {
-                states[a].readings[r]!.lastSeen = states[a].readings[r]!.lastSeen + d
-                states[a].readings[r]!.filter.shift(by: d)
-            }
-            states[a].lastHeard = moved(states[a].lastHeard)
-            states[a].estimatedAt = moved(states[a].estimatedAt)
-            states[a].publishedAt = moved(states[a].publishedAt)
-            states[a].beliefAt = moved(states[a].beliefAt)
-            if states[a].heldUntil != RegionMonitor.whileBlind { states[a].heldUntil = moved(states[a].heldUntil) }
-            for z in states[a].zones.indices { states[a].zones[z].shift(by: d) }
-        }
-    }
-
     mutating func adopt(from old: AssetTracker) {
         let sameReceivers = old.receivers == receivers && old.calibrations == calibrations
         for (a, asset) in assets.enumerated() {
@@ -437,6 +420,7 @@ extension AssetTracker {
                 states[a].beliefAt = previous.beliefAt
             }
             states[a].lastHeard = previous.lastHeard
+            states[a].heldUntil = previous.heldUntil
             states[a].estimate = previous.estimate
             states[a].estimatedAt = previous.estimatedAt
             states[a].published = previous.published
