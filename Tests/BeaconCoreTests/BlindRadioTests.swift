@@ -5,14 +5,7 @@ import Testing
 /// While the gateway's radios hear nothing (a dongle unplugged, bluetoothd restarting),
 /// silence is not absence (`BeaconEngine.setBlind`).
 @Suite struct BlindRadioTests {
-    /// A region entered at 41 s whose beacon is heard every second up to 50 s, with a 5 min dwell.
-    func insideAndHeard() -> Script {
-        var s = Script(Fixture.engine([Fixture.region("store", dwell: [.minutes(5)])]))
-        s.advance(to: 30)
-        s.see(from: 40, to: 50)
-        _ = s.take()
-        return s
-    }
+    func insideAndHeard() -> Script { Script.insideAndHeard(dwell: .minutes(5)) }
 
     @Test func aDongleUnpluggedForMinutesExitsAndEntersNothing() {
         var s = insideAndHeard()

@@ -7,14 +7,7 @@ import Testing
 @Suite struct ClockStepTests {
     static let hour = TimeSpan.seconds(3600)
 
-    /// A region entered at 41 s whose beacon is heard every second up to 50 s.
-    func insideAndHeard() -> Script {
-        var s = Script(Fixture.engine([Fixture.region("store", dwell: [.minutes(2)])]))
-        s.advance(to: 30)
-        s.see(from: 40, to: 50)
-        _ = s.take()
-        return s
-    }
+    func insideAndHeard() -> Script { Script.insideAndHeard(dwell: .minutes(2)) }
 
     @Test func aStepForwardFiresNoExitAndNoEarlyDwell() {
         // Given a region inside, and the clock set an hour forward at 50.5 s

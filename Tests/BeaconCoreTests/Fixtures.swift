@@ -81,6 +81,16 @@ struct Script {
 
     mutating func advance(to seconds: Double) { events += engine.advance(to: Fixture.at(seconds)) }
 
+    /// A region "store" entered at 41 s whose beacon is heard every second up to 50 s, with
+    /// one dwell alert.
+    static func insideAndHeard(dwell: TimeSpan) -> Script {
+        var s = Script(Fixture.engine([Fixture.region("store", dwell: [dwell])]))
+        s.advance(to: 30)
+        s.see(from: 40, to: 50)
+        _ = s.take()
+        return s
+    }
+
     /// The events gathered since the last call, and forget them.
     mutating func take() -> [Event] {
         defer { events = [] }
