@@ -69,7 +69,7 @@ public struct APIContext: Sendable {
     /// The daemon's log (the journal, and `errors` for warnings).
     public var log: @Sendable (String) -> Void
     /// Relays already warned about, so that one posting every second logs once, not always.
-    let skewWarnings = SkewWarnings()
+    let relayWarnings = RelayWarnings()
 
     public init(
         configuration: @escaping @Sendable () -> Config, version: String, started: Timestamp, engine: LiveEngine,
@@ -94,7 +94,7 @@ public struct APIContext: Sendable {
 /// When each remote receiver was last warned about, per kind of warning (its clock ahead,
 /// its records too old): a relay that is off is worth a warning every ten minutes while it
 /// lasts, not one per request.
-final class SkewWarnings: Sendable {
+final class RelayWarnings: Sendable {
     private let lastWarned = Mutex<[String: Timestamp]>([:])
     static let interval = TimeSpan.seconds(600)
     /// A relay that makes up receiver names cannot grow the table without bound: past this,

@@ -34,6 +34,6 @@ extension APIRouter {
     }
 
     private func warnOnce(_ receiver: String, _ kind: String, at now: Timestamp, _ line: String) {
-        if context.skewWarnings.due("\(receiver) \(kind)", at: now) { context.log(line) }
+        if context.relayWarnings.due("\(receiver) \(kind)", at: now) { context.log(line) }
     }
 }

@@ -219,22 +219,20 @@ struct LiveDaemon {
     }
 }
 
+/// Time since boot, suspend included (`CLOCK_BOOTTIME`): setting the wall clock does not move it.
+enum BootClock {
+    @Sendable static func elapsed() -> TimeSpan { TimeSpan(nanoseconds: nanoseconds(CLOCK_BOOTTIME)) }
+}
+
 /// `CLOCK_REALTIME` as a `Timestamp`: the production clock. Event times are wall-clock
 /// times; a step of this clock is told from time passing by `BootClock` and shifted out of
 /// the engine (`LiveEngine.elapsed`), so it fires no timer.
-/// Time since boot, suspend included (`CLOCK_BOOTTIME`): setting the wall clock does not move it.
-enum BootClock {
-    @Sendable static func elapsed() -> TimeSpan {
-        var ts = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &ts)
-        return TimeSpan(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
-    }
+enum WallClock {
+    @Sendable static func now() -> Timestamp { Timestamp(nanoseconds: nanoseconds(CLOCK_REALTIME)) }
 }
 
-enum WallClock {
-    @Sendable static func now() -> Timestamp {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Timestamp(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
-    }
+private func nanoseconds(_ clock: clockid_t) -> Int64 {
+    var ts = timespec()
+    clock_gettime(clock, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }

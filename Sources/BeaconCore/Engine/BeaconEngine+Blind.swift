@@ -6,8 +6,6 @@
 /// `exit_timeout` to be heard, as after a restart; what is not heard then exits, dated
 /// `exit_timeout` after its last sighting.
 extension BeaconEngine {
-    public var isBlind: Bool { blind }
-
     public mutating func setBlind(_ isBlind: Bool) {
         guard isBlind != blind else { return }
         blind = isBlind

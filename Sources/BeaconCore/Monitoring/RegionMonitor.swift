@@ -86,12 +86,12 @@ struct RegionMonitor: Sendable {
             return lastSeen + settings.exitTimeout
         case .inside:
             let exitAt = lastSeen + settings.exitTimeout
-            let exitDue = heldUntil.map { max(exitAt, $0) } ?? exitAt
-            guard Int(nextDwellIndex) < dwell.count else { return exitDue == Self.whileBlind ? nil : exitDue }
-            let dwellAt = enteredAt + dwell[Int(nextDwellIndex)]
+            // Held: not before `heldUntil`, and not at all while blind
+            let exitDue = heldUntil == Self.whileBlind ? nil : max(exitAt, heldUntil ?? exitAt)
+            var dwellAt = Int(nextDwellIndex) < dwell.count ? enteredAt + dwell[Int(nextDwellIndex)] : nil
             // While held, a dwell after the exit's own time waits to know whether there was one
-            if heldUntil != nil, dwellAt > exitAt { return exitDue == Self.whileBlind ? nil : exitDue }
-            return min(exitDue, dwellAt)
+            if heldUntil != nil, let d = dwellAt, d > exitAt { dwellAt = nil }
+            return [exitDue, dwellAt].compactMap { $0 }.min()
         case .outside:
             return nil
         }
