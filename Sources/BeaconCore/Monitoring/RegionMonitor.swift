@@ -88,10 +88,11 @@ struct RegionMonitor: Sendable {
             let exitAt = lastSeen + settings.exitTimeout
             // Held: not before `heldUntil`, and not at all while blind
             let exitDue = heldUntil == Self.whileBlind ? nil : max(exitAt, heldUntil ?? exitAt)
-            var dwellAt = Int(nextDwellIndex) < dwell.count ? enteredAt + dwell[Int(nextDwellIndex)] : nil
+            guard Int(nextDwellIndex) < dwell.count else { return exitDue }
+            let dwellAt = enteredAt + dwell[Int(nextDwellIndex)]
             // While held, a dwell after the exit's own time waits to know whether there was one
-            if heldUntil != nil, let d = dwellAt, d > exitAt { dwellAt = nil }
-            return [exitDue, dwellAt].compactMap { $0 }.min()
+            if heldUntil != nil, dwellAt > exitAt { return exitDue }
+            return exitDue.map { min($0, dwellAt) } ?? dwellAt
         case .outside:
             return nil
         }
