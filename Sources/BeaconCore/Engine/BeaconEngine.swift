@@ -97,6 +97,11 @@ public struct BeaconEngine: Sendable {
             if let r = nextRangingTick, r < next { next = r }
             if let p = nextPositionTick, p < next { next = p }
             guard next <= target else { break }
+            if target - next >= Self.quietGap,
+                skipQuietTicks(before: timers.earliest.map { min($0, target) } ?? target)
+            {
+                continue
+            }
             now = max(now, next)
             if let e = timers.popDue(next) {
                 fireRegionTimer(e, events: &events)
