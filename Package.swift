@@ -79,6 +79,16 @@ let package = Package(
         .executableTarget(
             name: "beacond-dbus-bench", dependencies: ["BlueZ", "BeaconRuntime", "BeaconCore"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
+        // libFuzzer's driver when fuzz/run links it in; otherwise absent, and beacond-fuzz replays files.
+        .target(name: "CFuzzer"),
+        // The parsers of what comes from outside (sightings, config, HTTP) under libFuzzer; see fuzz/README.md.
+        .executableTarget(
+            name: "beacond-fuzz",
+            dependencies: [
+                "CFuzzer", "BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "API", "Publishing",
+                "Simulation",
+                "Storage",
+            ]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
         // Shared by the test targets: finding built executables, running commands.

@@ -84,3 +84,11 @@ public struct StreamID: Hashable, Sendable, CustomStringConvertible {
     public let raw: Int
     public var description: String { "stream-\(raw)" }
 }
+
+extension HTTPRequest {
+    /// The request a parsed head and its body make, as the server hands it to its handler.
+    package init(head: HTTPRequestParser.Head, body: [UInt8], peer: PeerCredentials) {
+        let (path, query) = HTTPRequestParser.splitTarget(head.target)
+        self.init(method: head.method, path: path, query: query, headers: head.headers, body: body, peer: peer)
+    }
+}

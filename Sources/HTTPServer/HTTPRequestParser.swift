@@ -3,28 +3,28 @@ import BeaconCore
 /// HTTP/1.1 request framing (RFC 9112), on bytes as they arrive: the head, then a body
 /// framed by Content-Length or chunked encoding. Pure, so every malformed input can be
 /// tested; each failure names the status to answer with.
-enum HTTPRequestParser {
-    struct Head: Equatable {
-        var method: String
-        var target: String
-        var headers: [(name: String, value: String)]
-        var contentLength: Int?
-        var chunked: Bool
-        var expectContinue: Bool
-        var keepAlive: Bool
+package enum HTTPRequestParser {
+    package struct Head: Equatable {
+        package var method: String
+        package var target: String
+        package var headers: [(name: String, value: String)]
+        package var contentLength: Int?
+        package var chunked: Bool
+        package var expectContinue: Bool
+        package var keepAlive: Bool
 
-        static func == (a: Head, b: Head) -> Bool {
+        package static func == (a: Head, b: Head) -> Bool {
             a.method == b.method && a.target == b.target && a.headers.elementsEqual(b.headers, by: { $0 == $1 })
                 && a.contentLength == b.contentLength && a.chunked == b.chunked
         }
     }
 
-    struct Failure: Error, Equatable {
-        var status: Int
-        var message: String
+    package struct Failure: Error, Equatable {
+        package var status: Int
+        package var message: String
     }
 
-    enum Step<Value> {
+    package enum Step<Value> {
         case needMore
         case done(Value, consumed: Int)
     }
@@ -32,7 +32,7 @@ enum HTTPRequestParser {
     static let maxHeadBytes = 16 * 1024
 
     /// Parses the head at the start of `buffer`.
-    static func head(_ buffer: ArraySlice<UInt8>) throws(Failure) -> Step<Head> {
+    package static func head(_ buffer: ArraySlice<UInt8>) throws(Failure) -> Step<Head> {
         guard let end = headEnd(buffer) else {
             if buffer.count > maxHeadBytes { throw Failure(status: 431, message: "request head over 16 KiB") }
             return .needMore
@@ -83,7 +83,7 @@ enum HTTPRequestParser {
     }
 
     /// Decodes a chunked body at the start of `buffer`, refusing more than `limit` bytes.
-    static func chunkedBody(_ buffer: ArraySlice<UInt8>, limit: Int) throws(Failure) -> Step<[UInt8]> {
+    package static func chunkedBody(_ buffer: ArraySlice<UInt8>, limit: Int) throws(Failure) -> Step<[UInt8]> {
         var body: [UInt8] = []
         var i = buffer.startIndex
         while true {
@@ -92,7 +92,7 @@ enum HTTPRequestParser {
             guard let size = Int(sizeText.trimmingWhitespace, radix: 16), size >= 0 else {
                 throw Failure(status: 400, message: "bad chunk size")
             }
-            if body.count + size > limit { throw Failure(status: 413, message: "request body over the limit") }
+            if size > limit - body.count { throw Failure(status: 413, message: "request body over the limit") }
             let dataStart = lineEnd + 2
             if size == 0 {
                 // Trailers (ignored) end with an empty line.
@@ -113,7 +113,7 @@ enum HTTPRequestParser {
     }
 
     /// Splits a target into a percent-decoded path and query parameters.
-    static func splitTarget(_ target: String) -> (path: String, query: [String: String]) {
+    package static func splitTarget(_ target: String) -> (path: String, query: [String: String]) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var query: [String: String] = [:]
         if parts.count == 2 {

@@ -231,9 +231,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func respond(_ c: HTTPConnection, head: HTTPRequestParser.Head, body: [UInt8]) {
-        let (path, query) = HTTPRequestParser.splitTarget(head.target)
-        let request = HTTPRequest(
-            method: head.method, path: path, query: query, headers: head.headers, body: body, peer: c.peer)
+        let request = HTTPRequest(head: head, body: body, peer: c.peer)
         requestsServed.add(1, ordering: .relaxed)
         switch handler(request) {
         case let .response(response):

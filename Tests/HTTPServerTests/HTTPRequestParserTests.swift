@@ -57,6 +57,15 @@ import Testing
             })
     }
 
+    /// Found by fuzz/run http: a second chunk announcing Int.max bytes overflowed the running
+    /// total and trapped, killing the daemon on one request.
+    @Test func aChunkSizeNearIntMaxIsOverTheLimitNotATrap() {
+        let body = Array("1\r\na\r\n7fffffffffffffff\r\n".utf8)[...]
+        #expect(
+            performing: { _ = try HTTPRequestParser.chunkedBody(body, limit: 1 << 20) },
+            throws: { ($0 as? HTTPRequestParser.Failure)?.status == 413 })
+    }
+
     @Test func splitsAndDecodesTargets() {
         let (path, query) = HTTPRequestParser.splitTarget("/v1/clients/a%20b/regions?type=region.*%2Czone.*&x")
         #expect(path == "/v1/clients/a b/regions")
