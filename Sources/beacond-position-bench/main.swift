@@ -285,27 +285,55 @@ func kolakowski(_ dir: String) {
     for line in try! LineReader(path: dir + "/sightings/test_robot.jsonl") {
         if let s = try? SightingRecord.parse(line: line) { sightings.append(s) }
     }
+    // The flat's rooms (bench/kolakowski.yaml, drawn on layout.csv's walls)
+    let rooms = config.site.zones.compactMap { z -> (String, Polygon)? in
+        if case let .polygon(_, points) = z.shape { return (z.id, Polygon(points)) } else { return nil }
+    }
+    func room(_ p: Point) -> String? { rooms.first { $0.1.contains(p) }?.0 }
     var engine = BeaconEngine(configuration: config.engineConfiguration, start: sightings[0].time)
     var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
     var ours: [Double] = []
     var base: [Double] = []
     var within = 0
     var next = 0
-    for (t, p) in truth {
+    var alerts: [ZoneAlert] = []
+    var alertTimes: [Timestamp] = []
+    var alertDepths: [Double] = []
+    var transitions: [SiteSimulator.TruthTransition] = []
+    var truthRoom: String? = nil
+    var truthNow = truth[0].1
+    var roomsRight = (ours: 0, raw: 0, centroid: 0)
+    func record(_ e: Event) {
+        guard case let .zone(a) = e.payload, a.condition != .dwell else { return }
+        alerts.append(a)
+        alertTimes.append(e.time)
+        alertDepths.append(rooms.first { $0.0 == a.zone }?.1.signedDistance(truthNow) ?? .nan)
+    }
+    for (i, (t, p)) in truth.enumerated() {
+        truthNow = p
+        let now = room(p)
+        if i > 0, now != truthRoom {
+            if let old = truthRoom { transitions.append(.init(time: t, asset: "robot", zone: old, entered: false)) }
+            if let now { transitions.append(.init(time: t, asset: "robot", zone: now, entered: true)) }
+        }
+        truthRoom = now
         while next < sightings.count, sightings[next].time <= t {
-            _ = engine.ingest(sightings[next])
+            engine.ingest(sightings[next]).forEach(record)
             baseline.observe(
                 asset: "robot", receiver: sightings[next].receiver, rssi: sightings[next].rssi, at: sightings[next].time
             )
             next += 1
         }
-        _ = engine.advance(to: t)
+        engine.advance(to: t).forEach(record)
         guard let fix = engine.tracker?.fixes.first?.fix, let b = baseline.estimate(asset: "robot", at: t) else {
             continue
         }
         ours.append(error(fix.position, p))
         base.append(error(b, p))
         if error(fix.position, p) <= fix.accuracy { within += 1 }
+        if fix.zones.first == now { roomsRight.ours += 1 }
+        if room(fix.position) == now { roomsRight.raw += 1 }
+        if room(b) == now { roomsRight.centroid += 1 }
     }
     let m = percentile(ours, 0.5)
     let bm = percentile(base, 0.5)
@@ -314,6 +342,12 @@ func kolakowski(_ dir: String) {
             + "\(f(percentile(ours, 0.9))) m, p95 \(f(percentile(ours, 0.95))) m; centroid median \(f(bm)) m, p90 "
             + "\(f(percentile(base, 0.9))) m; ratio median \(f(m / bm)); within accuracy_m "
             + "\(f(Double(within) / Double(max(ours.count, 1)) * 100)) %")
+    let share = { (n: Int) in f(Double(n) / Double(max(ours.count, 1)) * 100) }
+    print(
+        "  right room: beacond's zones \(share(roomsRight.ours)) %, its position without hysteresis "
+            + "\(share(roomsRight.raw)) %, the centroid's \(share(roomsRight.centroid)) %")
+    print(
+        "  " + zoneScore(alerts: alerts, alertTimes: alertTimes, alertDepths: alertDepths, truth: transitions))
 }
 
 /// 1,000 tags heard by 6 receivers at 10 advertisements/s each: engine time per second of traffic.
