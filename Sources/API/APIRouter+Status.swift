@@ -52,6 +52,7 @@ extension APIRouter {
                 .object([
                     ("pending", .int(depths.reduce(0) { $0 + $1.pending })),
                     ("dead_letters", .int(depths.reduce(0) { $0 + $1.deadLetters })),
+                    ("dead_letters_discarded", .int(depths.reduce(0) { $0 + $1.deadLettersDiscarded })),
                     ("oldest", .time(depths.compactMap(\.oldest).min())),
                 ])
             ),

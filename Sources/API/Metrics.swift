@@ -45,23 +45,34 @@ extension APIRouter {
         for (type, count) in context.publisher.countsByType.sorted(by: { $0.key < $1.key }) {
             m.sample("beacond_events_total", ["type": type], Double(count))
         }
-        m.family("beacond_outbox_depth", "gauge", "Events waiting for a webhook.")
-        m.family("beacond_outbox_oldest_age_seconds", "gauge", "Age of the oldest event waiting for a webhook.")
-        m.family("beacond_dead_letters", "gauge", "Events given up on, by webhook.")
-        m.family("beacond_webhook_requests_total", "counter", "Webhook requests by result.")
-        m.family("beacond_webhook_events_delivered_total", "counter", "Events acknowledged by a webhook.")
-        for worker in context.webhooks {
-            let id = worker.settings.id
-            let depth = depths.first { $0.webhook == id }
-            let c = worker.counters
-            m.sample("beacond_outbox_depth", ["webhook": id], Double(depth?.pending ?? 0))
-            m.sample(
-                "beacond_outbox_oldest_age_seconds", ["webhook": id], depth?.oldest.map { (now - $0).seconds } ?? 0)
-            m.sample("beacond_dead_letters", ["webhook": id], Double(depth?.deadLetters ?? 0))
-            m.sample("beacond_webhook_requests_total", ["webhook": id, "result": "ok"], Double(c.requestsOK))
-            m.sample("beacond_webhook_requests_total", ["webhook": id, "result": "failed"], Double(c.requestsFailed))
-            m.sample("beacond_webhook_events_delivered_total", ["webhook": id], Double(c.delivered))
+        // Each family's samples together, after its HELP and TYPE, as the text format asks.
+        let hooks = context.webhooks.map { worker in
+            (id: worker.settings.id, depth: depths.first { $0.webhook == worker.settings.id }, c: worker.counters)
         }
+        m.family("beacond_outbox_depth", "gauge", "Events waiting for a webhook.")
+        for h in hooks { m.sample("beacond_outbox_depth", ["webhook": h.id], Double(h.depth?.pending ?? 0)) }
+        m.family("beacond_outbox_oldest_age_seconds", "gauge", "Age of the oldest event waiting for a webhook.")
+        for h in hooks {
+            let age = h.depth?.oldest.map { (now - $0).seconds } ?? 0
+            m.sample("beacond_outbox_oldest_age_seconds", ["webhook": h.id], age)
+        }
+        m.family("beacond_dead_letters", "gauge", "Events given up on and kept, by webhook.")
+        for h in hooks { m.sample("beacond_dead_letters", ["webhook": h.id], Double(h.depth?.deadLetters ?? 0)) }
+        m.family(
+            "beacond_dead_letters_discarded_total", "counter",
+            "Dead letters discarded, oldest first, to keep at most 10,000 per webhook.")
+        for h in hooks {
+            let discarded = Double(h.depth?.deadLettersDiscarded ?? 0)
+            m.sample("beacond_dead_letters_discarded_total", ["webhook": h.id], discarded)
+        }
+        m.family("beacond_webhook_requests_total", "counter", "Webhook requests by result.")
+        for h in hooks {
+            m.sample("beacond_webhook_requests_total", ["webhook": h.id, "result": "ok"], Double(h.c.requestsOK))
+            m.sample(
+                "beacond_webhook_requests_total", ["webhook": h.id, "result": "failed"], Double(h.c.requestsFailed))
+        }
+        m.family("beacond_webhook_events_delivered_total", "counter", "Events acknowledged by a webhook.")
+        for h in hooks { m.sample("beacond_webhook_events_delivered_total", ["webhook": h.id], Double(h.c.delivered)) }
         m.gauge(
             "beacond_bluez_reachable", "1 when bluetoothd owns org.bluez on the system bus.",
             runtime.bluezReachable ? 1 : 0)

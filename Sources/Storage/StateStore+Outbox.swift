@@ -18,6 +18,8 @@ extension StateStore {
         public var pending: Int
         public var oldest: Timestamp?
         public var deadLetters: Int
+        /// Dead letters discarded, oldest first, to keep `deadLetterLimit`.
+        public var deadLettersDiscarded = 0
     }
 
     public struct DeadLetter: Sendable, Equatable {
@@ -72,7 +74,21 @@ extension StateStore {
                 WHERE webhook = ? AND enqueued_ns < ? ORDER BY seq
                 """, [now.nanoseconds, reason, webhook, cutoff.nanoseconds])
             try db.execute("DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ?", [webhook, cutoff.nanoseconds])
-            return db.changes
+            let moved = db.changes
+            try db.execute(
+                """
+                DELETE FROM dead_letter WHERE webhook = ? AND seq <= (SELECT seq FROM dead_letter WHERE webhook = ?
+                  ORDER BY seq DESC LIMIT 1 OFFSET ?)
+                """, [webhook, webhook, deadLetterLimit])
+            let discarded = db.changes
+            if discarded > 0 {
+                try db.execute(
+                    """
+                    INSERT INTO dead_letter_discarded (webhook, count) VALUES (?, ?)
+                    ON CONFLICT (webhook) DO UPDATE SET count = count + excluded.count
+                    """, [webhook, discarded])
+            }
+            return moved
         }
     }
 
@@ -92,6 +108,13 @@ extension StateStore {
             for (id, count) in dead {
                 depths[id, default: OutboxDepth(webhook: id, pending: 0, oldest: nil, deadLetters: 0)].deadLetters =
                     count
+            }
+            let discarded = try db.rows("SELECT webhook, count FROM dead_letter_discarded") {
+                ($0.string(0), $0.int(1))
+            }
+            for (id, count) in discarded {
+                depths[id, default: OutboxDepth(webhook: id, pending: 0, oldest: nil, deadLetters: 0)]
+                    .deadLettersDiscarded = count
             }
             return depths.values.sorted { $0.webhook < $1.webhook }
         }

@@ -23,12 +23,19 @@ public final class StateStore: Sendable {
     let savedRegions = Mutex<[RegionKey: RegionSnapshot]?>(nil)
     let savedAssets = Mutex<[String: AssetSnapshot]?>(nil)
 
-    public init(directory: String, historyLimit: Int = 100_000) throws {
+    /// Dead letters kept per webhook; older ones are discarded, and counted, as new ones come.
+    public let deadLetterLimit: Int
+
+    /// - Parameter deadLetterLimit: without a cap, a webhook dead for months would fill the
+    ///   gateway's storage with dead letters (a store's positions alone are ~900,000 events a
+    ///   day); the newest 10,000 say what was lost, and the count says how much.
+    public init(directory: String, historyLimit: Int = 100_000, deadLetterLimit: Int = 10_000) throws {
         try Self.makeDirectories(directory)
         db = try SQLiteDatabase(
             path: directory.hasSuffix("/") ? directory + "beacond.sqlite" : directory + "/beacond.sqlite",
             migrations: Self.migrations)
         self.historyLimit = historyLimit
+        self.deadLetterLimit = deadLetterLimit
     }
 
     /// `mkdir -p`: the state directory and any missing parents.
@@ -73,6 +80,13 @@ public final class StateStore: Sendable {
         .init("v3-outbox-age", "CREATE INDEX outbox_by_age ON outbox (webhook, enqueued_ns)"),
         .init("v4-alarm-flags", "CREATE TABLE alarm_flag (alarm TEXT PRIMARY KEY, active BOOLEAN NOT NULL)"),
         .init("v5-asset-state", "CREATE TABLE asset_state (asset TEXT PRIMARY KEY, snapshot TEXT NOT NULL)"),
+        // Dead letters capped per webhook (`deadLetterLimit`); how many were discarded.
+        .init(
+            "v6-dead-letter-cap",
+            """
+            CREATE INDEX dead_letter_by_webhook ON dead_letter (webhook, seq);
+            CREATE TABLE dead_letter_discarded (webhook TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            """),
     ]
 }
 

@@ -254,7 +254,7 @@ struct Outbox: ParsableCommand {
             for w in value["webhooks"]?.items ?? [] {
                 hooks.add(
                     w["id"]?.cell ?? "-", w["state"]?.cell ?? "-", w["pending"]?.cell ?? "-", w["oldest"]?.cell ?? "-",
-                    w["dead_letters"]?.cell ?? "-", w["delivered"]?.cell ?? "-", w["last_error"]?.cell ?? "-")
+                    Self.dead(w), w["delivered"]?.cell ?? "-", w["last_error"]?.cell ?? "-")
             }
             var dead = Table("DEAD LETTER", "WEBHOOK", "TYPE", "ENQUEUED", "REASON")
             for d in value["dead_letters"]?.items ?? [] {
@@ -264,6 +264,13 @@ struct Outbox: ParsableCommand {
             }
             return hooks.text + "\n\n" + dead.text
         }
+    }
+
+    /// Dead letters kept, and how many older ones were discarded past the cap.
+    static func dead(_ webhook: JSONValue) -> String {
+        let kept = webhook["dead_letters"]?.cell ?? "-"
+        guard let discarded = webhook["dead_letters_discarded"], (discarded.numberValue ?? 0) > 0 else { return kept }
+        return "\(kept) (+\(discarded.cell) discarded)"
     }
 }
 

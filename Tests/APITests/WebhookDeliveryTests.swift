@@ -105,8 +105,25 @@ import Testing
         #expect(down.requests.count >= 2, "it was retried before it expired")
         let metrics = try d.client.request("GET", "/metrics").body
         #expect(metrics.contains("beacond_dead_letters{webhook=\"crm\"} 2"))
+        #expect(metrics.contains("beacond_dead_letters_discarded_total{webhook=\"crm\"} 0"))
         #expect(metrics.contains("beacond_outbox_depth{webhook=\"crm\"} 0"))
+        #expect(Self.familiesAreContiguous(metrics), "\(metrics)")
         #expect(d.stop() == 0)
+    }
+
+    /// The Prometheus text format's rule: a family's HELP, TYPE and samples form one block.
+    /// (Until 2026-11-23 the webhook families' headers came first and their samples after.)
+    static func familiesAreContiguous(_ text: String) -> Bool {
+        var seen: [Substring] = []
+        for line in text.split(separator: "\n") {
+            let name =
+                line.hasPrefix("# ")
+                ? line.split(separator: " ")[2] : line.prefix { $0 != "{" && $0 != " " }
+            guard seen.last != name else { continue }
+            if seen.contains(name) { return false }
+            seen.append(name)
+        }
+        return true
     }
 }
 

@@ -117,6 +117,29 @@ import Testing
         #expect(try store.disabledReason(webhook: "crm", url: "http://b") == nil, "a new url enables it")
     }
 
+    /// A webhook dead for months must not fill the gateway's storage: past the cap, the
+    /// oldest dead letters go, and how many went is kept, across a restart too.
+    @Test func deadLettersAreCappedPerWebhookAndWhatWasDiscardedIsCounted() throws {
+        let dir = try Executables.temporaryDirectory().path
+        var store = try StateStore(directory: dir, deadLetterLimit: 3)
+        try store.append((1...5).map { event($0) }, at: Timestamp(nanoseconds: 100)) { _ in ["crm", "wms"] }
+        try store.append([event(6)], at: Timestamp(nanoseconds: 200)) { _ in ["crm"] }
+        let cutoff = Timestamp(nanoseconds: 300)
+        #expect(try store.expire(webhook: "crm", enqueuedBefore: cutoff, at: cutoff, reason: "max_age") == 6)
+        #expect(try store.deadLetters().filter { $0.webhook == "crm" }.map(\.eventID) == ["E6", "E5", "E4"])
+        // The other webhook's dead letters are its own
+        #expect(try store.expire(webhook: "wms", enqueuedBefore: cutoff, at: cutoff, reason: "max_age") == 5)
+        var depths = try store.outboxDepths()
+        #expect(depths.map(\.deadLetters) == [3, 3])
+        #expect(depths.map(\.deadLettersDiscarded) == [3, 2])
+        store = try StateStore(directory: dir, deadLetterLimit: 3)
+        try store.append([event(7)], at: Timestamp(nanoseconds: 400)) { _ in ["crm"] }
+        try store.expire(webhook: "crm", enqueuedBefore: Timestamp(nanoseconds: 500), at: cutoff, reason: "gone")
+        depths = try store.outboxDepths()
+        #expect(depths.first?.deadLettersDiscarded == 4)
+        #expect(try store.deadLetters().filter { $0.webhook == "crm" }.map(\.eventID) == ["E7", "E6", "E5"])
+    }
+
     @Test func apiRegionChangesReplayInOrder() throws {
         let dir = try Executables.temporaryDirectory().path
         let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
