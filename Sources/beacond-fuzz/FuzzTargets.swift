@@ -52,7 +52,7 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     /// The site as `beacond simulate` and `--simulate` run it: its own tags among its own
-    /// receivers, into an engine, for 60 of the simulator's steps (fewer on a large site, so
+    /// receivers, into an engine, for 25 of the simulator's steps (fewer on a large site, so
     /// that one input stays well under the fuzzer's time limit), then an hour on.
     static func simulate(_ config: Config) {
         let start = Timestamp.seconds(1_763_805_600)
@@ -60,7 +60,7 @@ enum FuzzTarget: String, CaseIterable {
             config: config, settings: config.simulation ?? SimulationSettings(), seed: 1, start: start)
         var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
         let perStep = max(1, config.assets.count * config.receivers.count)
-        for _ in 0..<min(60, 20_000 / perStep) {
+        for _ in 0..<min(25, 10_000 / perStep) {
             for sighting in simulator.advance().sightings { _ = engine.ingest(sighting) }
         }
         _ = engine.advance(to: simulator.now + .hours(1))
