@@ -203,7 +203,7 @@ struct Doctor: ParsableCommand {
                     Check(
                         name: "webhook \(id)", verdict: .fail,
                         detail:
-                            "disabled: \(hook["disabled"]?.cell ?? "-"); \(hook["dead_letters"]?.cell ?? "0") dead letters",
+                            "disabled: \(hook["disabled"]?.cell ?? "-"); \(Outbox.dead(hook)) dead letters",
                         fix: "fix the receiver, then change the webhook's url and reload"))
             case "retrying":
                 checks.append(
@@ -212,8 +212,15 @@ struct Doctor: ParsableCommand {
                         detail: "failing: \(hook["last_error"]?.cell ?? "-"); \(hook["pending"]?.cell ?? "0") waiting",
                         fix: "check that \(hook["url"]?.cell ?? "the url") is reachable from the gateway"))
             default:
+                let dead = hook["dead_letters"]?.numberValue ?? 0
                 checks.append(
-                    Check(name: "webhook \(id)", verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered"))
+                    dead > 0
+                        ? Check(
+                            name: "webhook \(id)", verdict: .warn,
+                            detail: "\(hook["delivered"]?.cell ?? "0") delivered; \(Outbox.dead(hook)) never delivered",
+                            fix: "beaconctl outbox lists them; a longer max_age keeps events through a longer outage")
+                        : Check(
+                            name: "webhook \(id)", verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered"))
             }
         }
         return checks

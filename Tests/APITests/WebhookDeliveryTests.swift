@@ -111,6 +111,34 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A webhook that works again after losing events is not "ok": doctor says how many were
+    /// never delivered and where to see them.
+    @Test func doctorWarnsOfEventsAWebhookNeverDelivered() throws {
+        let down = try WebhookReceiver(fail: 1_000_000)
+        let extra = { (r: WebhookReceiver) in
+            Self.site(regions: 2) + "webhooks:\n" + Self.webhook("crm", r, extra: ", max_age: 1s")
+        }
+        let d = try APIDaemon(extra: extra(down), monitoring: Self.monitoring)
+        try d.start()
+        try d.post((1...2).map { APIDaemon.sighting(major: $0) })
+        var dead: [[String: Any]] = []
+        let deadline = Date().addingTimeInterval(15)
+        while dead.count < 2 && Date() < deadline {
+            dead = try d.client.request("GET", "/v1/outbox").object["dead_letters"] as? [[String: Any]] ?? []
+            usleep(50_000)
+        }
+        #expect(dead.count == 2)
+        // The receiver is fixed (a new one at a new url) and the daemon restarted: nothing is
+        // failing now, but two events were lost
+        #expect(d.stop() == 0)
+        try d.rewrite(extra: extra(try WebhookReceiver()))
+        try d.start()
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(doctor.stdout.contains("[WARN] webhook crm: 0 delivered; 2 never delivered"), "\(doctor.stdout)")
+        #expect(d.stop() == 0)
+    }
+
     /// The Prometheus text format's rule: a family's HELP, TYPE and samples form one block.
     /// (Until 2026-11-23 the webhook families' headers came first and their samples after.)
     static func familiesAreContiguous(_ text: String) -> Bool {
