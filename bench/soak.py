@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Memory over a long run: the live daemon on the simulated store (config/sim-store.yaml,
+20 tags, 6 receivers, 4 zones, positions and zone alerts flowing to the state store and a
+webhook that never answers), its RSS and state-store size sampled every `every` seconds.
+A daemon meant to run for months must level off, not grow with time.
+
+    python3 bench/soak.py [binary=.build/release/beacond] [minutes=20] [every=30]
+"""
+import os, subprocess, sys, tempfile, time
+
+binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond"
+minutes = float(sys.argv[2]) if len(sys.argv) > 2 else 20
+every = float(sys.argv[3]) if len(sys.argv) > 3 else 30
+
+def rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+def dir_kib(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return total // 1024
+
+d = tempfile.mkdtemp(prefix="beacond-soak-")
+config = open("config/sim-store.yaml").read().replace("state_dir: /var/lib/beacond", f"state_dir: {d}/state")
+config += f"api:\n  socket: {d}/api.sock\n"
+# A webhook to a closed port: its outbox fills and retries for the whole run.
+config += "webhooks:\n  - {id: crm, url: 'http://127.0.0.1:9/hook', max_age: 1h}\n"
+open(f"{d}/beacond.yaml", "w").write(config)
+daemon = subprocess.Popen([binary, "--config", f"{d}/beacond.yaml", "--simulate", "--no-print-events"],
+                          stdout=subprocess.DEVNULL, stderr=open(f"{d}/log", "w"))
+samples = []
+start = time.time()
+try:
+    while time.time() - start < minutes * 60:
+        time.sleep(every)
+        if daemon.poll() is not None:
+            sys.exit(f"beacond exited with {daemon.returncode}; log in {d}/log")
+        samples.append((time.time() - start, rss_kib(daemon.pid), dir_kib(f"{d}/state")))
+        t, rss, disk = samples[-1]
+        print(f"{t / 60:5.1f} min  RSS {rss / 1024:6.1f} MB  state {disk / 1024:6.1f} MB", flush=True)
+finally:
+    daemon.terminate()
+    daemon.wait()
+half = [s for s in samples if s[0] >= minutes * 30]
+print(f"RSS: first {samples[0][1] / 1024:.1f} MB, max {max(s[1] for s in samples) / 1024:.1f} MB, "
+      f"second half {min(s[1] for s in half) / 1024:.1f}-{max(s[1] for s in half) / 1024:.1f} MB; "
+      f"exit {daemon.returncode}")
