@@ -88,11 +88,16 @@ import Testing
         #expect(d.stop() == 0)
     }
 
-    @Test func eventsUndeliveredForMaxAgeBecomeDeadLetters() throws {
+    /// Two regions with a webhook `crm` to `receiver` whose events die after `maxAge`.
+    static func oneWebhook(_ receiver: WebhookReceiver, maxAge: String) -> String {
+        Self.site(regions: 2) + "webhooks:\n" + Self.webhook("crm", receiver, extra: ", max_age: \(maxAge)")
+    }
+
+    /// Starts a daemon whose webhook never answers 2xx, enters two regions, and waits (15 s
+    /// at most) until both events are dead letters; returns them.
+    func twoDeadLetters(maxAge: String) throws -> (APIDaemon, WebhookReceiver, [[String: Any]]) {
         let down = try WebhookReceiver(fail: 1_000_000)
-        let d = try APIDaemon(
-            extra: Self.site(regions: 2) + "webhooks:\n" + Self.webhook("crm", down, extra: ", max_age: 2s"),
-            monitoring: Self.monitoring)
+        let d = try APIDaemon(extra: Self.oneWebhook(down, maxAge: maxAge), monitoring: Self.monitoring)
         try d.start()
         try d.post((1...2).map { APIDaemon.sighting(major: $0) })
         var dead: [[String: Any]] = []
@@ -101,6 +106,11 @@ import Testing
             dead = try d.client.request("GET", "/v1/outbox").object["dead_letters"] as? [[String: Any]] ?? []
             usleep(50_000)
         }
+        return (d, down, dead)
+    }
+
+    @Test func eventsUndeliveredForMaxAgeBecomeDeadLetters() throws {
+        let (d, down, dead) = try twoDeadLetters(maxAge: "2s")
         #expect(dead.count == 2 && dead.allSatisfy { $0["reason"] as? String == "max_age" })
         #expect(down.requests.count >= 2, "it was retried before it expired")
         let metrics = try d.client.request("GET", "/metrics").body
@@ -114,24 +124,12 @@ import Testing
     /// A webhook that works again after losing events is not "ok": doctor says how many were
     /// never delivered and where to see them.
     @Test func doctorWarnsOfEventsAWebhookNeverDelivered() throws {
-        let down = try WebhookReceiver(fail: 1_000_000)
-        let extra = { (r: WebhookReceiver) in
-            Self.site(regions: 2) + "webhooks:\n" + Self.webhook("crm", r, extra: ", max_age: 1s")
-        }
-        let d = try APIDaemon(extra: extra(down), monitoring: Self.monitoring)
-        try d.start()
-        try d.post((1...2).map { APIDaemon.sighting(major: $0) })
-        var dead: [[String: Any]] = []
-        let deadline = Date().addingTimeInterval(15)
-        while dead.count < 2 && Date() < deadline {
-            dead = try d.client.request("GET", "/v1/outbox").object["dead_letters"] as? [[String: Any]] ?? []
-            usleep(50_000)
-        }
+        let (d, _, dead) = try twoDeadLetters(maxAge: "1s")
         #expect(dead.count == 2)
         // The receiver is fixed (a new one at a new url) and the daemon restarted: nothing is
         // failing now, but two events were lost
         #expect(d.stop() == 0)
-        try d.rewrite(extra: extra(try WebhookReceiver()))
+        try d.rewrite(extra: Self.oneWebhook(try WebhookReceiver(), maxAge: "1s"))
         try d.start()
         let doctor = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
