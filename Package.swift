@@ -85,9 +85,8 @@ let package = Package(
         .executableTarget(
             name: "beacond-fuzz",
             dependencies: [
-                "CFuzzer", "BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "API", "Publishing",
-                "Simulation",
-                "Storage",
+                "CFuzzer", "CDBus", "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "HTTPServer", "API",
+                "Publishing", "Simulation", "Storage",
             ]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),

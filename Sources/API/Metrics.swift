@@ -60,7 +60,7 @@ extension APIRouter {
         for h in hooks { m.sample("beacond_dead_letters", ["webhook": h.id], Double(h.depth?.deadLetters ?? 0)) }
         m.family(
             "beacond_dead_letters_discarded_total", "counter",
-            "Dead letters discarded, oldest first, to keep at most 10,000 per webhook.")
+            "Dead letters discarded, oldest first, past the newest \(context.store?.deadLetterLimit ?? 0) per webhook.")
         for h in hooks {
             let discarded = Double(h.depth?.deadLettersDiscarded ?? 0)
             m.sample("beacond_dead_letters_discarded_total", ["webhook": h.id], discarded)

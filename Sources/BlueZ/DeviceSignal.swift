@@ -10,12 +10,12 @@ import BeaconCore
 /// Parsing only the signature beacond subscribes to (`sa{sv}as`), with the values it uses,
 /// costs a fraction of a generic unmarshal plus an iterator walk (BENCHMARKS.md); anything
 /// else in the dictionary is skipped by its signature.
-struct DeviceSignal: Equatable {
-    var path: String
-    var update: DeviceUpdate
+package struct DeviceSignal: Equatable {
+    package var path: String
+    package var update: DeviceUpdate
 
     /// Total length of the message that starts `buffer`, once its fixed header is there.
-    static func messageLength(_ buffer: UnsafeRawBufferPointer) -> Int? {
+    package static func messageLength(_ buffer: UnsafeRawBufferPointer) -> Int? {
         guard buffer.count >= 16 else { return nil }
         let bigEndian = buffer[0] == UInt8(ascii: "B")
         var r = WireReader(buffer, at: 4, bigEndian: bigEndian)
@@ -25,7 +25,7 @@ struct DeviceSignal: Equatable {
     }
 
     /// Parses one whole message; nil for anything but a well-formed Device1 PropertiesChanged.
-    static func parse(_ message: UnsafeRawBufferPointer) -> DeviceSignal? {
+    package static func parse(_ message: UnsafeRawBufferPointer) -> DeviceSignal? {
         guard message.count >= 16, message[1] == 4 else { return nil }  // 4: signal
         let bigEndian = message[0] == UInt8(ascii: "B")
         guard bigEndian || message[0] == UInt8(ascii: "l") else { return nil }
@@ -115,5 +115,16 @@ struct DeviceSignal: Equatable {
             }
         }
         return out
+    }
+}
+
+extension DeviceSignal {
+    /// The sighting this signal gives for a device it is the first news of, as the scanner
+    /// builds one (for the fuzzer: the bytes from the bus through to the engine).
+    package func sighting(at t: Timestamp) -> Sighting? {
+        guard let parsed = DeviceRecord.parse(path: path) else { return nil }
+        var record = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: t)
+        guard record.apply(update) else { return nil }
+        return record.sighting(at: t)
     }
 }

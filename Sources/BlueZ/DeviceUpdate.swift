@@ -8,7 +8,7 @@ import CDBus
 /// The Device1 properties one signal changed, whichever way it was read: from a libdbus
 /// message (InterfacesAdded, GetManagedObjects, the fallback path) or straight from the
 /// wire (the signal stream).
-struct DeviceUpdate: Equatable {
+package struct DeviceUpdate: Equatable {
     var rssi: Int?
     var manufacturerData: [ManufacturerDatum]?
     var serviceData: [ServiceDatum]?
