@@ -102,20 +102,15 @@ extension StateStore {
                     oldest: $0.optionalInt64(2).map(Timestamp.init(nanoseconds:)), deadLetters: 0)
             }
             for depth in pending { depths[depth.webhook] = depth }
+            let none = { (id: String) in OutboxDepth(webhook: id, pending: 0, oldest: nil, deadLetters: 0) }
             let dead = try db.rows("SELECT webhook, COUNT(*) FROM dead_letter GROUP BY webhook") {
                 ($0.string(0), $0.int(1))
             }
-            for (id, count) in dead {
-                depths[id, default: OutboxDepth(webhook: id, pending: 0, oldest: nil, deadLetters: 0)].deadLetters =
-                    count
-            }
+            for (id, count) in dead { depths[id, default: none(id)].deadLetters = count }
             let discarded = try db.rows("SELECT webhook, count FROM dead_letter_discarded") {
                 ($0.string(0), $0.int(1))
             }
-            for (id, count) in discarded {
-                depths[id, default: OutboxDepth(webhook: id, pending: 0, oldest: nil, deadLetters: 0)]
-                    .deadLettersDiscarded = count
-            }
+            for (id, count) in discarded { depths[id, default: none(id)].deadLettersDiscarded = count }
             return depths.values.sorted { $0.webhook < $1.webhook }
         }
     }
