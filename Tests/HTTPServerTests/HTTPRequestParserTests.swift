@@ -57,8 +57,8 @@ import Testing
             })
     }
 
-    /// Found by fuzz/run http: a second chunk announcing Int.max bytes overflowed the running
-    /// total and trapped, killing the daemon on one request.
+    /// Found while writing the fuzzer's http target: a second chunk announcing Int.max bytes
+    /// overflowed the running total and trapped, killing the daemon on one request.
     @Test func aChunkSizeNearIntMaxIsOverTheLimitNotATrap() {
         let body = Array("1\r\na\r\n7fffffffffffffff\r\n".utf8)[...]
         #expect(
