@@ -18,12 +18,20 @@ public enum Executables {
         return dir.appendingPathComponent(name)
     }
 
-    /// A new empty directory under the system's temporary directory.
+    /// A new empty directory under this test process's own temporary directory, which is
+    /// removed when the process exits (so that test runs do not pile up in /tmp).
     public static func temporaryDirectory() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-test-\(UUID().uuidString)")
+        let dir = processDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }
+
+    /// `beacond-test-PID` under the system's temporary directory, made on first use.
+    static let processDirectory: URL = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-test-\(getpid())")
+        atexit { try? FileManager.default.removeItem(at: Executables.processDirectory) }
+        return dir
+    }()
 }
 
 /// The result of running a command to completion.
