@@ -195,6 +195,7 @@ struct Doctor: ParsableCommand {
                     name: "advertisements", verdict: .warn, detail: "none heard yet",
                     fix: "are beacons powered and in range? is bluetooth.min_rssi too high?"))
         checks += siteChecks(s)
+        if let store = s["state_store"]?.stringValue { checks.append(storageCheck(store)) }
         for hook in s["webhooks"]?.items ?? [] {
             let id = hook["id"]?.cell ?? "?"
             switch hook["state"]?.stringValue {
@@ -257,5 +258,28 @@ extension Doctor {
                         + "offline should not send what is older than monitoring.exit_timeout"))
         }
         return checks
+    }
+}
+
+extension Doctor {
+    /// A full filesystem stops the state store: region states, the event history and the
+    /// webhooks' outbox are then not kept, and a dead webhook's backlog is what usually fills
+    /// it. Warned about before it happens: under 100 MB or 5 % free.
+    func storageCheck(_ file: String) -> Check {
+        let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
+        var fs = statvfs()
+        guard statvfs(directory.isEmpty ? "/" : directory, &fs) == 0 else {
+            return Check(name: "state store", verdict: .skip, detail: "cannot read the free space of \(directory)")
+        }
+        let free = Double(fs.f_bavail) * Double(fs.f_frsize)
+        let total = Double(fs.f_blocks) * Double(fs.f_frsize)
+        let mb = { (bytes: Double) in Int(bytes / 1_000_000) }
+        let detail = "\(mb(free)) MB free of \(mb(total)) MB where it is kept (\(directory))"
+        guard free < 100_000_000 || free < total * 0.05 else {
+            return Check(name: "state store", verdict: .ok, detail: detail)
+        }
+        return Check(
+            name: "state store", verdict: .warn, detail: detail,
+            fix: "free space there; a webhook that is down keeps its events until max_age (beaconctl outbox)")
     }
 }

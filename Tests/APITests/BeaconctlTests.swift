@@ -55,6 +55,8 @@ import Testing
         #expect(doctor.stdout.contains("fix: rfkill unblock bluetooth"))
         #expect(doctor.stdout.contains("[FAIL] bluetoothd:") && doctor.stdout.contains("[FAIL] adapters:"))
         #expect(doctor.stdout.contains("[ok] advertisements: 1 heard"))
+        #expect(
+            doctor.stdout.contains("[ok] state store:") && doctor.stdout.contains(" MB free of "), "\(doctor.stdout)")
         #expect(!doctor.stdout.contains("libcurl"), "no webhooks, no libcurl check")
         // With a webhook configured, doctor checks that libcurl (loaded on first use) is there
         let withHook = try Executables.temporaryDirectory().appendingPathComponent("hooks.yaml")
