@@ -65,6 +65,17 @@ import Testing
         return events
     }
 
+    /// A cart with an enter/exit alarm on the left zone, heard at (2, 3) for the first 12 s
+    /// (it has entered); the events of those seconds.
+    static func cartInsideLeft() -> (tracker: AssetTracker, events: [Event]) {
+        let alarm = AlarmDefinition(id: "watch", zones: ["left"], on: [.enter, .exit])
+        var tracker = AssetTracker(
+            site: site(alarms: [alarm]), calibrations: calibrations, lostAfter: .seconds(30), start: t0)
+        var events: [Event] = []
+        for s in 0..<12 { events += step(&tracker, at: Point(x: 2, y: 3), time: t0 + .seconds(Int64(s))) }
+        return (tracker, events)
+    }
+
     func zoneEvents(_ events: [Event]) -> [ZoneAlert] {
         events.compactMap { if case let .zone(a) = $0.payload { return a } else { return nil } }
     }

@@ -45,15 +45,8 @@ import Testing
     }
 
     @Test func anAssetInAZoneIsNotLostWhileBlind() {
-        let alarm = AlarmDefinition(id: "watch", zones: ["left"], on: [.enter, .exit])
         let t0 = AssetTrackerTests.t0
-        var tracker = AssetTracker(
-            site: AssetTrackerTests.site(alarms: [alarm]), calibrations: AssetTrackerTests.calibrations,
-            lostAfter: .seconds(30), start: t0)
-        var events: [Event] = []
-        for s in 0..<12 {
-            events += AssetTrackerTests.step(&tracker, at: Point(x: 2, y: 3), time: t0 + .seconds(Int64(s)))
-        }
+        var (tracker, events) = AssetTrackerTests.cartInsideLeft()
         tracker.setBlind(true, at: t0 + .seconds(12))
         for s in 12..<200 { tracker.tick(at: t0 + .seconds(Int64(s)), events: &events) }
         tracker.setBlind(false, at: t0 + .seconds(200))

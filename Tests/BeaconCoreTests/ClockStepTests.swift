@@ -44,18 +44,13 @@ import Testing
     }
 
     @Test func anAssetIsNotLostAcrossAStep() {
-        let alarm = AlarmDefinition(id: "watch", zones: ["left"], on: [.enter, .exit])
         let t0 = AssetTrackerTests.t0
-        var tracker = AssetTracker(
-            site: AssetTrackerTests.site(alarms: [alarm]), calibrations: AssetTrackerTests.calibrations,
-            lostAfter: .seconds(30), start: t0)
+        var (tracker, inside) = AssetTrackerTests.cartInsideLeft()
         var alerts: [ZoneAlert] = []
         func collect(_ events: [Event]) {
             for e in events { if case let .zone(a) = e.payload { alerts.append(a) } }
         }
-        for s in 0..<12 {
-            collect(AssetTrackerTests.step(&tracker, at: Point(x: 2, y: 3), time: t0 + .seconds(Int64(s))))
-        }
+        collect(inside)
         #expect(alerts.map(\.condition) == [.enter])
         tracker.shift(by: Self.hour)
         #expect(tracker.fixes[0].lastHeard == t0 + .seconds(11) + Self.hour)
