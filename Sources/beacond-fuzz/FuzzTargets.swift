@@ -41,6 +41,7 @@ enum FuzzTarget: String, CaseIterable {
             number += 1
             replay.feed(line: String(line), number: number, emit: { _ in }, report: { _ in })
         }
+        replay.finish(emit: { _ in }, report: { _ in })
     }
 
     static func config(_ text: String) {

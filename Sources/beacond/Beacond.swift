@@ -107,14 +107,15 @@ struct Replay: ParsableCommand {
         }
         var replay = TraceReplay(config: loaded, idNonce: UInt32.random(in: .min ... .max))
         var output = OutputBuffer()
-        for (i, line) in lines.enumerated() {
-            replay.feed(
-                line: line, number: i + 1, emit: { output.write($0) },
-                report: { message in
-                    output.flush()
-                    standardError("\(trace): \(message)")
-                })
+        let emit: (String) -> Void = { output.write($0) }
+        let report: (String) -> Void = { message in
+            output.flush()
+            standardError("\(trace): \(message)")
         }
+        for (i, line) in lines.enumerated() {
+            replay.feed(line: line, number: i + 1, emit: emit, report: report)
+        }
+        replay.finish(emit: emit, report: report)
         output.flush()
         if summary {
             let s = replay.summary

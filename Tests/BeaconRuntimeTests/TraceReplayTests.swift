@@ -36,6 +36,7 @@ import Testing
                 line: line, number: i + 1, emit: { run.events.append(try! JSONParser.parse($0)) },
                 report: { run.reports.append($0) })
         }
+        replay.finish(emit: { run.events.append(try! JSONParser.parse($0)) }, report: { run.reports.append($0) })
         run.summary = replay.summary
         return run
     }
@@ -78,6 +79,55 @@ import Testing
                 "line 2: \"t\" goes backwards (2025-11-22T10:00:05.000Z after 2025-11-22T10:00:10.000Z); skipped"
             ])
         #expect(run.summary.sightings == 2)
+    }
+
+    /// One corrupt `t` decades ahead (a relay's clock, a bit flip) used to make every later
+    /// line "go backwards": the rest of the trace was lost. Now only the corrupt line is.
+    @Test func aTimeFarAheadThatTheNextRecordContradictsIsTheOneSkipped() {
+        let run = Self.replay(
+            [Self.record(0), Self.record(1), Self.record(1e9), Self.record(2)]
+                + (3..<40).map { Self.record(Double($0)) })
+        #expect(
+            run.reports == [
+                #"line 3: "t" is 2057-07-31T11:46:40.000Z but line 4 returns to 2025-11-22T10:00:02.000Z, more than 10m earlier; skipped"#
+            ])
+        #expect(run.summary.sightings == 40 && run.summary.skipped == 1)
+        #expect(Self.kinds(run) == ["beacond.region.state 2025-11-22T10:00:01.000Z"])
+    }
+
+    @Test func aFirstRecordFarAheadIsSkippedToo() {
+        let run = Self.replay([Self.record(1e9), Self.record(0), Self.record(1), Self.record(2)])
+        #expect(run.reports.count == 1 && run.reports[0].hasPrefix(#"line 1: "t" is 2057"#))
+        #expect(Self.kinds(run) == ["beacond.region.state 2025-11-22T10:00:01.000Z"])
+    }
+
+    /// Traces of several days joined: a real gap is confirmed by the records after it, and its
+    /// timers fire in it as before.
+    @Test func aGapThatTheNextRecordConfirmsIsReplayed() {
+        let day = 86_400.0
+        let run = Self.replay([
+            Self.record(0), Self.record(1), Self.record(day), Self.record(day + 1), Self.record(day + 2),
+        ])
+        #expect(run.reports.isEmpty)
+        #expect(run.summary.sightings == 5)
+        #expect(
+            Self.kinds(run) == [
+                "beacond.region.state 2025-11-22T10:00:01.000Z", "beacond.region.exit 2025-11-22T10:00:31.000Z",
+                "beacond.region.enter 2025-11-23T10:00:01.000Z",
+            ])
+    }
+
+    /// A jump on the last line has nothing after it to contradict it: it is replayed, and a
+    /// line just before it that goes backwards is skipped as before.
+    @Test func aJumpOnTheLastLineIsReplayedAtTheEnd() {
+        let run = Self.replay([Self.record(0), Self.record(1), Self.record(3600)])
+        #expect(run.reports.isEmpty && run.summary.sightings == 3)
+        #expect(
+            Self.kinds(run) == [
+                "beacond.region.state 2025-11-22T10:00:01.000Z", "beacond.region.exit 2025-11-22T10:00:31.000Z",
+            ])
+        let late = Self.replay([Self.record(0), Self.record(3600), Self.record(3599), Self.record(3601)])
+        #expect(late.reports.count == 1 && late.reports[0].hasPrefix(#"line 3: "t" goes backwards"#))
     }
 
     @Test func requestsInATraceMonitorAndRefuse() {
