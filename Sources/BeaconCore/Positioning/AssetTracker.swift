@@ -405,16 +405,27 @@ extension BeaconEngine {
 }
 
 extension AssetTracker {
-    /// Takes over the state of assets that exist in both trackers: their readings when the
-    /// receivers are the same, their position, and their membership of zones with the same
-    /// id and shape (so a reload raises no second zone.enter). Alarms keep their runtime flag.
+    /// Takes over the state of assets that exist in both trackers, by id as a restart does
+    /// (`restore`): their readings and belief when the receivers and the tag are the same,
+    /// their position, and their membership of zones with the same id and shape (so a reload
+    /// raises no second zone.enter). A dwell alert already sent stays sent for an alarm of the
+    /// same id and dwell, wherever the alarm now stands in the list. Alarms keep their runtime
+    /// flag.
     mutating func adopt(from old: AssetTracker) {
         let sameReceivers = old.receivers == receivers && old.calibrations == calibrations
+        // Old alarm index -> new index, for alarms whose dwell alert means the same
+        var sameDwell: [Int: Int] = [:]
+        for (o, alarm) in old.definition.alarms.enumerated() {
+            if let n = definition.alarms.firstIndex(where: { $0.id == alarm.id && $0.dwell == alarm.dwell }) {
+                sameDwell[o] = n
+            }
+        }
         for (a, asset) in assets.enumerated() {
-            guard let o = old.assets.firstIndex(where: { $0 == asset }) else { continue }
+            guard let o = old.assets.firstIndex(where: { $0.id == asset.id }) else { continue }
             let previous = old.states[o]
-            if sameReceivers { states[a].readings = previous.readings }
-            if sameReceivers && old.definition.positioning == definition.positioning {
+            let sameTag = old.assets[o].tag == asset.tag
+            if sameReceivers && sameTag { states[a].readings = previous.readings }
+            if sameReceivers && sameTag && old.definition.positioning == definition.positioning {
                 states[a].belief = previous.belief
                 states[a].beliefLevel = previous.beliefLevel
                 states[a].beliefAt = previous.beliefAt
@@ -429,8 +440,7 @@ extension AssetTracker {
             for (z, zone) in definition.zones.enumerated() {
                 guard let oz = old.definition.zones.firstIndex(of: zone) else { continue }
                 states[a].zones[z] = previous.zones[oz]
-                // Dwell flags name alarms by position in the list: kept only if the list is.
-                if old.definition.alarms != definition.alarms { states[a].zones[z].dwellFired = [] }
+                states[a].zones[z].dwellFired = Set(previous.zones[oz].dwellFired.compactMap { sameDwell[$0] })
             }
         }
         for (i, alarm) in alarms.enumerated() {
