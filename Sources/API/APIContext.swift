@@ -24,6 +24,10 @@ public struct RuntimeStatus: Sendable {
     }
 
     public var adapters: [Adapter] = []
+    /// The file the daemon runs from (absolute), for `beaconctl doctor` to check that one.
+    public var configFile: String?
+    /// `--simulate`: sightings come from the site simulator; BlueZ is not used.
+    public var simulated = false
     public var bluezReachable = false
     public var dbusSignals = 0
     public var dbusReconnects = 0

@@ -24,6 +24,8 @@ extension APIRouter {
             ("version", .string(context.version)),
             ("started", .time(context.started)),
             ("uptime_s", .round(uptime.seconds, places: 10)),
+            ("config_file", runtime.configFile.map { .string($0) } ?? .null),
+            ("input", .string(runtime.simulated ? "simulated" : "bluez")),
             (
                 "bluez",
                 .object([("reachable", .bool(runtime.bluezReachable)), ("dbus_signals", .int(runtime.dbusSignals))])

@@ -96,7 +96,9 @@ struct Status: ParsableCommand {
         try common.show("/v1/status") { s in
             var lines = [
                 "gateway   \(s["gateway"]?.cell ?? "-")  (beacond \(s["version"]?.cell ?? "-"), up \(s["uptime_s"]?.cell ?? "-") s)",
-                "bluez     \(s["bluez"]?["reachable"]?.boolValue == true ? "reachable" : "NOT reachable")",
+                s["input"]?.stringValue == "simulated"
+                    ? "input     a simulated site (--simulate); BlueZ not used"
+                    : "bluez     \(s["bluez"]?["reachable"]?.boolValue == true ? "reachable" : "NOT reachable")",
                 "sightings \(s["counts"]?["sightings"]?.cell ?? "-") (\(s["rates"]?["sightings_per_s"]?.cell ?? "-")/s), "
                     + "beacons \(s["counts"]?["beacons"]?.cell ?? "-"), asset tags \(s["counts"]?["asset_tags"]?.cell ?? "-"), "
                     + "events \(s["counts"]?["events"]?.cell ?? "-")",

@@ -13,7 +13,9 @@ import BeaconRuntime
 struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check the gateway; each problem comes with its fix.")
     @OptionGroup var common: Common
-    @Option(help: "The daemon's configuration file.") var config = "/etc/beacond/beacond.yaml"
+    @Option(help: "The configuration file to check (default: the one the running daemon names, else \(defaultConfig)).")
+    var config: String?
+    static let defaultConfig = "/etc/beacond/beacond.yaml"
     @Option(help: "Where rfkill state is read (for tests).") var rfkillDir = "/sys/class/rfkill"
 
     enum Verdict: String { case ok = "ok", warn = "WARN", fail = "FAIL", skip = "skip" }
@@ -26,22 +28,36 @@ struct Doctor: ParsableCommand {
     }
 
     func run() throws {
-        let (configVerdict, webhooks) = configCheckAndWebhooks()
-        var checks = [configVerdict]
-        if webhooks > 0 { checks.append(libcurlCheck()) }
         var status: JSONValue?
+        let daemon: Check
         do {
             status = try common.client.get("/v1/status")
-            checks.append(Check(name: "daemon", verdict: .ok, detail: "beacond answers on \(common.socket)"))
+            daemon = Check(name: "daemon", verdict: .ok, detail: "beacond answers on \(common.socket)")
         } catch {
-            checks.append(
-                Check(
-                    name: "daemon", verdict: .fail, detail: error.message,
-                    fix: "systemctl start beacond, then journalctl -u beacond -e for why it stopped"))
+            daemon = Check(
+                name: "daemon", verdict: .fail, detail: error.message,
+                fix: "systemctl start beacond, then journalctl -u beacond -e for why it stopped")
         }
-        checks += rfkillChecks()
+        // The file the daemon runs from, unless told otherwise: a unit started with another
+        // --config must not be judged by /etc/beacond/beacond.yaml.
+        let file = config ?? status?["config_file"]?.stringValue ?? Self.defaultConfig
+        let (configVerdict, webhooks) = configCheckAndWebhooks(file)
+        var checks = [configVerdict]
+        if webhooks > 0 { checks.append(libcurlCheck()) }
+        checks.append(daemon)
+        let simulated = status?["input"]?.stringValue == "simulated"
+        if simulated {
+            for name in ["rfkill", "bluetoothd", "dbus permission", "adapters", "discovery"] {
+                checks.append(
+                    Check(
+                        name: name, verdict: .skip,
+                        detail: "the daemon runs on a simulated site (--simulate), not BlueZ"))
+            }
+        } else {
+            checks += rfkillChecks()
+        }
         if let status {
-            checks += daemonChecks(status)
+            checks += daemonChecks(status, bluetooth: !simulated)
         } else {
             for name in ["bluetoothd", "dbus permission", "adapters", "discovery", "advertisements", "webhooks"] {
                 checks.append(Check(name: name, verdict: .skip, detail: "needs the daemon"))
@@ -80,7 +96,7 @@ struct Doctor: ParsableCommand {
     }
 
     /// The configuration's verdict, and how many webhooks it names.
-    func configCheckAndWebhooks() -> (check: Check, webhooks: Int) {
+    func configCheckAndWebhooks(_ config: String) -> (check: Check, webhooks: Int) {
         let text: String
         do {
             text = try readTextFile(config)
@@ -139,52 +155,9 @@ struct Doctor: ParsableCommand {
         return [Check(name: "rfkill", verdict: .ok, detail: radios == 0 ? "no Bluetooth radio listed" : "not blocked")]
     }
 
-    func daemonChecks(_ s: JSONValue) -> [Check] {
-        var checks: [Check] = []
-        let errors = (s["last_errors"]?.items ?? []).map(\.cell)
-        let reachable = s["bluez"]?["reachable"]?.boolValue == true
-        checks.append(
-            reachable
-                ? Check(name: "bluetoothd", verdict: .ok, detail: "org.bluez is on the system bus")
-                : Check(
-                    name: "bluetoothd", verdict: .fail, detail: "org.bluez is not on the system bus",
-                    fix: "apt install bluez; systemctl enable --now bluetooth"))
-        if let denied = errors.first(where: { $0.contains("AccessDenied") }) {
-            checks.append(
-                Check(
-                    name: "dbus permission", verdict: .fail, detail: denied,
-                    fix: "run beacond as a user in group bluetooth (the packaged unit does), then restart it"))
-        } else {
-            checks.append(Check(name: "dbus permission", verdict: .ok, detail: "no access errors"))
-        }
-        let adapters = s["adapters"]?.items ?? []
-        let present = adapters.filter { $0["present"]?.boolValue == true }
-        let unpowered = present.filter { $0["powered"]?.boolValue != true }.compactMap { $0["adapter"]?.stringValue }
-        if present.isEmpty {
-            checks.append(
-                Check(
-                    name: "adapters", verdict: .fail, detail: "no Bluetooth adapter",
-                    fix:
-                        "plug in the dongle; `bluetoothctl list` should show it (check bluetooth.adapters in the config)"
-                ))
-        } else if !unpowered.isEmpty {
-            checks.append(
-                Check(
-                    name: "adapters", verdict: .fail, detail: "powered off: \(unpowered.joined(separator: ", "))",
-                    fix: "bluetoothctl power on (and rfkill unblock bluetooth)"))
-        } else {
-            checks.append(
-                Check(
-                    name: "adapters", verdict: .ok,
-                    detail: present.compactMap { $0["adapter"]?.stringValue }.joined(separator: ", ") + " powered"))
-        }
-        let discovering = present.filter { $0["discovering"]?.boolValue == true }
-        checks.append(
-            discovering.isEmpty
-                ? Check(
-                    name: "discovery", verdict: present.isEmpty ? .skip : .fail, detail: "no adapter is discovering",
-                    fix: "beacond restarts discovery itself; if this persists, see journalctl -u beacond")
-                : Check(name: "discovery", verdict: .ok, detail: "\(discovering.count) adapter(s) scanning"))
+    /// The checks on what the daemon reports; `bluetooth: false` leaves out BlueZ's.
+    func daemonChecks(_ s: JSONValue, bluetooth: Bool = true) -> [Check] {
+        var checks = bluetooth ? bluetoothChecks(s) : []
         let sightings = s["counts"]?["sightings"]?.numberValue ?? 0
         checks.append(
             sightings > 0
@@ -281,5 +254,57 @@ extension Doctor {
         return Check(
             name: "state store", verdict: .warn, detail: detail,
             fix: "free space there; a webhook that is down keeps its events until max_age (beaconctl outbox)")
+    }
+}
+
+extension Doctor {
+    /// bluetoothd, its D-Bus policy, the adapters and discovery, as the daemon sees them.
+    func bluetoothChecks(_ s: JSONValue) -> [Check] {
+        var checks: [Check] = []
+        let errors = (s["last_errors"]?.items ?? []).map(\.cell)
+        let reachable = s["bluez"]?["reachable"]?.boolValue == true
+        checks.append(
+            reachable
+                ? Check(name: "bluetoothd", verdict: .ok, detail: "org.bluez is on the system bus")
+                : Check(
+                    name: "bluetoothd", verdict: .fail, detail: "org.bluez is not on the system bus",
+                    fix: "apt install bluez; systemctl enable --now bluetooth"))
+        if let denied = errors.first(where: { $0.contains("AccessDenied") }) {
+            checks.append(
+                Check(
+                    name: "dbus permission", verdict: .fail, detail: denied,
+                    fix: "run beacond as a user in group bluetooth (the packaged unit does), then restart it"))
+        } else {
+            checks.append(Check(name: "dbus permission", verdict: .ok, detail: "no access errors"))
+        }
+        let adapters = s["adapters"]?.items ?? []
+        let present = adapters.filter { $0["present"]?.boolValue == true }
+        let unpowered = present.filter { $0["powered"]?.boolValue != true }.compactMap { $0["adapter"]?.stringValue }
+        if present.isEmpty {
+            checks.append(
+                Check(
+                    name: "adapters", verdict: .fail, detail: "no Bluetooth adapter",
+                    fix:
+                        "plug in the dongle; `bluetoothctl list` should show it (check bluetooth.adapters in the config)"
+                ))
+        } else if !unpowered.isEmpty {
+            checks.append(
+                Check(
+                    name: "adapters", verdict: .fail, detail: "powered off: \(unpowered.joined(separator: ", "))",
+                    fix: "bluetoothctl power on (and rfkill unblock bluetooth)"))
+        } else {
+            checks.append(
+                Check(
+                    name: "adapters", verdict: .ok,
+                    detail: present.compactMap { $0["adapter"]?.stringValue }.joined(separator: ", ") + " powered"))
+        }
+        let discovering = present.filter { $0["discovering"]?.boolValue == true }
+        checks.append(
+            discovering.isEmpty
+                ? Check(
+                    name: "discovery", verdict: present.isEmpty ? .skip : .fail, detail: "no adapter is discovering",
+                    fix: "beacond restarts discovery itself; if this persists, see journalctl -u beacond")
+                : Check(name: "discovery", verdict: .ok, detail: "\(discovering.count) adapter(s) scanning"))
+        return checks
     }
 }

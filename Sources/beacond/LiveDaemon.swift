@@ -39,6 +39,13 @@ struct LiveDaemon {
         journal = JournalLog(threshold: logLevel)
     }
 
+    /// The path made absolute, so that `/v1/status` names it wherever beaconctl runs.
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + path
+    }
+
     func run() throws {
         let started = WallClock.now()
         let store = openStore()
@@ -98,6 +105,8 @@ struct LiveDaemon {
             store: store, publisher: publisher,
             runtime: {
                 var status = RuntimeStatus()
+                status.configFile = Self.absolute(configPath)
+                status.simulated = simulationSeed != nil
                 status.adapters = adapters.all.map {
                     RuntimeStatus.Adapter(
                         name: $0.adapter, present: $0.present, powered: $0.powered, discovering: $0.discovering)

@@ -82,6 +82,36 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// The README's demo (`--simulate`) under doctor: the file checked is the one the daemon
+    /// runs from (not /etc/beacond/beacond.yaml), and BlueZ, which it does not use, is skipped
+    /// rather than failed.
+    @Test func doctorChecksTheDaemonsOwnFileAndSkipsBlueZWhenSimulating() throws {
+        let d = try APIDaemon(
+            extra: """
+                receivers:
+                  - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
+                  - {id: r2, position: {x: 8, y: 0}, rssi_at_1m: -59}
+                assets:
+                  - {id: tag, beacon: {address: "D0:5E:00:00:00:01"}}
+                simulation: {floor: {width: 8, depth: 4}, packet_loss: 0}
+
+                """)
+        try d.start(arguments: ["--simulate", "--no-print-events"])
+        try d.waitForStatus("sightings from the simulator") {
+            ($0["counts"] as? [String: Any])?["sightings"] as? Int ?? 0 > 0
+        }
+        let doctor = try ctl(d, ["doctor"])
+        #expect(doctor.status == 0, "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("[ok] config: \(d.configPath) is valid"), "\(doctor.stdout)")
+        for name in ["rfkill", "bluetoothd", "adapters", "discovery"] {
+            #expect(doctor.stdout.contains("[skip] \(name): the daemon runs on a simulated site (--simulate)"))
+        }
+        #expect(doctor.stdout.contains("[ok] advertisements:") && !doctor.stdout.contains("FAIL"))
+        let status = try ctl(d, ["status"])
+        #expect(status.stdout.contains("input     a simulated site (--simulate); BlueZ not used"), "\(status.stdout)")
+        #expect(d.stop() == 0)
+    }
+
     /// The usual reasons positions never come, named by doctor: a relay (or an adapter) whose
     /// receiver id is not in `receivers:`, and a relay whose records are too old to use.
     @Test func doctorNamesReceiversWithNoPositionAndRelaysOutOfTime() throws {

@@ -35,13 +35,15 @@ public final class APIDaemon: @unchecked Sendable {
         try (header + extra).write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
-    /// Starts the daemon and waits until its socket answers.
-    public func start(environment extra: [String: String] = [:], launcher: String? = nil, waitForSocket: Bool = true)
-        throws
-    {
+    /// Starts the daemon (with `arguments` after `--config`) and waits until its socket answers.
+    public func start(
+        arguments: [String] = [], environment extra: [String: String] = [:], launcher: String? = nil,
+        waitForSocket: Bool = true
+    ) throws {
         var environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus", "PATH": "/usr/bin:/bin"]
         environment.merge(extra) { _, b in b }
-        daemon = try RunningDaemon(arguments: ["--config", configPath], environment: environment, launcher: launcher)
+        daemon = try RunningDaemon(
+            arguments: ["--config", configPath] + arguments, environment: environment, launcher: launcher)
         guard waitForSocket else { return }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -91,14 +93,24 @@ public final class APIDaemon: @unchecked Sendable {
 
     /// Waits until the engine has taken `sightings` sightings; returns `GET /v1/status`.
     public func waitForSightings(_ sightings: Int, timeout: Double = 10) throws -> [String: Any] {
+        try waitForStatus("\(sightings) sightings", timeout: timeout) {
+            ($0["counts"] as? [String: Any])?["sightings"] as? Int == sightings
+        }
+    }
+
+    /// Waits until `GET /v1/status` satisfies `condition`; returns it.
+    @discardableResult
+    public func waitForStatus(_ what: String, timeout: Double = 10, _ condition: ([String: Any]) -> Bool) throws
+        -> [String: Any]
+    {
         let deadline = Date().addingTimeInterval(timeout)
         var status: [String: Any] = [:]
         while Date() < deadline {
             status = try client.request("GET", "/v1/status").object
-            if (status["counts"] as? [String: Any])?["sightings"] as? Int == sightings { return status }
+            if condition(status) { return status }
             usleep(20_000)
         }
-        throw TestFailure("the engine never took \(sightings) sightings; status: \(status)")
+        throw TestFailure("timed out waiting for \(what); status: \(status)")
     }
 
     /// Waits until the history satisfies `condition`.
