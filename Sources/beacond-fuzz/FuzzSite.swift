@@ -58,4 +58,9 @@ enum FuzzSite {
         }
         return lines.joined(separator: "\n")
     }()
+
+    /// `day` as sightings.
+    static let daySightings: [Sighting] = day.split(separator: "\n").compactMap {
+        try? SightingRecord.parse(line: String($0))
+    }
 }

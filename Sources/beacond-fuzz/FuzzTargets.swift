@@ -49,6 +49,33 @@ enum FuzzTarget: String, CaseIterable {
         else { return }
         replay(config: config, lines: FuzzSite.day)
         simulate(config)
+        reload(to: config)
+    }
+
+    /// SIGHUP both ways, as `LiveDaemon.reload` applies it: the fuzz site's engine, heard for
+    /// a while, reconfigured to the fuzzed file, heard on, and back. (Short: a position tick
+    /// on the site's grid is the costly part, and the corpus runs in every test run.)
+    static func reload(to config: Config) {
+        let site = FuzzSite.config
+        var engine = FuzzSite.engine
+        var sightings = FuzzSite.daySightings[...]
+        func hear(_ n: Int) {
+            for s in sightings.prefix(n) { _ = engine.ingest(s) }
+            sightings = sightings.dropFirst(n)
+        }
+        func apply(from old: Config, to new: Config) {
+            var monitoring = new.monitoring
+            monitoring.enterSightings = old.monitoring.enterSightings
+            _ = engine.updateMonitoring(monitoring)
+            _ = engine.reconfigureRegions(from: old.clients, to: new.clients, at: engine.now)
+            _ = engine.reconfigureSite(new.site, calibrations: new.engineConfiguration.receivers, at: engine.now)
+        }
+        // 35 s of the day each time: regions and zones entered, an exit timeout passed.
+        hear(20)
+        apply(from: site, to: config)
+        hear(20)
+        apply(from: config, to: site)
+        hear(20)
     }
 
     /// The site as `beacond simulate` and `--simulate` run it: its own tags among its own
