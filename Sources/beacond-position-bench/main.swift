@@ -189,6 +189,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
     var stillErr: [Double] = []
     var base: [Double] = []
     var within: Int = 0
+    var radii: [Double] = []
     var alerts: [ZoneAlert] = []
     var alertTimes: [Timestamp] = []
     var alertDepths: [Double] = []
@@ -248,6 +249,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
                     if moving { movingErr.append(e) } else { stillErr.append(e) }
                     ours.append(e)
                     if e <= fix.accuracy { within += 1 }
+                    radii.append(fix.accuracy)
                     base.append(error(b, truth))
                 }
                 truthPrev = truthNow
@@ -262,7 +264,8 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
         "\(name): \(ours.count) fixes; beacond median \(f(m)) m, p90 \(f(percentile(ours, 0.9))) m, "
             + "p95 \(f(percentile(ours, 0.95))) m; centroid median \(f(bm)) m, p90 \(f(percentile(base, 0.9))) m; "
             + "ratio median \(f(m / bm)), p90 \(f(percentile(ours, 0.9) / percentile(base, 0.9))); "
-            + "within accuracy_m \(f(Double(within) / Double(max(ours.count, 1)) * 100)) %")
+            + "within accuracy_m \(f(Double(within) / Double(max(ours.count, 1)) * 100)) % "
+            + "(its median \(f(percentile(radii, 0.5))) m)")
     print(
         "  moving \(movingErr.count): median \(f(percentile(movingErr, 0.5))) p90 \(f(percentile(movingErr, 0.9))); still \(stillErr.count): median \(f(percentile(stillErr, 0.5))) p90 \(f(percentile(stillErr, 0.9)))"
     )
