@@ -81,6 +81,51 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// The site reloaded live: a pallet parked in the dock, its enter and dwell sent, then an
+    /// alarm added (listed first, so every alarm moves in the list). Neither is sent again.
+    @Test func addingAnAlarmSendsNoParkedPalletsAlertsAgain() throws {
+        let site = AssetAPITests.site.replacingOccurrences(
+            of: "on: [enter, exit]}", with: "on: [enter, dwell], dwell: 1s}")
+        let d = try APIDaemon(extra: site, monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
+        try d.start(environment: ["NOTIFY_SOCKET": notify.path])
+        _ = try notify.until("READY=1") { $0.contains("READY=1") }
+        func count(_ type: String, in events: [[String: Any]]) -> Int {
+            events.filter { $0["type"] as? String == "beacond.\(type)" }.count
+        }
+        /// Posts the pallet's sightings until the history satisfies `condition`.
+        func hear(until what: String, _ condition: ([[String: Any]]) -> Bool) throws -> [[String: Any]] {
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                try d.post(AssetAPITests.sightings())
+                let events = try d.history()
+                if condition(events) { return events }
+                usleep(200_000)
+            }
+            throw TestFailure("no \(what): \(try d.history().map { $0["type"] ?? "" })")
+        }
+        let before = try hear(until: "enter and dwell") { count("zone.dwell", in: $0) == 1 }
+        #expect(count("zone.enter", in: before) == 1)
+
+        try d.rewrite(
+            extra: site.replacingOccurrences(
+                of: "alarms:\n", with: "alarms:\n  - {id: dock-count, zones: [dock], on: [exit]}\n"))
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        _ = try notify.until("READY=1 after the reload") { $0.contains("READY=1") }
+        // Three position ticks after the reload: a doubled alert would have come in the first
+        let positions = count("asset.position", in: try d.history())
+        let after = try hear(until: "three positions after the reload") {
+            count("asset.position", in: $0) >= positions + 3
+        }
+        #expect(count("zone.enter", in: after) == 1 && count("zone.dwell", in: after) == 1)
+        #expect(
+            d.daemon!.logs.contains { $0.contains("config.reloaded") && $0.contains("site=replaced") },
+            "\(d.daemon!.logs)")
+        #expect(
+            (try d.client.request("GET", "/v1/assets/pallet-9").object["zones"] as? [String]) == ["dock"])
+        #expect(d.stop() == 0)
+    }
+
     @Test func aBadFileIsRefusedWithItsMessageAndTheOldConfigurationRuns() throws {
         let d = try APIDaemon(extra: Self.regions([1, 2]))
         let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
