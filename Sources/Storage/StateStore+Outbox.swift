@@ -92,6 +92,22 @@ extension StateStore {
         }
     }
 
+    /// Moves everything waiting for webhooks that are no longer configured to the dead
+    /// letters (reason `removed`); returns how many per webhook. No worker delivers or
+    /// expires them any more: left in the outbox they would be counted as pending for ever.
+    @discardableResult
+    public func retireWebhooks(keeping configured: Set<String>, at now: Timestamp) throws -> [String: Int] {
+        let waiting = try db.read { (db) throws(SQLiteError) in
+            try db.rows("SELECT DISTINCT webhook FROM outbox") { $0.string(0) }
+        }
+        var moved: [String: Int] = [:]
+        for webhook in waiting where !configured.contains(webhook) {
+            moved[webhook] = try expire(
+                webhook: webhook, enqueuedBefore: Timestamp(nanoseconds: .max), at: now, reason: "removed")
+        }
+        return moved
+    }
+
     /// Pending and dead counts for every webhook that has either.
     public func outboxDepths() throws -> [OutboxDepth] {
         try db.read { (db) throws(SQLiteError) in

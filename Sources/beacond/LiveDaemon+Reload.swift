@@ -83,6 +83,7 @@ extension LiveDaemon {
             let fresh = makeWebhookWorkers(store: store, specs: new.webhooks)
             let previous = publisher.replaceWorkers(fresh)
             for worker in previous { worker.stop() }
+            retireRemovedWebhooks(store: store, specs: new.webhooks)
             for worker in fresh { start(in: outputs) { worker.run() } }
             webhooks = "\(fresh.count) restarted"
         }

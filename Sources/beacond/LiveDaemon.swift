@@ -51,6 +51,7 @@ struct LiveDaemon {
         let store = openStore()
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
         if let store { restoreRegions(from: store, into: &core) }
+        if let store { retireRemovedWebhooks(store: store, specs: config.webhooks) }
         let workers = store.map { makeWebhookWorkers(store: $0) } ?? []
         if store == nil && !config.webhooks.isEmpty {
             log("error: webhooks.off reason=no state store next=fix gateway.state_dir; events are not delivered")

@@ -137,6 +137,39 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A webhook removed from the file, by SIGHUP or by a restart: what waited for it is
+    /// shown as dead letters (reason `removed`), not counted as pending for ever.
+    @Test func aRemovedWebhooksBacklogBecomesDeadLetters() throws {
+        let down = try WebhookReceiver(fail: 1_000_000)
+        let hooks = ["crm", "wms"].map { Self.webhook($0, down, extra: ", max_age: 1h") }
+        let d = try APIDaemon(
+            extra: Self.site(regions: 2) + "webhooks:\n" + hooks.joined(), monitoring: Self.monitoring)
+        let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
+        try d.start(environment: ["NOTIFY_SOCKET": notify.path])
+        _ = try notify.until("READY=1") { $0.contains("READY=1") }
+        try d.post((1...2).map { APIDaemon.sighting(major: $0) })
+        func outbox() throws -> [String: Any] {
+            try d.client.request("GET", "/v1/status").object["outbox"] as? [String: Any] ?? [:]
+        }
+        try d.waitForStatus("four events waiting") { ($0["outbox"] as? [String: Any])?["pending"] as? Int == 4 }
+
+        try d.rewrite(extra: Self.site(regions: 2) + "webhooks:\n" + hooks[0])
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        _ = try notify.until("READY=1 after the reload") { $0.contains("READY=1") }
+        #expect(try outbox()["pending"] as? Int == 2 && outbox()["dead_letters"] as? Int == 2)
+        let dead = try d.client.request("GET", "/v1/outbox").object["dead_letters"] as? [[String: Any]] ?? []
+        #expect(
+            dead.count == 2
+                && dead.allSatisfy { $0["webhook"] as? String == "wms" && $0["reason"] as? String == "removed" })
+
+        #expect(d.stop() == 0)
+        try d.rewrite(extra: Self.site(regions: 2))
+        try d.start()
+        #expect(try outbox()["pending"] as? Int == 0 && outbox()["dead_letters"] as? Int == 4)
+        #expect(d.stop() == 0)
+        #expect(d.daemon!.logs.contains { $0.contains("webhook.removed webhook=crm undelivered=2") })
+    }
+
     /// The Prometheus text format's rule: a family's HELP, TYPE and samples form one block.
     /// (Until 2026-11-23 the webhook families' headers came first and their samples after.)
     static func familiesAreContiguous(_ text: String) -> Bool {

@@ -140,6 +140,21 @@ import Testing
         #expect(try store.deadLetters().filter { $0.webhook == "crm" }.map(\.eventID) == ["E7", "E6", "E5"])
     }
 
+    /// A webhook taken out of the configuration leaves nobody to deliver or expire its rows:
+    /// they become dead letters at once, and the other webhooks' rows stay where they are.
+    @Test func aRemovedWebhooksBacklogBecomesDeadLetters() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.append((1...3).map { event($0) }, at: Timestamp(nanoseconds: 100)) { _ in ["crm", "wms"] }
+        #expect(try store.retireWebhooks(keeping: ["crm", "wms"], at: Timestamp(nanoseconds: 200)) == [:])
+        let moved = try store.retireWebhooks(keeping: ["crm"], at: Timestamp(nanoseconds: 200))
+        #expect(moved == ["wms": 3])
+        let depths = try store.outboxDepths()
+        #expect(depths.map(\.webhook) == ["crm", "wms"])
+        #expect(depths.map(\.pending) == [3, 0] && depths.map(\.deadLetters) == [0, 3])
+        #expect(try store.deadLetters().allSatisfy { $0.webhook == "wms" && $0.reason == "removed" })
+        #expect(try store.pending(webhook: "crm", limit: 10).map(\.eventID) == ["E1", "E2", "E3"])
+    }
+
     @Test func apiRegionChangesReplayInOrder() throws {
         let dir = try Executables.temporaryDirectory().path
         let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
