@@ -81,7 +81,11 @@ extension APIRouter {
         guard removed else {
             return Reply.error(404, "region_not_found", "client \"\(client)\" has no region \"\(id)\"")
         }
-        if let persisted = saveOverride(.remove(client: client, region: id)) { return persisted }
+        // A region of the file stays removed across restarts; one the API added is just forgotten.
+        let configured = context.config.clients.contains { $0.id == client && $0.regions.contains { $0.id == id } }
+        if let persisted = saveOverride(.remove(client: client, region: id), forgetting: !configured) {
+            return persisted
+        }
         return Reply.noContent()
     }
 
@@ -102,10 +106,14 @@ extension APIRouter {
     }
 
     /// Keeps an API change across restarts; a store failure is reported, the change stays live.
-    private func saveOverride(_ change: StateStore.RegionOverride) -> HTTPReply? {
+    private func saveOverride(_ change: StateStore.RegionOverride, forgetting: Bool = false) -> HTTPReply? {
         guard let store = context.store else { return nil }
         do {
-            try store.saveOverride(change)
+            if forgetting, case let .remove(client, region) = change {
+                try store.forgetOverride(client: client, region: region)
+            } else {
+                try store.saveOverride(change)
+            }
             return nil
         } catch {
             return Reply.error(

@@ -77,6 +77,31 @@ extension StateStore {
         }
     }
 
+    /// Forgets the API's change to a region: for a region the file does not have, removing it
+    /// needs no record (a removal kept for each would grow with every id a client ever used).
+    public func forgetOverride(client: String, region: String) throws {
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute("DELETE FROM api_region WHERE client = ? AND region = ?", [client, region])
+        }
+    }
+
+    /// Forgets the removals of regions that the file no longer has (`configured`: client and
+    /// region ids): they remove nothing. Returns how many.
+    @discardableResult
+    public func forgetRemovals(keeping configured: Set<[String]>) throws -> Int {
+        try db.write { (db) throws(SQLiteError) in
+            let removals = try db.rows("SELECT client, region FROM api_region WHERE spec IS NULL") {
+                [$0.string(0), $0.string(1)]
+            }
+            var forgotten = 0
+            for key in removals where !configured.contains(key) {
+                try db.execute("DELETE FROM api_region WHERE client = ? AND region = ?", [key[0], key[1]])
+                forgotten += 1
+            }
+            return forgotten
+        }
+    }
+
     /// The API's region changes, oldest first; unreadable rows are skipped.
     public func loadOverrides() throws -> [RegionOverride] {
         try db.read { (db) throws(SQLiteError) in

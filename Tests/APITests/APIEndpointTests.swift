@@ -119,7 +119,22 @@ import Testing
         #expect(regions?.map { $0["id"] as? String } == ["till", "door"])
         #expect(regions?.last?["major"] as? Int == 4)
         #expect(try c.request("GET", "/v1/clients/kiosk/regions").status == 200)
+        #expect(d.daemon!.logs.contains { $0.contains("api_changes=3") }, "door, store's removal, kiosk")
+        // A region the API added and removed again leaves nothing behind (a removal kept per
+        // id would grow with every id a client ever used) ...
+        let temp = "{\"uuid\": \"\(APIDaemon.uuid)\", \"major\": 5}"
+        #expect(try c.request("PUT", "/v1/clients/app/regions/temp", body: temp).status == 200)
+        #expect(try c.request("DELETE", "/v1/clients/app/regions/temp").status == 204)
         #expect(d.stop() == 0)
+        try d.start()
+        #expect(d.stop() == 0)
+        #expect(d.daemon!.logs.contains { $0.contains("api_changes=3") }, "\(d.daemon!.logs)")
+        // ... and the removal of a region the file no longer has is forgotten at start
+        try d.rewrite(
+            extra: Self.site.replacingOccurrences(of: "      - {id: store, uuid: \(APIDaemon.uuid)}\n", with: ""))
+        try d.start()
+        #expect(d.stop() == 0)
+        #expect(d.daemon!.logs.contains { $0.contains("api_changes=2") }, "\(d.daemon!.logs)")
     }
 
     @Test func requestStateAnswersAndEmitsRegionState() throws {

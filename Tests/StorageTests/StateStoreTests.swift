@@ -155,6 +155,17 @@ import Testing
         #expect(try store.pending(webhook: "crm", limit: 10).map(\.eventID) == ["E1", "E2", "E3"])
     }
 
+    @Test func apiRemovalsAreForgottenWhereTheyRemoveNothing() throws {
+        let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.saveOverride(.monitor(client: "app", region: RegionSpec(id: "a", uuid: uuid)))
+        try store.saveOverride(.remove(client: "app", region: "store"))
+        try store.saveOverride(.remove(client: "app", region: "gone"))
+        try store.forgetOverride(client: "app", region: "a")
+        #expect(try store.forgetRemovals(keeping: [["app", "store"]]) == 1)
+        #expect(try store.loadOverrides() == [.remove(client: "app", region: "store")])
+    }
+
     @Test func apiRegionChangesReplayInOrder() throws {
         let dir = try Executables.temporaryDirectory().path
         let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
