@@ -97,8 +97,17 @@ extension StateStore {
     /// expires them any more: left in the outbox they would be counted as pending for ever.
     @discardableResult
     public func retireWebhooks(keeping configured: Set<String>, at now: Timestamp) throws -> [String: Int] {
+        // One index seek per webhook, not a scan of a backlog that may hold a day of events:
+        // this runs at start, before READY.
         let waiting = try db.read { (db) throws(SQLiteError) in
-            try db.rows("SELECT DISTINCT webhook FROM outbox") { $0.string(0) }
+            try db.rows(
+                """
+                WITH RECURSIVE hook(id) AS (
+                  SELECT MIN(webhook) FROM outbox
+                  UNION ALL SELECT (SELECT MIN(webhook) FROM outbox WHERE webhook > hook.id) FROM hook WHERE id IS NOT NULL)
+                SELECT id FROM hook WHERE id IS NOT NULL
+                """
+            ) { $0.string(0) }
         }
         var moved: [String: Int] = [:]
         for webhook in waiting where !configured.contains(webhook) {
