@@ -293,16 +293,26 @@ import Testing
         }
     }
 
+    /// Posts the pallet's sightings (every 200 ms, 15 s at most) until the history satisfies
+    /// `condition`; returns the history.
+    static func hear(_ d: APIDaemon, until what: String, _ condition: ([[String: Any]]) -> Bool) throws
+        -> [[String: Any]]
+    {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            try d.post(sightings())
+            let events = try d.history()
+            if condition(events) { return events }
+            usleep(200_000)
+        }
+        throw TestFailure("timed out waiting for \(what): \(try d.history().map { $0["type"] ?? "" })")
+    }
+
     @Test func assetsShowTheirPositionAndZoneAlertsArePublished() throws {
         let d = try APIDaemon(extra: Self.site)
         try d.start()
-        let deadline = Date().addingTimeInterval(15)
-        var events: [[String: Any]] = []
-        while Date() < deadline {
-            try d.post(Self.sightings())
-            events = try d.history()
-            if events.contains(where: { $0["type"] as? String == "beacond.zone.enter" }) { break }
-            usleep(200_000)
+        let events = try Self.hear(d, until: "the zone.enter") {
+            $0.contains { $0["type"] as? String == "beacond.zone.enter" }
         }
         let enter = try #require(events.first { $0["type"] as? String == "beacond.zone.enter" })
         let data = enter["data"] as? [String: Any]

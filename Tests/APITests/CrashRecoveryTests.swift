@@ -59,23 +59,13 @@ import Testing
     @Test func aCrashDoublesNoZoneEnter() throws {
         let d = try APIDaemon(extra: AssetAPITests.site)
         try d.start()
-        func postUntil(_ what: String, _ done: ([[String: Any]]) -> Bool) throws -> [[String: Any]] {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                try d.post(AssetAPITests.sightings())
-                let events = try d.history()
-                if done(events) { return events }
-                usleep(200_000)
-            }
-            throw TestFailure("timed out waiting for \(what)")
-        }
-        let before = try postUntil("the zone.enter") {
+        let before = try AssetAPITests.hear(d, until: "the zone.enter") {
             $0.contains { $0["type"] as? String == "beacond.zone.enter" }
         }.count
         d.crash()
         try d.start()
         // The pallet is still at the dock: positions come again, and no enter with them
-        let history = try postUntil("three positions after the restart") { events in
+        let history = try AssetAPITests.hear(d, until: "three positions after the restart") { events in
             events.dropFirst(before).filter { $0["type"] as? String == "beacond.asset.position" }.count >= 3
         }
         #expect(history.filter { $0["type"] as? String == "beacond.zone.enter" }.count == 1)

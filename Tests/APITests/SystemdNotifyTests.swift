@@ -93,18 +93,7 @@ import Testing
         func count(_ type: String, in events: [[String: Any]]) -> Int {
             events.filter { $0["type"] as? String == "beacond.\(type)" }.count
         }
-        /// Posts the pallet's sightings until the history satisfies `condition`.
-        func hear(until what: String, _ condition: ([[String: Any]]) -> Bool) throws -> [[String: Any]] {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                try d.post(AssetAPITests.sightings())
-                let events = try d.history()
-                if condition(events) { return events }
-                usleep(200_000)
-            }
-            throw TestFailure("no \(what): \(try d.history().map { $0["type"] ?? "" })")
-        }
-        let before = try hear(until: "enter and dwell") { count("zone.dwell", in: $0) == 1 }
+        let before = try AssetAPITests.hear(d, until: "enter and dwell") { count("zone.dwell", in: $0) == 1 }
         #expect(count("zone.enter", in: before) == 1)
 
         try d.rewrite(
@@ -114,7 +103,7 @@ import Testing
         _ = try notify.until("READY=1 after the reload") { $0.contains("READY=1") }
         // Three position ticks after the reload: a doubled alert would have come in the first
         let positions = count("asset.position", in: try d.history())
-        let after = try hear(until: "three positions after the reload") {
+        let after = try AssetAPITests.hear(d, until: "three positions after the reload") {
             count("asset.position", in: $0) >= positions + 3
         }
         #expect(count("zone.enter", in: after) == 1 && count("zone.dwell", in: after) == 1)
