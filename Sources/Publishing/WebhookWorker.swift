@@ -56,6 +56,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
+    private let retireOnStop = Atomic<Bool>(false)
     private let state = Mutex(Counters())
     private var schedule: DeliverySchedule
     /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
@@ -91,7 +92,11 @@ public final class WebhookWorker: @unchecked Sendable {
 
     /// Asks `run()` to return: a request in flight gets `flushSeconds` to finish, then is
     /// cut, so a hung receiver cannot hold up a stop (SIGTERM must end within 5 s).
-    public func stop() {
+    /// `retiring`: the webhook was taken out of the configuration; after its last attempt,
+    /// what is still waiting becomes dead letters (no worker will deliver it), and not
+    /// before, so nothing is both delivered and dead-lettered.
+    public func stop(retiring: Bool = false) {
+        if retiring { retireOnStop.store(true, ordering: .relaxed) }
         stopRequested.store(true, ordering: .relaxed)
         poster.withLock { $0?.abort(after: WebhookWorker.flushSeconds) }
         wake.signal()
@@ -117,6 +122,20 @@ public final class WebhookWorker: @unchecked Sendable {
             else { break }
             guard deliver(batch, poster: poster) else { break }
         }
+        if retireOnStop.load(ordering: .relaxed) {
+            do {
+                let moved = try store.retire(webhook: settings.id, at: clock())
+                if moved > 0 { log(Self.removedMessage(webhook: settings.id, undelivered: moved)) }
+            } catch {
+                log("error: webhook.retire_failed webhook=\(settings.id) error=\(error)")
+            }
+        }
+    }
+
+    /// The log line for a webhook taken out of the configuration with events still waiting.
+    public static func removedMessage(webhook: String, undelivered: Int) -> String {
+        "warning: webhook.removed webhook=\(webhook) undelivered=\(undelivered) "
+            + "next=its undelivered events are dead letters now (beaconctl outbox)"
     }
 
     /// One look at the outbox: expires, sends or decides how long to wait (nil: look again now).

@@ -111,10 +111,15 @@ extension StateStore {
         }
         var moved: [String: Int] = [:]
         for webhook in waiting where !configured.contains(webhook) {
-            moved[webhook] = try expire(
-                webhook: webhook, enqueuedBefore: Timestamp(nanoseconds: .max), at: now, reason: "removed")
+            moved[webhook] = try retire(webhook: webhook, at: now)
         }
         return moved
+    }
+
+    /// Moves everything waiting for one webhook to the dead letters (reason `removed`).
+    @discardableResult
+    public func retire(webhook: String, at now: Timestamp) throws -> Int {
+        try expire(webhook: webhook, enqueuedBefore: Timestamp(nanoseconds: .max), at: now, reason: "removed")
     }
 
     /// Pending and dead counts for every webhook that has either.

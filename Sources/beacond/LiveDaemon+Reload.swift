@@ -82,8 +82,8 @@ extension LiveDaemon {
         if new.webhooks != old.webhooks, let store {
             let fresh = makeWebhookWorkers(store: store, specs: new.webhooks)
             let previous = publisher.replaceWorkers(fresh)
-            for worker in previous { worker.stop() }
-            retireRemovedWebhooks(store: store, specs: new.webhooks)
+            let kept = Set(new.webhooks.map(\.id))
+            for worker in previous { worker.stop(retiring: !kept.contains(worker.settings.id)) }
             for worker in fresh { start(in: outputs) { worker.run() } }
             webhooks = "\(fresh.count) restarted"
         }

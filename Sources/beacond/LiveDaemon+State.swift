@@ -55,16 +55,15 @@ extension LiveDaemon {
         }
     }
 
-    /// Retires what waits for webhooks the configuration no longer names (at start and on a
-    /// reload): their events become dead letters, shown by `beaconctl outbox`, not a backlog
-    /// that never drains. A webhook renamed is a removed one and a new one.
+    /// Retires what waits for webhooks the configuration no longer names, at start (on a
+    /// reload each removed webhook's worker does it after its last attempt): their events
+    /// become dead letters, shown by `beaconctl outbox`, not a backlog that never drains. A
+    /// webhook renamed is a removed one and a new one.
     func retireRemovedWebhooks(store: StateStore, specs: [WebhookSpec]) {
         do {
             let moved = try store.retireWebhooks(keeping: Set(specs.map(\.id)), at: WallClock.now())
             for (webhook, count) in moved.sorted(by: { $0.key < $1.key }) {
-                log(
-                    "warning: webhook.removed webhook=\(webhook) undelivered=\(count) "
-                        + "next=its undelivered events are dead letters now (beaconctl outbox)")
+                log(WebhookWorker.removedMessage(webhook: webhook, undelivered: count))
             }
         } catch {
             log("error: webhook.retire_failed error=\(error)")
