@@ -16,7 +16,7 @@ import Synchronization
 /// nothing newer is sent while an older batch is being retried, so each webhook sees events
 /// in order.
 public final class WebhookWorker: @unchecked Sendable {
-    public struct Settings: Sendable {
+    public struct Settings: Sendable, Equatable {
         public var id: String
         public var url: String
         public var events: EventTypeGlob

@@ -78,15 +78,9 @@ extension LiveDaemon {
             let site = e.reconfigureSite(new.site, calibrations: new.engineConfiguration.receivers, at: now)
             return ((regions.summary, site), regions.events)
         }
-        var webhooks = "unchanged"
-        if new.webhooks != old.webhooks, let store {
-            let fresh = makeWebhookWorkers(store: store, specs: new.webhooks)
-            let previous = publisher.replaceWorkers(fresh)
-            let kept = Set(new.webhooks.map(\.id))
-            for worker in previous { worker.stop(retiring: !kept.contains(worker.settings.id)) }
-            for worker in fresh { start(in: outputs) { worker.run() } }
-            webhooks = "\(fresh.count) restarted"
-        }
+        let webhooks =
+            store.map { reloadWebhooks(new.webhooks, publisher: publisher, store: $0, outputs: outputs) }
+            ?? "no state store"
         var applyNew = new
         applyNew.monitoring = monitoring
         if restartOnly.contains("gateway") { applyNew.gateway = old.gateway }
@@ -99,5 +93,33 @@ extension LiveDaemon {
                 + "regions_removed=\(summary?.removed ?? 0) regions_unchanged=\(summary?.unchanged ?? 0) "
                 + "site=\(applied?.1 == true ? "replaced" : "unchanged") webhooks=\"\(webhooks)\"")
         notifier.ready(status: "configuration reloaded")
+    }
+
+    /// Webhooks on a reload. Each is built afresh from the file, its secret file read again
+    /// (a rotated key takes effect on `systemctl reload`); a running worker whose settings,
+    /// secret included, are the same keeps running, so an unchanged webhook neither restarts
+    /// nor sends a batch twice. Workers of removed webhooks dead-letter their backlog after
+    /// their last attempt. Returns what was done, for the log.
+    func reloadWebhooks(
+        _ specs: [WebhookSpec], publisher: EventPublisher, store: StateStore, outputs: DispatchGroup
+    ) -> String {
+        let running = publisher.workers
+        var next: [WebhookWorker] = []
+        var started: [WebhookWorker] = []
+        for candidate in makeWebhookWorkers(store: store, specs: specs) {
+            if let same = running.first(where: { $0.settings == candidate.settings }) {
+                next.append(same)
+            } else {
+                next.append(candidate)
+                started.append(candidate)
+            }
+        }
+        let stopped = running.filter { worker in !next.contains { $0 === worker } }
+        guard !started.isEmpty || !stopped.isEmpty else { return "unchanged" }
+        _ = publisher.replaceWorkers(next)
+        let ids = Set(specs.map(\.id))
+        for worker in stopped { worker.stop(retiring: !ids.contains(worker.settings.id)) }
+        for worker in started { start(in: outputs) { worker.run() } }
+        return "\(started.count) started, \(next.count - started.count) kept, \(stopped.count) stopped"
     }
 }

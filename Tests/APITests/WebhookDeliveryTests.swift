@@ -175,6 +175,41 @@ import Testing
         #expect(d.daemon!.logs.contains { $0.contains("webhook.removed webhook=crm undelivered=2") })
     }
 
+    /// `systemctl reload` after rotating a webhook's secret file, the YAML unchanged: the new
+    /// key signs from then on. A webhook whose settings did not change keeps running: its
+    /// counters go on (a restarted worker would start again from 0, and could send a batch
+    /// in flight twice).
+    @Test func aReloadPicksUpARotatedSecretAndLeavesOtherWebhooksRunning() throws {
+        let signed = try WebhookReceiver(secret: "new-key")
+        let other = try WebhookReceiver()
+        let dir = try Executables.temporaryDirectory()
+        let secret = dir.appendingPathComponent("hook.secret").path
+        try "old-key\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let d = try APIDaemon(
+            extra: Self.site(regions: 2) + "webhooks:\n" + Self.webhook("crm", signed, secretFile: secret)
+                + Self.webhook("wms", other), monitoring: Self.monitoring, dir: dir)
+        let notify = try NotifySocket(path: dir.appendingPathComponent("notify.sock").path)
+        try d.start(environment: ["NOTIFY_SOCKET": notify.path])
+        _ = try notify.until("READY=1") { $0.contains("READY=1") }
+        try d.post([APIDaemon.sighting(major: 1)])
+        try signed.waitUntil("the first event") { _ in signed.acceptedIDs.count == 1 }
+        try other.waitUntil("the first event") { _ in other.acceptedIDs.count == 1 }
+        #expect(signed.requests.last?["signature_ok"] as? Bool == false, "signed with the old key")
+
+        try "new-key\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        _ = try notify.until("READY=1 after the reload") { $0.contains("READY=1") }
+        try d.post([APIDaemon.sighting(major: 2)])
+        try signed.waitUntil("the second event") { _ in signed.acceptedIDs.count == 2 }
+        try other.waitUntil("the second event") { _ in other.acceptedIDs.count == 2 }
+        #expect(signed.requests.last?["signature_ok"] as? Bool == true, "signed with the new key")
+        let hooks = try d.client.request("GET", "/v1/outbox").object["webhooks"] as? [[String: Any]] ?? []
+        #expect(hooks.map { $0["id"] as? String } == ["crm", "wms"])
+        #expect(hooks.map { $0["delivered"] as? Int } == [1, 2], "crm restarted with the new key, wms kept")
+        #expect(d.stop() == 0)
+        #expect(d.daemon!.logs.contains { $0.contains("webhooks=\"1 started, 1 kept, 1 stopped\"") })
+    }
+
     /// The Prometheus text format's rule: a family's HELP, TYPE and samples form one block.
     /// (Until 2026-11-23 the webhook families' headers came first and their samples after.)
     static func familiesAreContiguous(_ text: String) -> Bool {
