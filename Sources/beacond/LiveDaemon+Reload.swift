@@ -106,12 +106,13 @@ extension LiveDaemon {
         let running = publisher.workers
         var next: [WebhookWorker] = []
         var started: [WebhookWorker] = []
-        for candidate in makeWebhookWorkers(store: store, specs: specs) {
-            if let same = running.first(where: { $0.settings == candidate.settings }) {
+        for settings in webhookSettings(specs) {
+            if let same = running.first(where: { $0.settings == settings }) {
                 next.append(same)
             } else {
-                next.append(candidate)
-                started.append(candidate)
+                let fresh = makeWebhookWorker(settings, store: store)
+                next.append(fresh)
+                started.append(fresh)
             }
         }
         let stopped = running.filter { worker in !next.contains { $0 === worker } }

@@ -70,8 +70,19 @@ extension LiveDaemon {
         }
     }
 
-    func makeWebhookWorkers(store: StateStore, specs: [WebhookSpec]? = nil) -> [WebhookWorker] {
-        (specs ?? config.webhooks).map { hook in
+    func makeWebhookWorkers(store: StateStore) -> [WebhookWorker] {
+        webhookSettings(config.webhooks).map { makeWebhookWorker($0, store: store) }
+    }
+
+    func makeWebhookWorker(_ settings: WebhookWorker.Settings, store: StateStore) -> WebhookWorker {
+        let worker = WebhookWorker(settings: settings, store: store, clock: WallClock.now, log: log)
+        worker.elapsed = BootClock.elapsed
+        return worker
+    }
+
+    /// Each webhook's settings, its secret file read now.
+    func webhookSettings(_ specs: [WebhookSpec]) -> [WebhookWorker.Settings] {
+        specs.map { hook in
             var secret: [UInt8]?
             if let path = hook.secretFile {
                 do {
@@ -85,15 +96,11 @@ extension LiveDaemon {
                     )
                 }
             }
-            let worker = WebhookWorker(
-                settings: WebhookWorker.Settings(
-                    id: hook.id, url: hook.url, events: EventTypeGlob(hook.events), secret: secret,
-                    schedule: DeliverySchedule(
-                        maxEvents: hook.batchMaxEvents, maxDelay: hook.batchMaxDelay, maxAge: hook.maxAge),
-                    timeout: hook.timeout),
-                store: store, clock: WallClock.now, log: log)
-            worker.elapsed = BootClock.elapsed
-            return worker
+            return WebhookWorker.Settings(
+                id: hook.id, url: hook.url, events: EventTypeGlob(hook.events), secret: secret,
+                schedule: DeliverySchedule(
+                    maxEvents: hook.batchMaxEvents, maxDelay: hook.batchMaxDelay, maxAge: hook.maxAge),
+                timeout: hook.timeout)
         }
     }
 }
