@@ -96,6 +96,7 @@ struct Status: ParsableCommand {
         try common.show("/v1/status") { s in
             var lines = [
                 "gateway   \(s["gateway"]?.cell ?? "-")  (beacond \(s["version"]?.cell ?? "-"), up \(s["uptime_s"]?.cell ?? "-") s)",
+                "config    \(s["config_file"]?.cell ?? "-")",
                 s["input"]?.stringValue == "simulated"
                     ? "input     a simulated site (--simulate); BlueZ not used"
                     : "bluez     \(s["bluez"]?["reachable"]?.boolValue == true ? "reachable" : "NOT reachable")",

@@ -17,7 +17,8 @@ import Testing
         let status = try ctl(d, ["status"])
         #expect(
             status.status == 0 && status.stdout.contains("gateway   api-test")
-                && status.stdout.contains("NOT reachable") && status.stdout.contains(", asset tags 0, "))
+                && status.stdout.contains("NOT reachable") && status.stdout.contains(", asset tags 0, ")
+                && status.stdout.contains("config    \(d.configPath)\n"))
         let regions = try ctl(d, ["regions"])
         #expect(regions.stdout.split(separator: "\n").first?.hasPrefix("CLIENT  REGION  STATE") == true)
         #expect(regions.stdout.contains("app     till    inside"))
