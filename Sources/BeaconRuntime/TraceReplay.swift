@@ -62,7 +62,9 @@ public struct TraceReplay {
             report("line \(number): \"t\" goes backwards (\(record.time) after \(last)); skipped")
             return
         }
-        if held == nil, lastTime.map({ record.time - $0 >= Self.jumpToConfirm }) ?? true {
+        // (Nothing is held here: a held record was played or dropped above, or this one went
+        // backwards and returned.)
+        if lastTime.map({ record.time - $0 >= Self.jumpToConfirm }) ?? true {
             held = (record, number)
             return
         }

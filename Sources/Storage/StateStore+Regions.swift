@@ -85,17 +85,18 @@ extension StateStore {
         }
     }
 
-    /// Forgets the removals of regions that the file no longer has (`configured`: client and
-    /// region ids): they remove nothing. Returns how many.
+    /// Forgets the removals of regions that the file's `clients` no longer have: they remove
+    /// nothing. Returns how many.
     @discardableResult
-    public func forgetRemovals(keeping configured: Set<[String]>) throws -> Int {
-        try db.write { (db) throws(SQLiteError) in
+    public func forgetRemovals(keepingRegionsOf clients: [ClientSpec]) throws -> Int {
+        let configured = Set(clients.flatMap { c in c.regions.map { RegionKey(client: c.id, region: $0.id) } })
+        return try db.write { (db) throws(SQLiteError) in
             let removals = try db.rows("SELECT client, region FROM api_region WHERE spec IS NULL") {
-                [$0.string(0), $0.string(1)]
+                RegionKey(client: $0.string(0), region: $0.string(1))
             }
             var forgotten = 0
             for key in removals where !configured.contains(key) {
-                try db.execute("DELETE FROM api_region WHERE client = ? AND region = ?", [key[0], key[1]])
+                try db.execute("DELETE FROM api_region WHERE client = ? AND region = ?", [key.client, key.region])
                 forgotten += 1
             }
             return forgotten
@@ -141,8 +142,10 @@ struct RegionKey: Hashable {
     var client: String
     var region: String
 
-    init(_ s: RegionSnapshot) {
-        client = s.client
-        region = s.spec.id
+    init(_ s: RegionSnapshot) { self.init(client: s.client, region: s.spec.id) }
+
+    init(client: String, region: String) {
+        self.client = client
+        self.region = region
     }
 }

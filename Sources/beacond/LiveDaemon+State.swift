@@ -25,8 +25,7 @@ extension LiveDaemon {
     /// an exit dated from the last sighting for one whose beacons left.
     func restoreRegions(from store: StateStore, into engine: inout BeaconEngine) {
         do {
-            let configured = Set(config.clients.flatMap { c in c.regions.map { [c.id, $0.id] } })
-            try store.forgetRemovals(keeping: configured)
+            try store.forgetRemovals(keepingRegionsOf: config.clients)
             let overrides = try store.loadOverrides()
             for change in overrides {
                 switch change {

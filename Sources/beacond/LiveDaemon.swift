@@ -23,6 +23,8 @@ struct LiveDaemon {
     let config: Config
     /// Where the configuration came from (SIGHUP reads it again).
     let configPath: String
+    /// The same, absolute, for `/v1/status` (beaconctl doctor checks that file).
+    let configFile: String
     /// Also print events on standard output as JSON Lines.
     let printEvents: Bool
     /// Run on the site simulator (`--simulate`, with this seed) instead of BlueZ.
@@ -34,6 +36,7 @@ struct LiveDaemon {
     init(config: Config, path: String, printEvents: Bool, simulationSeed: UInt64?, logLevel: JournalLog.Level) {
         self.config = config
         configPath = path
+        configFile = Self.absolute(path)
         self.printEvents = printEvents
         self.simulationSeed = simulationSeed
         journal = JournalLog(threshold: logLevel)
@@ -106,7 +109,7 @@ struct LiveDaemon {
             store: store, publisher: publisher,
             runtime: {
                 var status = RuntimeStatus()
-                status.configFile = Self.absolute(configPath)
+                status.configFile = configFile
                 status.simulated = simulationSeed != nil
                 status.adapters = adapters.all.map {
                     RuntimeStatus.Adapter(

@@ -162,7 +162,8 @@ import Testing
         try store.saveOverride(.remove(client: "app", region: "store"))
         try store.saveOverride(.remove(client: "app", region: "gone"))
         try store.forgetOverride(client: "app", region: "a")
-        #expect(try store.forgetRemovals(keeping: [["app", "store"]]) == 1)
+        let file = [ClientSpec(id: "app", regions: [RegionSpec(id: "store", uuid: uuid)])]
+        #expect(try store.forgetRemovals(keepingRegionsOf: file) == 1)
         #expect(try store.loadOverrides() == [.remove(client: "app", region: "store")])
     }
 
