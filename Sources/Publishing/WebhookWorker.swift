@@ -56,7 +56,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
-    private let retireOnStop = Atomic<Bool>(false)
+    private let stopReason = Atomic<UInt8>(StopReason.shutdown.rawValue)
     private let state = Mutex(Counters())
     private var schedule: DeliverySchedule
     /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
@@ -66,6 +66,9 @@ public final class WebhookWorker: @unchecked Sendable {
     /// (and with it NTP and the webhook) came back. Set before `run()`.
     public var elapsed: (@Sendable () -> TimeSpan)?
     private var steps = ClockStepDetector()
+    private var expiries = ExpirySummary()
+    /// Signalled when `run()` returns.
+    private let finished = DispatchSemaphore(value: 0)
     private let poster = Mutex<HTTPPoster?>(nil)
 
     public init(
@@ -90,13 +93,24 @@ public final class WebhookWorker: @unchecked Sendable {
     /// New events are in the outbox.
     public func notify() { wake.signal() }
 
+    /// Why a worker stops, which decides its last attempt.
+    public enum StopReason: UInt8, Sendable {
+        /// SIGTERM: one last attempt to send what is waiting; the rest stays stored.
+        case shutdown
+        /// A reload changed the webhook (url, key, batching): the request in flight finishes
+        /// and nothing more is sent, since the new worker delivers the rest with the new
+        /// settings (a batch made after the reload is not sent with the old key).
+        case replaced
+        /// The webhook was taken out of the configuration: after one last attempt, what is
+        /// still waiting becomes dead letters (no worker will deliver it), and not before, so
+        /// nothing is both delivered and dead-lettered.
+        case removed
+    }
+
     /// Asks `run()` to return: a request in flight gets `flushSeconds` to finish, then is
     /// cut, so a hung receiver cannot hold up a stop (SIGTERM must end within 5 s).
-    /// `retiring`: the webhook was taken out of the configuration; after its last attempt,
-    /// what is still waiting becomes dead letters (no worker will deliver it), and not
-    /// before, so nothing is both delivered and dead-lettered.
-    public func stop(retiring: Bool = false) {
-        if retiring { retireOnStop.store(true, ordering: .relaxed) }
+    public func stop(_ reason: StopReason = .shutdown) {
+        stopReason.store(reason.rawValue, ordering: .relaxed)
         stopRequested.store(true, ordering: .relaxed)
         poster.withLock { $0?.abort(after: WebhookWorker.flushSeconds) }
         wake.signal()
@@ -105,24 +119,32 @@ public final class WebhookWorker: @unchecked Sendable {
     /// How long a stopping worker may still spend delivering.
     public static let flushSeconds = 2.5
 
-    /// Delivers until `stop()`; then makes one last attempt, within `flushSeconds`, to send
-    /// what is waiting (SIGTERM flushes the outbox); what is not acknowledged stays stored.
+    /// Delivers until `stop()`; then, unless replaced, makes one last attempt, within
+    /// `flushSeconds`, to send what is waiting (SIGTERM flushes the outbox); what is not
+    /// acknowledged stays stored.
     public func run() {
         let poster = HTTPPoster()
         self.poster.withLock { $0 = poster }
-        defer { self.poster.withLock { $0 = nil } }
+        defer {
+            self.poster.withLock { $0 = nil }
+            if let report = expiries.flush(at: clock()) { tell(report, at: clock()) }
+            finished.signal()
+        }
+        // Stopped before it ran (a reload's successor, then SIGTERM): the last attempt is bounded too.
+        if stopRequested.load(ordering: .relaxed) { poster.abort(after: WebhookWorker.flushSeconds) }
         while !stopRequested.load(ordering: .relaxed) {
             let wait = step(poster)
             guard let wait else { continue }
             _ = self.wake.wait(timeout: .now() + .nanoseconds(Int(max(0, min(wait.nanoseconds, 5_000_000_000)))))
         }
+        let reason = StopReason(rawValue: stopReason.load(ordering: .relaxed)) ?? .shutdown
         let deadline = clock() + .milliseconds(Int64(WebhookWorker.flushSeconds * 1000))
-        while clock() < deadline, !isDisabled, schedule.retryAt == nil {
+        while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil {
             guard let batch = try? store.pending(webhook: settings.id, limit: schedule.maxEvents), !batch.isEmpty
             else { break }
             guard deliver(batch, poster: poster) else { break }
         }
-        if retireOnStop.load(ordering: .relaxed) {
+        if reason == .removed {
             do {
                 let moved = try store.retire(webhook: settings.id, at: clock())
                 if moved > 0 { log(Self.removedMessage(webhook: settings.id, undelivered: moved)) }
@@ -130,6 +152,14 @@ public final class WebhookWorker: @unchecked Sendable {
                 log("error: webhook.retire_failed webhook=\(settings.id) error=\(error)")
             }
         }
+    }
+
+    /// Blocks until `run()` has returned, after `stop()`. A reload that changes a webhook
+    /// starts its new worker only then: both would otherwise read the same waiting batch, and
+    /// the old worker's last attempt and the new worker's first would send it twice.
+    public func waitUntilFinished() {
+        finished.wait()
+        finished.signal()
     }
 
     /// The log line for a webhook taken out of the configuration with events still waiting.
@@ -156,7 +186,7 @@ public final class WebhookWorker: @unchecked Sendable {
             if let oldest = batch.first?.enqueuedAt, oldest < cutoff {
                 let expired = try store.expire(webhook: settings.id, enqueuedBefore: cutoff, at: now, reason: "max_age")
                 state.withLock { $0.deadLettered += expired }
-                log("warning: webhook.dead_letters webhook=\(settings.id) events=\(expired) reason=max_age")
+                if let report = expiries.expired(expired, at: now) { tell(report, at: now) }
                 batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
             }
             switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
@@ -172,6 +202,14 @@ public final class WebhookWorker: @unchecked Sendable {
             log("error: webhook.outbox_unreadable webhook=\(settings.id) error=\(error)")
             return .seconds(1)
         }
+    }
+
+    /// Expired events, in the log: the first at once, then summed once a minute.
+    private func tell(_ report: ExpirySummary.Report, at now: Timestamp) {
+        let tail =
+            report.since.map { "over_s=\(Int((now - $0).seconds.rounded()))" }
+            ?? "next=later expiries are summed once a minute; beaconctl outbox lists them"
+        log("warning: webhook.dead_letters webhook=\(settings.id) events=\(report.events) reason=max_age \(tail)")
     }
 
     /// Sends one batch; true on a 2xx.

@@ -98,8 +98,9 @@ extension LiveDaemon {
     /// Webhooks on a reload. Each is built afresh from the file, its secret file read again
     /// (a rotated key takes effect on `systemctl reload`); a running worker whose settings,
     /// secret included, are the same keeps running, so an unchanged webhook neither restarts
-    /// nor sends a batch twice. Workers of removed webhooks dead-letter their backlog after
-    /// their last attempt. Returns what was done, for the log.
+    /// nor sends a batch twice; a changed one's new worker starts after the old one's last
+    /// attempt, for the same reason. Workers of removed webhooks dead-letter their backlog
+    /// after their last attempt. Returns what was done, for the log.
     func reloadWebhooks(
         _ specs: [WebhookSpec], publisher: EventPublisher, store: StateStore, outputs: DispatchGroup
     ) -> String {
@@ -119,8 +120,15 @@ extension LiveDaemon {
         guard !started.isEmpty || !stopped.isEmpty else { return "unchanged" }
         _ = publisher.replaceWorkers(next)
         let ids = Set(specs.map(\.id))
-        for worker in stopped { worker.stop(retiring: !ids.contains(worker.settings.id)) }
-        for worker in started { start(in: outputs) { worker.run() } }
+        for worker in stopped { worker.stop(ids.contains(worker.settings.id) ? .replaced : .removed) }
+        for worker in started {
+            // A changed webhook's new worker waits for the old one's last attempt.
+            let predecessor = stopped.first { $0.settings.id == worker.settings.id }
+            start(in: outputs) {
+                predecessor?.waitUntilFinished()
+                worker.run()
+            }
+        }
         return "\(started.count) started, \(next.count - started.count) kept, \(stopped.count) stopped"
     }
 }

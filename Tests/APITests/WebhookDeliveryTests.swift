@@ -210,6 +210,66 @@ import Testing
         #expect(d.daemon!.logs.contains { $0.contains("webhooks=\"1 started, 1 kept, 1 stopped\"") })
     }
 
+    /// A webhook whose key (or url) changes on a reload while a batch is in flight: the old
+    /// worker's last attempt delivers it, and the new worker starts only after that attempt,
+    /// so the batch is not read and sent a second time. (Until 2026-11-24 both ran together
+    /// for up to 2.5 s and the receiver got the batch twice.)
+    @Test func aChangedWebhookSendsNoBatchTwice() throws {
+        let slow = try WebhookReceiver(secret: "new-key", delay: 1.5)
+        let dir = try Executables.temporaryDirectory()
+        let secret = dir.appendingPathComponent("hook.secret").path
+        try "old-key\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let d = try APIDaemon(
+            extra: Self.site(regions: 2) + "webhooks:\n" + Self.webhook("crm", slow, secretFile: secret),
+            monitoring: Self.monitoring, dir: dir)
+        let notify = try NotifySocket(path: dir.appendingPathComponent("notify.sock").path)
+        try d.start(environment: ["NOTIFY_SOCKET": notify.path])
+        _ = try notify.until("READY=1") { $0.contains("READY=1") }
+        try d.post([APIDaemon.sighting(major: 1)])
+        try slow.waitUntil("the first batch in flight") { $0.contains { $0["waiting"] as? Bool == true } }
+
+        try "new-key\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        _ = try notify.until("READY=1 after the reload") { $0.contains("READY=1") }
+        try d.post([APIDaemon.sighting(major: 2)])
+        _ = try d.waitForHistory("two region states") { $0.count == 2 }
+        let expected = try regionEventIDs(d)
+        try slow.waitUntil("the second event") { _ in slow.acceptedIDs.contains(expected[1]) }
+        #expect(slow.acceptedIDs == expected, "each event once, in order")
+        let answered = slow.requests.filter { $0["status"] as? Int == 200 }
+        #expect(answered.map { $0["signature_ok"] as? Bool } == [false, true], "the old key, then the new one")
+        #expect(d.stop() == 0)
+        #expect(d.daemon!.logs.contains { $0.contains("webhooks=\"1 started, 0 kept, 1 stopped\"") })
+    }
+
+    /// A receiver down for good: its events expire as the site makes them, and the log says
+    /// so once, then once a minute with the sum, and once more at stop for the rest — not a
+    /// line for every few events (about 2,000 lines an hour on the simulated store).
+    @Test func expiriesAreToldOnceAMinuteNotEachTime() throws {
+        let down = try WebhookReceiver(fail: 1_000_000)
+        let d = try APIDaemon(
+            extra: Self.site(regions: 4) + "webhooks:\n" + Self.webhook("crm", down, extra: ", max_age: 1s"),
+            monitoring: Self.monitoring)
+        try d.start()
+        // Each new event wakes the worker, which then finds the one before it past max_age.
+        for major in 1...4 {
+            try d.post([APIDaemon.sighting(major: major)])
+            usleep(1_200_000)
+        }
+        try d.waitForStatus("four dead letters") {
+            ($0["outbox"] as? [String: Any])?["dead_letters"] as? Int == 4
+        }
+        #expect(d.stop() == 0)
+        let lines = d.daemon!.logs.filter { $0.contains("webhook.dead_letters webhook=crm") }
+        let counts = lines.compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("events=") }.flatMap { Int($0.dropFirst(7)) }
+        }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(counts.reduce(0, +) == 4, "every expired event told: \(lines)")
+        #expect(lines.first?.contains("next=later expiries are summed once a minute") == true)
+        #expect(lines.last?.contains("over_s=") == true, "the rest, at stop")
+    }
+
     /// The Prometheus text format's rule: a family's HELP, TYPE and samples form one block.
     /// (Until 2026-11-23 the webhook families' headers came first and their samples after.)
     static func familiesAreContiguous(_ text: String) -> Bool {

@@ -137,9 +137,10 @@ public final class WebhookReceiver: @unchecked Sendable {
     public let port: Int
     public let logPath: String
 
-    public init(secret: String? = nil, fail: Int = 0, failStatus: Int = 500, status: Int = 200, hang: Bool = false)
-        throws
-    {
+    public init(
+        secret: String? = nil, fail: Int = 0, failStatus: Int = 500, status: Int = 200, hang: Bool = false,
+        delay: Double = 0
+    ) throws {
         logPath = try Executables.temporaryDirectory().appendingPathComponent("requests.jsonl").path
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = [
@@ -149,6 +150,7 @@ public final class WebhookReceiver: @unchecked Sendable {
         ]
         if let secret { arguments += ["--secret", secret] }
         if hang { arguments.append("--hang") }
+        if delay > 0 { arguments += ["--delay", "\(delay)"] }
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out

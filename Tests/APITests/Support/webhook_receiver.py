@@ -4,7 +4,8 @@
 It checks each request's signature with Python's own hmac module (independent of beacond's
 HMAC code), answers `--fail N` first requests with `--fail-status`, and appends one JSON line
 per request to `--log`: {"n", "status", "signature_ok", "ids", "types", "subjects", "events",
-"content_type", "arrived"}.
+"content_type", "arrived"}. With `--delay S` it answers S seconds late, and logs
+{"n", "status": null, "waiting": true} when the request arrives.
 The port it listens on is printed on the first line of standard output.
 """
 import argparse, ctypes, hashlib, hmac, http.server, json, signal, sys, threading, time
@@ -21,6 +22,7 @@ parser.add_argument("--fail-status", type=int, default=500)
 parser.add_argument("--status", type=int, default=200)
 parser.add_argument("--quiet", action="store_true", help="log only n, status, ids, subjects and arrival")
 parser.add_argument("--hang", action="store_true", help="never answer (a receiver that hangs)")
+parser.add_argument("--delay", type=float, default=0, help="answer after this many seconds (a slow receiver)")
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -42,6 +44,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f.write(json.dumps({"n": n, "status": None, "hung": True}) + "\n")
             time.sleep(600)
             return
+        if args.delay:
+            with lock, open(args.log, "a") as f:
+                f.write(json.dumps({"n": n, "status": None, "waiting": True, "arrived": arrived}) + "\n")
+            time.sleep(args.delay)
         status = args.fail_status if n <= args.fail else args.status
         signature_ok = None
         if args.secret is not None:
