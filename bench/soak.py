@@ -4,13 +4,18 @@
 webhook that never answers), its RSS and state-store size sampled every `every` seconds.
 A daemon meant to run for months must level off, not grow with time.
 
-    python3 bench/soak.py [binary=.build/release/beacond] [minutes=20] [every=30]
+    python3 bench/soak.py [binary=.build/release/beacond] [minutes=20] [every=30] [tags=20]
+
+With more tags than the store's 20 (tags=60: three times the events), the event history
+reaches its 100,000-event bound and the dead webhook's outbox its `max_age` within an hour,
+so a run of two hours shows whether the state directory levels off once every bound holds.
 """
 import os, subprocess, sys, tempfile, time
 
 binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond"
 minutes = float(sys.argv[2]) if len(sys.argv) > 2 else 20
 every = float(sys.argv[3]) if len(sys.argv) > 3 else 30
+tags = int(sys.argv[4]) if len(sys.argv) > 4 else 20
 
 def rss_kib(pid):
     for line in open(f"/proc/{pid}/status"):
@@ -26,6 +31,9 @@ def dir_kib(path):
 
 d = tempfile.mkdtemp(prefix="beacond-soak-")
 config = open("config/sim-store.yaml").read().replace("state_dir: /var/lib/beacond", f"state_dir: {d}/state")
+extra = "".join(f'  - {{id: tag-{n:02d}, beacon: {{address: "D0:5E:00:00:{n >> 8:02X}:{n & 255:02X}"}}}}\n'
+                for n in range(21, tags + 1))
+config = config.replace("zones:\n", extra + "zones:\n", 1)
 config += f"api:\n  socket: {d}/api.sock\n"
 # A webhook to a closed port: its outbox fills and retries for the whole run.
 config += "webhooks:\n  - {id: crm, url: 'http://127.0.0.1:9/hook', max_age: 1h}\n"
