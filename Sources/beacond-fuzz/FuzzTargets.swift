@@ -63,18 +63,17 @@ enum FuzzTarget: String, CaseIterable {
             for s in sightings.prefix(n) { _ = engine.ingest(s) }
             sightings = sightings.dropFirst(n)
         }
-        func apply(from old: Config, to new: Config) {
-            var monitoring = new.monitoring
-            monitoring.enterSightings = old.monitoring.enterSightings
-            _ = engine.updateMonitoring(monitoring)
-            _ = engine.reconfigureRegions(from: old.clients, to: new.clients, at: engine.now)
-            _ = engine.reconfigureSite(new.site, calibrations: new.engineConfiguration.receivers, at: engine.now)
+        var running = site
+        func sighup(to new: Config) {
+            let reload = ConfigReload(from: running, to: new)
+            _ = engine.apply(reload, from: running, at: engine.now)
+            running = reload.running
         }
         // 35 s of the day each time: regions and zones entered, an exit timeout passed.
         hear(20)
-        apply(from: site, to: config)
+        sighup(to: config)
         hear(20)
-        apply(from: config, to: site)
+        sighup(to: site)
         hear(20)
     }
 

@@ -54,44 +54,24 @@ extension LiveDaemon {
             return
         }
         let old = running.current
-        var restartOnly: [String] = []
-        if new.gateway != old.gateway { restartOnly.append("gateway") }
-        if new.api != old.api { restartOnly.append("api") }
-        if new.bluetooth != old.bluetooth { restartOnly.append("bluetooth") }
-        // Monitoring applies live, but for enter_sightings (each region's sighting memory).
-        var monitoring = new.monitoring
-        if monitoring.enterSightings != old.monitoring.enterSightings {
-            restartOnly.append("monitoring.enter_sightings")
-            monitoring.enterSightings = old.monitoring.enterSightings
-        }
-        if monitoring != old.monitoring {
-            let settings = monitoring
-            _ = engine.perform { e, _ in (e.updateMonitoring(settings), []) }
-        }
-        if !restartOnly.isEmpty {
+        let reload = ConfigReload(from: old, to: new)
+        if !reload.needsRestart.isEmpty {
             log(
-                "warning: config.needs_restart sections=\(restartOnly.joined(separator: ",")) "
+                "warning: config.needs_restart sections=\(reload.needsRestart.joined(separator: ",")) "
                     + "next=these keep their old values until systemctl restart beacond")
         }
-        let applied = engine.perform { e, now -> ((BeaconEngine.ReloadSummary, Bool), [Event]) in
-            let regions = e.reconfigureRegions(from: old.clients, to: new.clients, at: now)
-            let site = e.reconfigureSite(new.site, calibrations: new.engineConfiguration.receivers, at: now)
-            return ((regions.summary, site), regions.events)
+        let summary = engine.perform { e, now in
+            let applied = e.apply(reload, from: old, at: now)
+            return (applied.summary, applied.events)
         }
         let webhooks =
             store.map { reloadWebhooks(new.webhooks, publisher: publisher, store: $0, outputs: outputs) }
             ?? "no state store"
-        var applyNew = new
-        applyNew.monitoring = monitoring
-        if restartOnly.contains("gateway") { applyNew.gateway = old.gateway }
-        if restartOnly.contains("api") { applyNew.api = old.api }
-        if restartOnly.contains("bluetooth") { applyNew.bluetooth = old.bluetooth }
-        running.replace(applyNew)
-        let summary = applied?.0
+        running.replace(reload.running)
         log(
             "info: config.reloaded regions_added=\(summary?.added ?? 0) regions_replaced=\(summary?.replaced ?? 0) "
                 + "regions_removed=\(summary?.removed ?? 0) regions_unchanged=\(summary?.unchanged ?? 0) "
-                + "site=\(applied?.1 == true ? "replaced" : "unchanged") webhooks=\"\(webhooks)\"")
+                + "site=\(summary?.siteReplaced == true ? "replaced" : "unchanged") webhooks=\"\(webhooks)\"")
         notifier.ready(status: "configuration reloaded")
     }
 

@@ -43,13 +43,15 @@ extension BeaconEngine {
 
     /// Replaces receivers, assets, zones, alarms and positioning settings. Assets that still
     /// exist keep their readings, position and zone states (no second zone.enter) when the
-    /// receivers and zones they refer to are unchanged.
+    /// receivers and zones they refer to are unchanged. False when nothing changed.
     public mutating func reconfigureSite(
         _ site: SiteConfiguration, calibrations: [String: ReceiverCalibration], at t: Timestamp
     ) -> Bool {
         let old = tracker
         guard old?.definition != site || old?.calibrationTable != calibrations else { return false }
         var fresh = AssetTracker(site: site, calibrations: calibrations, lostAfter: settings.exitTimeout, start: t)
+        // No site before and none now (a file of regions only): nothing was replaced.
+        if old == nil && fresh.isEmpty { return false }
         if let old { fresh.adopt(from: old) }
         tracker = fresh.isEmpty ? nil : fresh
         nextPositionTick = tracker.map { _ in now + fresh.tickInterval }

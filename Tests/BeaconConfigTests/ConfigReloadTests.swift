@@ -1,0 +1,67 @@
+import BeaconConfig
+import BeaconCore
+import Testing
+
+/// What SIGHUP applies from a new file (`ConfigReload`), as both the daemon and the fuzzer's
+/// reload leg use it.
+@Suite struct ConfigReloadTests {
+    static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+
+    static func config(gateway: String = "gw", enterSightings: Int = 1, exitTimeout: String = "30s", regions: [Int])
+        throws -> Config
+    {
+        try ConfigLoader.load(
+            yaml: """
+                gateway: {id: \(gateway)}
+                monitoring: {enter_sightings: \(enterSightings), exit_timeout: \(exitTimeout)}
+                clients:
+                  - id: app
+                    regions:
+
+                """ + regions.map { "      - {id: r\($0), uuid: \(uuid), major: \($0)}\n" }.joined(),
+            file: "beacond.yaml")
+    }
+
+    @Test func sectionsThatNeedARestartKeepTheirOldValues() throws {
+        let old = try Self.config(regions: [1])
+        let new = try Self.config(gateway: "renamed", enterSightings: 3, exitTimeout: "10s", regions: [1])
+        let reload = ConfigReload(from: old, to: new)
+        #expect(reload.needsRestart == ["gateway", "monitoring.enter_sightings"])
+        #expect(reload.running.gateway.id == "gw")
+        #expect(reload.running.monitoring.enterSightings == 1)
+        #expect(reload.running.monitoring.exitTimeout == .seconds(10), "applies live")
+        #expect(ConfigReload(from: old, to: old).needsRestart.isEmpty)
+        #expect(ConfigReload(from: old, to: old).running == old)
+    }
+
+    /// On a running engine: an unchanged region keeps its state (no second enter), an added
+    /// one starts, a removed one stops, and the shorter exit timeout applies at once.
+    @Test func anEngineReloadedKeepsWhatDidNotChange() throws {
+        let old = try Self.config(regions: [1, 2])
+        let t0 = Timestamp.seconds(1_767_225_600)
+        var engine = BeaconEngine(configuration: old.engineConfiguration, start: t0)
+        let id = BeaconUUID(Self.uuid)!
+        let uuidBytes = [id.high, id.low].flatMap { half in
+            stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: half >> UInt64($0)) }
+        }
+        let inside = { (major: UInt8, t: Timestamp) in
+            Sighting(
+                time: t, receiver: "hci0", address: "C3:11:22:33:44:0\(major)", rssi: -60,
+                manufacturerData: [
+                    ManufacturerDatum(company: 0x004C, payload: [0x02, 0x15] + uuidBytes + [0, major, 0, 1, 0xC5])
+                ])
+        }
+        var events = engine.ingest(inside(1, t0 + .seconds(1)))
+        #expect(events.map(\.payload.kind) == ["region.state"], "the first state: inside")
+
+        let new = try Self.config(exitTimeout: "10s", regions: [1, 3])
+        let applied = engine.apply(ConfigReload(from: old, to: new), from: old, at: t0 + .seconds(2))
+        #expect(applied.summary.unchanged == 1 && applied.summary.added == 1 && applied.summary.removed == 1)
+        #expect(!applied.summary.siteReplaced, "no receivers, assets or zones either side")
+        events = engine.ingest(inside(1, t0 + .seconds(3)))
+        #expect(events.isEmpty, "r1 is still inside: no second state or enter (\(events.map(\.payload.kind)))")
+        events = engine.advance(to: t0 + .seconds(14))
+        #expect(
+            events.map(\.payload.kind) == ["region.state", "region.exit"], "10 s after its last sighting, not 30 s")
+    }
+}
