@@ -212,7 +212,7 @@ import Testing
 
     /// A webhook whose key (or url) changes on a reload while a batch is in flight: the old
     /// worker's last attempt delivers it, and the new worker starts only after that attempt,
-    /// so the batch is not read and sent a second time. (Until 2026-11-24 both ran together
+    /// so the batch is not read and sent a second time. (Until 2026-11-23 both ran together
     /// for up to 2.5 s and the receiver got the batch twice.)
     @Test func aChangedWebhookSendsNoBatchTwice() throws {
         let slow = try WebhookReceiver(secret: "new-key", delay: 1.5)
