@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "APITests", dependencies: ["TestSupport"], exclude: ["Support"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "PublishingTests", dependencies: ["Publishing"]),
+        .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime"]),
         .testTarget(
             name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "TestSupport"]),

@@ -18,6 +18,7 @@ extension APIRouter {
         guard let (counters, beacons, clients, unplaced) = engineView else { return Reply.engineBusy }
         let runtime = context.runtime()
         let depths = (try? context.store?.outboxDepths()) ?? []
+        let held = context.publisher.held
         let uptime = now - context.started
         let members: [(String, JSONValue)] = [
             ("gateway", .string(context.config.gateway.id)),
@@ -46,6 +47,7 @@ extension APIRouter {
                     ("clock_ahead", .int(counters.clockAheadSightings)),
                     ("beacons", .int(beacons)), ("clients", .int(clients)),
                     ("events", .int(context.publisher.countsByType.values.reduce(0, +))),
+                    ("events_held", .int(held.events)), ("events_dropped", .int(held.dropped)),
                     ("stream_clients", .int(stream.count)),
                 ])
             ),

@@ -41,6 +41,13 @@ extension APIRouter {
             "Sightings stamped over a second later than this gateway's clock (a relay's clock runs fast), taken at its time.",
             counters.clockAheadSightings)
         m.gauge("beacond_beacons", "Beacons currently remembered.", Double(beacons))
+        let held = context.publisher.held
+        m.gauge(
+            "beacond_events_held", "Events held in memory because the state store cannot write (a full disk).",
+            Double(held.events))
+        m.counter(
+            "beacond_events_dropped_total", "Events given up on while the state store could not write them.",
+            held.dropped)
         m.family("beacond_events_total", "counter", "Events published, by type.")
         for (type, count) in context.publisher.countsByType.sorted(by: { $0.key < $1.key }) {
             m.sample("beacond_events_total", ["type": type], Double(count))

@@ -10,7 +10,9 @@ import Synchronization
 /// Turns the engine's events into CloudEvents and hands them to every output, durable
 /// first: the history and each interested webhook's outbox get them in one transaction,
 /// and only then do standard output and the live streams show them. A crash can therefore
-/// never show an event that a restart would not deliver.
+/// never show an event that a restart would not deliver — except while the state store
+/// cannot write (a full disk): then the live outputs still show events as they happen, and
+/// the durable ones get them from memory once it can (`HeldEvents`).
 public final class EventPublisher: @unchecked Sendable {
     private let gateway: String
     private let store: StateStore?
@@ -18,7 +20,7 @@ public final class EventPublisher: @unchecked Sendable {
     private let clock: @Sendable () -> Timestamp
     private let log: @Sendable (String) -> Void
     private let ids: Mutex<EventIDGenerator>
-    private let storeFailed = Atomic<Bool>(false)
+    private let durable = Mutex(Durability())
     private let byType = Mutex<[String: Int]>([:])
     /// Echo events on standard output as JSON Lines.
     private let echo: Bool
@@ -68,21 +70,88 @@ public final class EventPublisher: @unchecked Sendable {
             stored.append(.init(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json))
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
-        var routed = false
-        let workers = self.workers
-        do {
-            try store?.append(stored, at: clock()) { event in
-                let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
-                if !targets.isEmpty { routed = true }
-                return targets.map(\.settings.id)
-            }
-        } catch {
-            if !storeFailed.exchange(true, ordering: .relaxed) {
-                log("error: state.write_failed error=\(error) next=events are neither kept nor sent to webhooks")
-            }
-        }
+        let routed = storeDurably(stored, now: clock())
         if echo { writeAll(fd: 1, stored.map { $0.body + "\n" }.joined()) }
         for listener in listeners { listener(stored) }
         if routed { for worker in workers { worker.notify() } }
+    }
+
+    /// Stores what the state store could not take before, if it is time to try again (the
+    /// engine's loop calls this every turn, so a quiet site's held events are not left
+    /// waiting for the next event).
+    /// `now`: without waiting for `retryInterval` (at stop).
+    public func retryHeld(now force: Bool = false) {
+        if force { durable.withLock { $0.nextAttempt = nil } }
+        if storeDurably([], now: clock()) { for worker in workers { worker.notify() } }
+    }
+
+    /// Events held in memory because the state store could not write them, and those given
+    /// up on since the daemon started (`HeldEvents`).
+    public var held: (events: Int, dropped: Int) { durable.withLock { ($0.held.events.count, $0.droppedTotal) } }
+
+    /// While the store fails, a write is tried at most this often.
+    public static let retryInterval = TimeSpan.seconds(5)
+
+    struct Durability {
+        var held = HeldEvents()
+        var episode = FailureEpisode()
+        var nextAttempt: Timestamp?
+        var droppedTotal = 0
+    }
+
+    /// Writes `fresh` events, after any held ones, to the history and the webhooks' outboxes
+    /// in one transaction. When the store cannot write (a full disk), they are held in
+    /// memory in order and written, with what comes after them, once it can: nothing made
+    /// while the disk was full is lost unless the hold overflows or the process dies. True
+    /// when a webhook got events.
+    private func storeDurably(_ fresh: [StateStore.StoredEvent], now: Timestamp) -> Bool {
+        guard let store else { return false }
+        let workers = self.workers
+        return durable.withLock { d in
+            if !d.held.isEmpty, let next = d.nextAttempt, now < next {
+                hold(fresh, in: &d)
+                return false
+            }
+            let batch = d.held.isEmpty ? fresh : d.held.events + fresh
+            guard !batch.isEmpty else { return false }
+            var routed = false
+            do {
+                try store.append(batch, at: now) { event in
+                    let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
+                    if !targets.isEmpty { routed = true }
+                    return targets.map(\.settings.id)
+                }
+            } catch {
+                if d.episode.failed(at: now) {
+                    log(
+                        "error: state.write_failed error=\(error) next=events are held in memory (at most "
+                            + "\(HeldEvents.limit)) and stored when the state store can write again; free space "
+                            + "in \(store.path)")
+                }
+                hold(fresh, in: &d)
+                d.nextAttempt = now + Self.retryInterval
+                return false
+            }
+            d.nextAttempt = nil
+            if let took = d.episode.succeeded(at: now) {
+                let dropped = d.held.clear()
+                log(
+                    "info: state.write_recovered stored=\(batch.count) dropped=\(dropped) "
+                        + "after_s=\(Int(took.seconds.rounded()))")
+            }
+            return routed
+        }
+    }
+
+    private func hold(_ fresh: [StateStore.StoredEvent], in d: inout Durability) {
+        let droppedBefore = d.held.dropped
+        d.held.hold(fresh)
+        d.droppedTotal += d.held.dropped - droppedBefore
+        if droppedBefore == 0 && d.held.dropped > 0 {
+            log(
+                "error: state.events_dropped held=\(HeldEvents.limit) next=the state store has not written for "
+                    + "\(Int((clock() - (d.episode.since ?? clock())).seconds.rounded())) s; the oldest positions "
+                    + "and ranging events go first, then the oldest of the rest")
+        }
     }
 }

@@ -62,14 +62,24 @@ struct LiveDaemon {
         let publisher = EventPublisher(
             gateway: config.gateway.id, store: store, workers: workers, echo: printEvents, clock: WallClock.now,
             log: log)
+        let persistFailures = Mutex(FailureEpisode())
         let engine = LiveEngine(
             engine: core, clock: WallClock.now, publish: publisher.publish,
             persist: { state in
+                // Retried every turn that changes a state and every 5 s: logged when it starts
+                // failing and when it works again, not each time.
                 do {
                     try store?.saveRegions(state.regions)
                     try store?.saveAssets(state.assets)
+                    if let took = persistFailures.withLock({ $0.succeeded(at: WallClock.now()) }) {
+                        log("info: state.saved_again after_s=\(Int(took.seconds.rounded()))")
+                    }
                 } catch {
-                    log("error: state.write_failed error=\(error) next=region and zone states are not kept")
+                    if persistFailures.withLock({ $0.failed(at: WallClock.now()) }) {
+                        log(
+                            "error: state.write_failed error=\(error) next=region and zone states are saved when "
+                                + "the state store can write again; a restart before that restores older ones")
+                    }
                 }
             })
         let adapters = AdapterStates()
@@ -140,7 +150,11 @@ struct LiveDaemon {
         log("info: api.listening socket=\(config.api.socket)")
 
         // Set before the engine's thread starts.
-        engine.onTurn = watchdogAndStatus(engine: engine, store: store, adapters: adapters)
+        let watchdog = watchdogAndStatus(engine: engine, store: store, adapters: adapters)
+        engine.onTurn = { t in
+            watchdog(t)
+            publisher.retryHeld()
+        }
         engine.elapsed = BootClock.elapsed
         engine.onClockStep = { step in
             log(
@@ -184,6 +198,13 @@ struct LiveDaemon {
         log("info: beacond.started gateway=\(config.gateway.id) version=\(BeaconVersion.string)")
         inputs.wait()
         reloads.cancel()
+        // Events held while the disk was full get one last try before the webhooks' last attempt.
+        publisher.retryHeld(now: true)
+        if publisher.held.events > 0 {
+            log(
+                "error: state.events_lost held=\(publisher.held.events) "
+                    + "next=the state store could not write them before the stop")
+        }
         for worker in publisher.workers { worker.stop() }
         server.stop()
         outputs.wait()

@@ -74,10 +74,10 @@ import Testing
         try d.post([APIDaemon.sighting(major: 1)])
         let after = try d.history()
         #expect(!after.dropFirst(before).contains { $0["subject"] as? String == "app/r1" })
-        #expect(
-            d.daemon!.logs.contains {
-                $0.contains("config.reloaded regions_added=1") && $0.contains("regions_removed=1")
-            })
+        // The log reaches this process through a pipe read on another queue: wait for it
+        try d.daemon!.waitUntil("the reload's log line") { _, logs in
+            logs.contains { $0.contains("config.reloaded regions_added=1") && $0.contains("regions_removed=1") }
+        }
         #expect(d.stop() == 0)
     }
 

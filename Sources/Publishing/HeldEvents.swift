@@ -1,0 +1,45 @@
+import Storage
+
+/// Events the state store could not take — a full disk, a failing SD card — kept in memory,
+/// in order, until it can. Without them every event made while the disk was full was lost
+/// for good: not in the history, never sent to a webhook.
+///
+/// Memory is bounded (`limit` events, about 5 MB at the store's ~500 bytes an event). Past it,
+/// the oldest `asset.position` and `ranging` events go first: each is superseded by the next
+/// one for the same asset or region within seconds, while an enter or exit that is lost is a
+/// missed alert. Only when nothing else is left do the oldest events of other kinds go.
+struct HeldEvents: Sendable {
+    static let limit = 10_000
+    /// Kinds an operator loses least by: periodic, and superseded by the next one.
+    static let supersededTypes: Set<String> = ["beacond.asset.position", "beacond.ranging"]
+
+    private(set) var events: [StateStore.StoredEvent] = []
+    /// Events given up on since the store last took a write.
+    private(set) var dropped = 0
+
+    var isEmpty: Bool { events.isEmpty }
+
+    /// Holds `batch` after what is held already, dropping what the bound asks for.
+    mutating func hold(_ batch: [StateStore.StoredEvent], limit: Int = HeldEvents.limit) {
+        events += batch
+        var excess = events.count - limit
+        guard excess > 0 else { return }
+        var keep = [Bool](repeating: true, count: events.count)
+        for i in events.indices where excess > 0 && Self.supersededTypes.contains(events[i].type) {
+            keep[i] = false
+            excess -= 1
+        }
+        for i in events.indices where excess > 0 && keep[i] {
+            keep[i] = false
+            excess -= 1
+        }
+        dropped += keep.lazy.filter { !$0 }.count
+        events = events.indices.filter { keep[$0] }.map { events[$0] }
+    }
+
+    /// Empties the hold after the store took its events; returns how many were dropped.
+    mutating func clear() -> Int {
+        defer { self = HeldEvents() }
+        return dropped
+    }
+}
