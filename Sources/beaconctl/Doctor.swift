@@ -168,7 +168,7 @@ struct Doctor: ParsableCommand {
                     name: "advertisements", verdict: .warn, detail: "none heard yet",
                     fix: "are beacons powered and in range? is bluetooth.min_rssi too high?"))
         checks += siteChecks(s)
-        if let store = s["state_store"]?.stringValue { checks.append(storageCheck(store)) }
+        if let store = s["state_store"]?.stringValue { checks.append(storageCheck(store, status: s)) }
         for hook in s["webhooks"]?.items ?? [] {
             let id = hook["id"]?.cell ?? "?"
             switch hook["state"]?.stringValue {
@@ -238,8 +238,20 @@ extension Doctor {
     /// A full filesystem stops the state store: region states, the event history and the
     /// webhooks' outbox are then not kept, and a dead webhook's backlog is what usually fills
     /// it. Warned about before it happens: under 100 MB or 5 % free.
-    func storageCheck(_ file: String) -> Check {
+    func storageCheck(_ file: String, status s: JSONValue) -> Check {
         let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
+        // Already failing: events wait in the daemon's memory (docs/service.md).
+        let held = Int(s["counts"]?["events_held"]?.numberValue ?? 0)
+        let dropped = Int(s["counts"]?["events_dropped"]?.numberValue ?? 0)
+        if held > 0 || dropped > 0 {
+            let lastFailure = (s["last_errors"]?.items ?? []).map(\.cell).last { $0.contains("state.write_failed") }
+            return Check(
+                name: "state store", verdict: .fail,
+                detail: "it cannot write: \(held) events held in memory, \(dropped) given up on"
+                    + (lastFailure.map { "; \($0)" } ?? ""),
+                fix: "free space in \(directory); held events are stored within 5 s of there being room, "
+                    + "and lost if the daemon stops first")
+        }
         var fs = statvfs()
         guard statvfs(directory.isEmpty ? "/" : directory, &fs) == 0 else {
             return Check(name: "state store", verdict: .skip, detail: "cannot read the free space of \(directory)")

@@ -33,6 +33,11 @@ import Testing
             ($0["counts"] as? [String: Any])?["events_held"] as? Int == 2
         }
         #expect(receiver.acceptedIDs.count == 1, "not delivered before it is stored")
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(
+            doctor.stdout.contains("[FAIL] state store: it cannot write: 2 events held in memory, 0 given up on"),
+            "\(doctor.stdout)")
 
         try FileManager.default.removeItem(atPath: filler)
         try receiver.waitUntil("the held events, once there is room") { _ in receiver.acceptedIDs.count == 3 }
