@@ -116,7 +116,10 @@ public final class EventPublisher: @unchecked Sendable {
             guard !batch.isEmpty else { return false }
             var routed = false
             do {
-                try store.append(batch, at: now) { event in
+                // Alerts reach the disk before anyone is told of them; positions and ranging
+                // updates, superseded within seconds, do not wait for an fsync each.
+                let synced = batch.contains { !HeldEvents.supersededTypes.contains($0.type) }
+                try store.append(batch, at: now, synced: synced) { event in
                     let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
                     if !targets.isEmpty { routed = true }
                     return targets.map(\.settings.id)

@@ -18,7 +18,9 @@ extension StateStore {
             let changed = snapshots.filter { s in previous[s.asset].map { Self.worthWriting(s, over: $0) } ?? true }
             let removed = previous.keys.filter { !current.contains($0) }
             guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return 0 }
-            try db.write { (db) throws(SQLiteError) in
+            // Zone memberships are what a reboot must not take back (a second zone.enter).
+            let zonesChanged = !removed.isEmpty || changed.contains { s in previous[s.asset]?.zones != s.zones }
+            try db.write(synced: zonesChanged) { (db) throws(SQLiteError) in
                 if saved == nil { try db.execute("DELETE FROM asset_state") }
                 let upsert = try db.prepare("INSERT OR REPLACE INTO asset_state (asset, snapshot) VALUES (?, ?)")
                 for s in changed { try upsert.execute([s.asset, Self.json(s).serialized]) }

@@ -18,15 +18,17 @@ extension StateStore {
 
     /// Appends events to the history and, for each, an outbox row per webhook that wants it,
     /// in one transaction; trims the history to `historyLimit`. Once this returns, the events
-    /// survive a crash and will be delivered.
+    /// survive a crash of the process and will be delivered; with `synced`, a power cut too.
     ///
-    /// - Parameter webhooks: the ids of the webhooks each event goes to.
+    /// - Parameters:
+    ///   - synced: on the disk before this returns (alerts; `SQLiteDatabase.write`).
+    ///   - webhooks: the ids of the webhooks each event goes to.
     public func append(
-        _ events: [StoredEvent], at now: Timestamp = Timestamp(nanoseconds: 0),
+        _ events: [StoredEvent], at now: Timestamp = Timestamp(nanoseconds: 0), synced: Bool = false,
         webhooks: (StoredEvent) -> [String] = { _ in [] }
     ) throws {
         guard !events.isEmpty else { return }
-        try db.write { (db) throws(SQLiteError) in
+        try db.write(synced: synced) { (db) throws(SQLiteError) in
             let insertEvent = try db.prepare(
                 "INSERT OR IGNORE INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)")
             let insertOutbox = try db.prepare(

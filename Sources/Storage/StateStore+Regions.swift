@@ -12,7 +12,17 @@ extension StateStore {
             let changed = snapshots.filter { previous[RegionKey($0)] != $0 }
             let removed = previous.keys.filter { current[$0] == nil }
             guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return }
-            try db.write { (db) throws(SQLiteError) in
+            // A state that a power cut took back would give a second enter after the reboot;
+            // a last-seen time a few seconds old costs nothing.
+            let stateChanged =
+                !removed.isEmpty
+                || changed.contains { s in
+                    previous[RegionKey(s)].map {
+                        $0.state != s.state || $0.enteredAt != s.enteredAt || $0.dwellsFired != s.dwellsFired
+                            || $0.spec != s.spec
+                    } ?? true
+                }
+            try db.write(synced: stateChanged) { (db) throws(SQLiteError) in
                 if saved == nil { try db.execute("DELETE FROM region_state") }
                 let upsert = try db.prepare(
                     """
