@@ -8,7 +8,8 @@ import Synchronization
 /// outbox with its dead letters, and the regions added through the API.
 ///
 /// WAL mode with `synchronous = NORMAL`: a commit survives a crash of the daemon, and a
-/// power cut loses at most the last commits before it, never the file's consistency.
+/// power cut loses at most the last commits before it, never the file's consistency; the
+/// commits that must survive a power cut too (alerts, region and zone states) are synced.
 /// Callers batch: one transaction per engine turn, never one per advertisement. Readers
 /// (the API and webhook threads) never wait for the engine's thread, which writes.
 ///
@@ -36,6 +37,28 @@ public final class StateStore: Sendable {
             migrations: Self.migrations)
         self.historyLimit = historyLimit
         self.deadLetterLimit = deadLetterLimit
+    }
+
+    /// Opens the store under `directory`. A file SQLite finds corrupt or not a database at
+    /// all — an SD card failing, a power cut on a filesystem that reorders writes — is renamed
+    /// beside it (`beacond.sqlite.corrupt-SUFFIX`, with its `-wal` and `-shm`), and a new store
+    /// is started. Its history and undelivered events were unreadable anyway; without a store
+    /// the daemon would run for months with webhooks off and no state kept. Any other failure
+    /// (a directory it may not write, a full disk) leaves the file alone and is thrown.
+    /// Returns the store and where the old file went, if it was set aside.
+    public static func open(directory: String, setAsideSuffix suffix: String) throws -> (
+        store: StateStore, setAside: String?
+    ) {
+        do {
+            return (try StateStore(directory: directory), nil)
+        } catch let error as SQLiteError where error.isCorruption {
+            let file = directory.hasSuffix("/") ? directory + "beacond.sqlite" : directory + "/beacond.sqlite"
+            let aside = file + ".corrupt-" + suffix
+            for tail in ["", "-wal", "-shm"] where access(file + tail, F_OK) == 0 {
+                guard rename(file + tail, aside + tail) == 0 else { throw error }
+            }
+            return (try StateStore(directory: directory), aside)
+        }
     }
 
     /// `mkdir -p`: the state directory and any missing parents.

@@ -260,6 +260,13 @@ extension Doctor {
         let total = Double(fs.f_blocks) * Double(fs.f_frsize)
         let mb = { (bytes: Double) in Int(bytes / 1_000_000) }
         let detail = "\(mb(free)) MB free of \(mb(total)) MB where it is kept (\(directory))"
+        if let aside = setAsideFiles(in: directory).last {
+            return Check(
+                name: "state store", verdict: .warn,
+                detail: "a corrupt state file was set aside as \(directory)/\(aside); \(detail)",
+                fix: "the daemon runs on a new one; the old file's history and undelivered events are in it "
+                    + "(sqlite3 .recover), then delete it; a failing storage card is the usual cause")
+        }
         guard free < 100_000_000 || free < total * 0.05 else {
             return Check(name: "state store", verdict: .ok, detail: detail)
         }
@@ -270,6 +277,23 @@ extension Doctor {
 }
 
 extension Doctor {
+    /// State files the daemon found corrupt at start and renamed (`StateStore.open`), oldest
+    /// first; none when the directory cannot be read.
+    func setAsideFiles(in directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix("beacond.sqlite.corrupt-") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
+                names.append(name)
+            }
+        }
+        return names.sorted()
+    }
+
     /// bluetoothd, its D-Bus policy, the adapters and discovery, as the daemon sees them.
     func bluetoothChecks(_ s: JSONValue) -> [Check] {
         var checks: [Check] = []

@@ -11,7 +11,14 @@ extension LiveDaemon {
     /// that a restart will forget region states and that webhooks are off.
     func openStore() -> StateStore? {
         do {
-            return try StateStore(directory: config.gateway.stateDir)
+            let (store, setAside) = try StateStore.open(
+                directory: config.gateway.stateDir, setAsideSuffix: String(WallClock.now().nanoseconds / 1_000_000_000))
+            if let setAside {
+                log(
+                    "error: state.corrupt moved_to=\(setAside) next=started a new state store: region states, the "
+                        + "history and undelivered webhook events in the old file are not restored")
+            }
+            return store
         } catch {
             log(
                 "warning: state.unavailable dir=\(config.gateway.stateDir) error=\(error) next=running without saved state"

@@ -5,6 +5,32 @@ import Testing
 /// `kill -9` in the middle of webhook delivery: after a restart the receiver ends up with
 /// every event at least once, in order, duplicates identical; regions keep their state.
 @Suite(.serialized) struct CrashRecoveryTests {
+
+    /// The state file overwritten with garbage (a failing SD card): the daemon sets it aside,
+    /// says so, and starts a new store, so its webhooks still deliver and states are kept.
+    /// Before, it ran on with no store: webhooks off until someone noticed.
+    @Test func aCorruptStateFileIsSetAsideAndWebhooksStillDeliver() throws {
+        let receiver = try WebhookReceiver()
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: 1) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver),
+            monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        let state = d.dir.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try Data(repeating: 0xA5, count: 16_384).write(to: state.appendingPathComponent("beacond.sqlite"))
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        try receiver.waitUntil("the event delivered") { _ in receiver.acceptedIDs.count == 1 }
+        #expect(try d.history().count == 1)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: state.path)
+        #expect(kept.contains { $0.hasPrefix("beacond.sqlite.corrupt-") }, "\(kept)")
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(
+            doctor.stdout.contains("[WARN] state store: a corrupt state file was set aside as "), "\(doctor.stdout)")
+        #expect(d.stop() == 0)
+        #expect(d.daemon!.logs.contains { $0.contains("error: state.corrupt moved_to=") })
+    }
     @Test func aCrashMidDeliveryLosesNothingAndDoublesNoEnter() throws {
         let receiver = try WebhookReceiver(secret: "k", fail: 3)
         let dir = try Executables.temporaryDirectory()

@@ -21,3 +21,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         "SQLite error \(code): \(message)" + (sql.map { " (in \($0))" } ?? "")
     }
 }
+
+extension SQLiteError {
+    /// The file is damaged or is not a database (SQLITE_CORRUPT, SQLITE_NOTADB), as opposed
+    /// to a failure of the disk or of permissions that a fix outside the file ends.
+    public var isCorruption: Bool { code & 0xFF == 11 || code & 0xFF == 26 }
+}
