@@ -112,6 +112,11 @@ struct Status: ParsableCommand {
                 lines.append(
                     "relays    \(Int(stale)) sightings too old to use, \(Int(ahead)) stamped ahead of this clock")
             }
+            let held = s["counts"]?["events_held"]?.numberValue ?? 0
+            if held > 0 {
+                lines.append(
+                    "state     \(Int(held)) events held in memory: the state store cannot write (beaconctl doctor)")
+            }
             if case let .object(unplaced)? = s["unplaced_receivers"], !unplaced.isEmpty {
                 lines.append(
                     "receivers with no position (not used for assets): "

@@ -33,6 +33,8 @@ import Testing
             ($0["counts"] as? [String: Any])?["events_held"] as? Int == 2
         }
         #expect(receiver.acceptedIDs.count == 1, "not delivered before it is stored")
+        let statusCommand = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "status"])
+        #expect(statusCommand.stdout.contains("state     2 events held in memory: the state store cannot write"))
         let doctor = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
         #expect(
