@@ -20,7 +20,12 @@ public enum ConfigLoader {
         do {
             root = try YAMLComposer.compose(text)
         } catch {
-            let message = error.message.hasPrefix("duplicate key") ? error.message : "YAML syntax: \(error.message)"
+            let message =
+                error.message.hasPrefix("duplicate key")
+                ? error.message
+                : Self.isTab(text, line: error.mark.line, column: error.mark.column)
+                    ? "YAML syntax: a tab character; YAML indents with spaces only"
+                    : "YAML syntax: \(error.message)"
             throw ConfigErrors([
                 ConfigError(file: file, line: error.mark.line, column: error.mark.column, path: "", message: message)
             ])
@@ -35,5 +40,15 @@ public enum ConfigLoader {
             throw ConfigErrors(reader.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
         }
         return config
+    }
+
+    /// Whether the character at a 1-based line and column is a tab: libyaml's own words for
+    /// it ("found character that cannot start any token") do not say what to change, and a
+    /// tab from an editor is the commonest way to get them.
+    static func isTab(_ text: String, line: Int, column: Int) -> Bool {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard line >= 1, line <= lines.count else { return false }
+        let characters = Array(lines[line - 1].utf8)
+        return column >= 1 && column <= characters.count && characters[column - 1] == 9
     }
 }

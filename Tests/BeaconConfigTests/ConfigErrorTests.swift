@@ -143,6 +143,17 @@ import Testing
         #expect(errors("gateway:\n  id: a\n  id: b\n").first?.contains("duplicate key \"id\"") == true)
     }
 
+    /// An editor's tab: libyaml says "found character that cannot start any token"; the
+    /// operator is told what it is.
+    @Test func aTabIsNamed() {
+        #expect(
+            errors("gateway:\n\tid: a\n") == [
+                "beacond.yaml:2:1: YAML syntax: a tab character; YAML indents with spaces only"
+            ])
+        let other = errors("gateway:\n  id: a\n  @x: b\n")
+        #expect(other.count == 1 && !(other.first?.contains("tab") ?? true), "\(other)")
+    }
+
     @Test func secretFilesMustBeReadableAndAreNeverQuoted() {
         let yaml =
             "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n    secret_file: /etc/beacond/crm.secret\n"
