@@ -156,9 +156,11 @@ public final class WebhookWorker: @unchecked Sendable {
 
     /// Blocks until `run()` has returned, after `stop()`. A reload that changes a webhook
     /// starts its new worker only then: both would otherwise read the same waiting batch, and
-    /// the old worker's last attempt and the new worker's first would send it twice.
+    /// the old worker's last attempt and the new worker's first would send it twice. Bounded
+    /// (its request in flight is cut after `flushSeconds`), so that a worker that never ran
+    /// cannot hold its successor, and with it the daemon's stop, for ever.
     public func waitUntilFinished() {
-        finished.wait()
+        guard finished.wait(timeout: .now() + .seconds(10)) == .success else { return }
         finished.signal()
     }
 
