@@ -94,6 +94,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "APITests", dependencies: ["TestSupport"], exclude: ["Support"]),
+        .testTarget(
+            name: "APIRouterTests",
+            dependencies: ["API", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Publishing"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime"]),
         .testTarget(

@@ -69,7 +69,8 @@ public struct APIContext: Sendable {
     public var errors: RecentErrors
     public var clock: @Sendable () -> Timestamp
     /// Remote sightings: handed to the engine like the local adapters' batches.
-    public var ingest: @Sendable ([Sighting]) -> Void
+    /// Hands sightings to the engine; false when it is too far behind to take them.
+    public var ingest: @Sendable ([Sighting]) -> Bool
     /// The daemon's log (the journal, and `errors` for warnings).
     public var log: @Sendable (String) -> Void
     /// Relays already warned about, so that one posting every second logs once, not always.
@@ -79,7 +80,7 @@ public struct APIContext: Sendable {
         configuration: @escaping @Sendable () -> Config, version: String, started: Timestamp, engine: LiveEngine,
         store: StateStore?, publisher: EventPublisher, runtime: @escaping @Sendable () -> RuntimeStatus,
         errors: RecentErrors, clock: @escaping @Sendable () -> Timestamp,
-        ingest: @escaping @Sendable ([Sighting]) -> Void, log: @escaping @Sendable (String) -> Void = { _ in }
+        ingest: @escaping @Sendable ([Sighting]) -> Bool, log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.version = version

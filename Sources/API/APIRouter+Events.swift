@@ -52,7 +52,19 @@ extension APIRouter {
                 }
             }
         }
-        if !accepted.isEmpty { context.ingest(accepted) }
+        if !accepted.isEmpty, !context.ingest(accepted) {
+            // Not taken: the relay keeps them and sends them again, rather than being told
+            // they were accepted.
+            var reply = Reply.error(
+                503, "engine_behind",
+                "the engine has \(LiveEngine.queuedSightingsLimit) sightings waiting; none of these \(accepted.count) "
+                    + "were taken: send them again in a second")
+            if case var .response(response) = reply {
+                response.headers.append((name: "Retry-After", value: "1"))
+                reply = .response(response)
+            }
+            return reply
+        }
         var members: [(String, JSONValue)] = [
             ("accepted", .int(accepted.count)), ("rejected", .int(rejectedCount)), ("errors", .array(rejected)),
         ]

@@ -45,6 +45,7 @@ extension APIRouter {
                     ("asset_tags", .int(counters.assetTagSightings)), ("late", .int(counters.lateSightings)),
                     ("stale", .int(counters.staleSightings)),
                     ("clock_ahead", .int(counters.clockAheadSightings)),
+                    ("engine_behind", .int(context.engine.shedCount)),
                     ("beacons", .int(beacons)), ("clients", .int(clients)),
                     ("events", .int(context.publisher.countsByType.values.reduce(0, +))),
                     ("events_held", .int(held.events)), ("events_dropped", .int(held.dropped)),

@@ -26,6 +26,9 @@ extension APIRouter {
         }
         m.sample(
             "beacond_advertisements_dropped_total", ["reason": "no_identity"], Double(counters.framesWithoutIdentity))
+        m.sample(
+            "beacond_advertisements_dropped_total", ["reason": "engine_behind"],
+            Double(context.engine.shedCount))
         m.counter(
             "beacond_advertisements_asset_tags_total",
             "Advertisements of assets' address tags that are no beacon frame, used for positions.",

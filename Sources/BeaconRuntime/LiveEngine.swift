@@ -18,7 +18,23 @@ public final class LiveEngine: @unchecked Sendable {
         case call(@Sendable (inout BeaconEngine, Timestamp) -> [Event])
     }
 
-    private let queue = Mutex<[Input]>([])
+    private let queue = Mutex(Pending())
+    /// Inputs waiting for the engine's thread, and how many sightings they hold.
+    struct Pending {
+        var inputs: [Input] = []
+        var sightings = 0
+    }
+
+    /// The most sightings that may wait for the engine. An engine that falls behind (a slow
+    /// gateway given too many tags, a disk that stalls its writes) would otherwise queue what
+    /// the radios hear until the kernel kills the daemon; past this, new batches are dropped
+    /// and counted (`sightingsShed`), and the engine catches up on what it has. About 10 MB
+    /// at the most, and some seconds of what radios hear; the engine takes it in well under
+    /// a second when it is not stalled.
+    public static let queuedSightingsLimit = 50_000
+    /// Sightings dropped because `queuedSightingsLimit` were already waiting.
+    public let sightingsShed = Atomic<Int>(0)
+    public var shedCount: Int { sightingsShed.load(ordering: .relaxed) }
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
@@ -71,9 +87,21 @@ public final class LiveEngine: @unchecked Sendable {
         self.persist = persist
     }
 
-    public func submit(_ input: Input) {
-        queue.withLock { $0.append(input) }
+    /// Queues an input for the engine's thread. False when it was a batch of sightings and
+    /// `queuedSightingsLimit` were already waiting: the batch was dropped (and counted).
+    @discardableResult
+    public func submit(_ input: Input) -> Bool {
+        let shed = queue.withLock { pending -> Int in
+            if case let .sightings(batch) = input {
+                guard pending.sightings + batch.count <= Self.queuedSightingsLimit else { return batch.count }
+                pending.sightings += batch.count
+            }
+            pending.inputs.append(input)
+            return 0
+        }
+        if shed > 0 { sightingsShed.add(shed, ordering: .relaxed) }
         wake.signal()
+        return shed == 0
     }
 
     public func stop() {
@@ -91,8 +119,11 @@ public final class LiveEngine: @unchecked Sendable {
             onClockStep?(step)
         }
         let inputs = queue.withLock { pending -> [Input] in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+            defer {
+                pending.inputs.removeAll(keepingCapacity: true)
+                pending.sightings = 0
+            }
+            return pending.inputs
         }
         var events: [Event] = []
         for input in inputs {
@@ -145,8 +176,8 @@ public final class LiveEngine: @unchecked Sendable {
         finished.store(true, ordering: .relaxed)
         // Anyone still waiting in perform() gets an answer.
         let late = queue.withLock { pending -> [Input] in
-            defer { pending.removeAll() }
-            return pending
+            defer { pending = Pending() }
+            return pending.inputs
         }
         for case let .call(body) in late { _ = body(&engine, clock()) }
     }

@@ -66,7 +66,7 @@ public final class WebhookWorker: @unchecked Sendable {
     /// (and with it NTP and the webhook) came back. Set before `run()`.
     public var elapsed: (@Sendable () -> TimeSpan)?
     private var steps = ClockStepDetector()
-    private var expiries = ExpirySummary()
+    private var expiries = LogSummary()
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
     private let poster = Mutex<HTTPPoster?>(nil)
@@ -188,7 +188,7 @@ public final class WebhookWorker: @unchecked Sendable {
             if let oldest = batch.first?.enqueuedAt, oldest < cutoff {
                 let expired = try store.expire(webhook: settings.id, enqueuedBefore: cutoff, at: now, reason: "max_age")
                 state.withLock { $0.deadLettered += expired }
-                if let report = expiries.expired(expired, at: now) { tell(report, at: now) }
+                if let report = expiries.add(expired, at: now) { tell(report, at: now) }
                 batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
             }
             switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
@@ -207,11 +207,11 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     /// Expired events, in the log: the first at once, then summed once a minute.
-    private func tell(_ report: ExpirySummary.Report, at now: Timestamp) {
+    private func tell(_ report: LogSummary.Report, at now: Timestamp) {
         let tail =
             report.since.map { "over_s=\(Int((now - $0).seconds.rounded()))" }
             ?? "next=later expiries are summed once a minute; beaconctl outbox lists them"
-        log("warning: webhook.dead_letters webhook=\(settings.id) events=\(report.events) reason=max_age \(tail)")
+        log("warning: webhook.dead_letters webhook=\(settings.id) events=\(report.count) reason=max_age \(tail)")
     }
 
     /// Sends one batch; true on a 2xx.

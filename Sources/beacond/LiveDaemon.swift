@@ -151,9 +151,23 @@ struct LiveDaemon {
 
         // Set before the engine's thread starts.
         let watchdog = watchdogAndStatus(engine: engine, store: store, adapters: adapters)
+        let shedding = Mutex((told: 0, summary: LogSummary()))
         engine.onTurn = { t in
             watchdog(t)
             publisher.retryHeld()
+            // Sightings the engine had no room for: told at once, then once a minute.
+            let shed = engine.shedCount
+            let report = shedding.withLock { s -> LogSummary.Report? in
+                defer { s.told = shed }
+                return s.summary.add(shed - s.told, at: t)
+            }
+            if let report {
+                log(
+                    "warning: engine.behind sightings_dropped=\(report.count) "
+                        + (report.since.map { "over_s=\(Int((t - $0).seconds.rounded()))" }
+                            ?? "next=the engine cannot keep up with what the radios hear; fewer assets, "
+                            + "a longer positioning.publish_interval or a faster gateway"))
+            }
         }
         engine.elapsed = BootClock.elapsed
         engine.onClockStep = { step in
