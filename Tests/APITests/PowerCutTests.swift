@@ -43,7 +43,9 @@ import Testing
         }
     }
 
-    @Test func alertsAndStatesAreSyncedAndRangingUpdatesAreNot() throws {
+    /// Attaching strace to a process that is not its child needs root (or ptrace_scope 0):
+    /// skipped without it (CI runs the tests as root).
+    @Test(.enabled(if: getuid() == 0)) func alertsAndStatesAreSyncedAndRangingUpdatesAreNot() throws {
         let uuid = APIDaemon.uuid
         let d = try APIDaemon(
             extra: """
