@@ -67,6 +67,11 @@ public final class WebhookWorker: @unchecked Sendable {
     public var elapsed: (@Sendable () -> TimeSpan)?
     private var steps = ClockStepDetector()
     private var expiries = LogSummary()
+    /// Acknowledged by the receiver through this seq, but not yet deleted from the outbox: the
+    /// disk would not take the delete (full). Kept here so that the batch is not sent again
+    /// and again while the process lives; the delete is tried again at each look.
+    private var unsavedAck: Int64?
+    private var ackFailures = FailureEpisode()
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
     private let poster = Mutex<HTTPPoster?>(nil)
@@ -140,8 +145,7 @@ public final class WebhookWorker: @unchecked Sendable {
         let reason = StopReason(rawValue: stopReason.load(ordering: .relaxed)) ?? .shutdown
         let deadline = clock() + .milliseconds(Int64(WebhookWorker.flushSeconds * 1000))
         while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil {
-            guard let batch = try? store.pending(webhook: settings.id, limit: schedule.maxEvents), !batch.isEmpty
-            else { break }
+            guard let batch = try? waiting(), !batch.isEmpty else { break }
             guard deliver(batch, poster: poster) else { break }
         }
         if reason == .removed {
@@ -182,14 +186,14 @@ public final class WebhookWorker: @unchecked Sendable {
                     "info: webhook.clock_step webhook=\(settings.id) by_s=\(Int(step.seconds.rounded())) "
                         + "next=waiting events keep their age for max_age")
             }
-            var batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
+            var batch = try waiting()
             // Expiry only when the oldest waiting event is past max_age: the check is free.
             let cutoff = schedule.expiryCutoff(now: now)
             if let oldest = batch.first?.enqueuedAt, oldest < cutoff {
                 let expired = try store.expire(webhook: settings.id, enqueuedBefore: cutoff, at: now, reason: "max_age")
                 state.withLock { $0.deadLettered += expired }
                 if let report = expiries.add(expired, at: now) { tell(report, at: now) }
-                batch = try store.pending(webhook: settings.id, limit: schedule.maxEvents)
+                batch = try waiting()
             }
             switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
             case .idle:
@@ -214,6 +218,33 @@ public final class WebhookWorker: @unchecked Sendable {
         log("warning: webhook.dead_letters webhook=\(settings.id) events=\(report.count) reason=max_age \(tail)")
     }
 
+    /// The entries to send next: after any whose acknowledgement is not saved yet, which is
+    /// tried first.
+    private func waiting() throws -> [StateStore.OutboxEntry] {
+        if let seq = unsavedAck { saveAck(through: seq) }
+        return try store.pending(webhook: settings.id, after: unsavedAck ?? 0, limit: schedule.maxEvents)
+    }
+
+    /// Deletes what the receiver acknowledged. When the disk will not take it, the worker
+    /// remembers it (`unsavedAck`) and says so once; a restart before it is saved resends
+    /// those events (at-least-once), with the same ids.
+    private func saveAck(through seq: Int64) {
+        do {
+            try store.delivered(webhook: settings.id, through: seq)
+            unsavedAck = nil
+            if let took = ackFailures.succeeded(at: clock()) {
+                log("info: webhook.ack_saved webhook=\(settings.id) after_s=\(Int(took.seconds.rounded()))")
+            }
+        } catch {
+            unsavedAck = max(unsavedAck ?? 0, seq)
+            if ackFailures.failed(at: clock()) {
+                log(
+                    "error: webhook.ack_not_saved webhook=\(settings.id) error=\(error) next=not sent again while "
+                        + "beacond runs; saved when the state store can write (a restart before that resends them)")
+            }
+        }
+    }
+
     /// Sends one batch; true on a 2xx.
     private func deliver(_ batch: [StateStore.OutboxEntry], poster: HTTPPoster) -> Bool {
         let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
@@ -224,11 +255,7 @@ public final class WebhookWorker: @unchecked Sendable {
         let now = clock()
         switch outcome {
         case let .status(code) where (200..<300).contains(code):
-            do {
-                try store.delivered(webhook: settings.id, through: batch.last!.seq)
-            } catch {
-                log("error: webhook.ack_not_saved webhook=\(settings.id) error=\(error) next=events will be resent")
-            }
+            saveAck(through: batch.last!.seq)
             schedule.succeeded()
             state.withLock {
                 $0.delivered += batch.count

@@ -31,12 +31,16 @@ extension StateStore {
         public var reason: String
     }
 
-    /// The oldest entries waiting for a webhook, at most `limit`.
-    public func pending(webhook: String, limit: Int) throws -> [OutboxEntry] {
+    /// The oldest entries waiting for a webhook, at most `limit`; only those after `seq`
+    /// (a worker's delivered entries whose deletion the disk did not take).
+    public func pending(webhook: String, after seq: Int64 = 0, limit: Int) throws -> [OutboxEntry] {
         try db.read { (db) throws(SQLiteError) in
             try db.rows(
-                "SELECT seq, event_id, type, body, enqueued_ns FROM outbox WHERE webhook = ? ORDER BY seq LIMIT ?",
-                [webhook, limit]
+                """
+                SELECT seq, event_id, type, body, enqueued_ns FROM outbox WHERE webhook = ? AND seq > ?
+                ORDER BY seq LIMIT ?
+                """,
+                [webhook, seq, limit]
             ) {
                 OutboxEntry(
                     seq: $0.int64(0), eventID: $0.string(1), type: $0.string(2), body: $0.string(3),

@@ -7,26 +7,39 @@ import Testing
 /// order, with one log line when writes start failing and one when they work again.
 /// Mounting needs root: skipped without it (CI runs the tests as root).
 @Suite(.serialized) struct DiskFullTests {
-    @Test(.enabled(if: getuid() == 0)) func eventsMadeWhileTheDiskIsFullAreStoredAndDeliveredOnceThereIsRoom() throws {
-        let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 3) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver), monitoring: WebhookDeliveryTests.monitoring)
+    /// The daemon's state directory on a fresh 8 MB tmpfs.
+    static func mountTmpfs(_ d: APIDaemon) throws -> URL {
         let state = d.dir.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         let mount = try runCommand(
             URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=8m", "tmpfs", state.path])
         try #require(mount.status == 0, "mounting a tmpfs needs root: \(mount.stderr)")
-        defer { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), ["-l", state.path]) }
+        return state
+    }
+
+    static func unmount(_ state: URL) { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), ["-l", state.path]) }
+
+    /// Fills the filesystem to the last byte; returns the file to delete to make room.
+    static func fill(_ state: URL) throws -> String {
+        let filler = state.appendingPathComponent("filler").path
+        let dd = try runCommand(URL(fileURLWithPath: "/bin/dd"), ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        #expect(dd.stderr.contains("No space left"), "\(dd.stderr)")
+        return filler
+    }
+
+    @Test(.enabled(if: getuid() == 0)) func eventsMadeWhileTheDiskIsFullAreStoredAndDeliveredOnceThereIsRoom() throws {
+        let receiver = try WebhookReceiver()
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: 3) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver), monitoring: WebhookDeliveryTests.monitoring)
+        let state = try Self.mountTmpfs(d)
+        defer { Self.unmount(state) }
 
         try d.start()
         try d.post([APIDaemon.sighting(major: 1)])
         try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }
 
-        // Fill the filesystem to the last byte
-        let filler = state.appendingPathComponent("filler").path
-        let dd = try runCommand(URL(fileURLWithPath: "/bin/dd"), ["if=/dev/zero", "of=\(filler)", "bs=64k"])
-        #expect(dd.stderr.contains("No space left"), "\(dd.stderr)")
+        let filler = try Self.fill(state)
         try d.post([APIDaemon.sighting(major: 2)])
         try d.post([APIDaemon.sighting(major: 3)])
         _ = try d.waitForStatus("two events held") {
@@ -55,5 +68,41 @@ import Testing
         #expect(logs.filter { $0.contains("state.write_failed") && $0.contains("events are held") }.count == 1)
         #expect(logs.contains { $0.contains("state.write_recovered stored=2 dropped=0") }, "\(logs)")
         #expect(logs.filter { $0.contains("state.write_failed") }.count <= 2, "once for events, once for states")
+    }
+
+    /// A receiver acknowledges a batch while the disk is full, so the worker cannot delete it
+    /// from the outbox. It must not send it again and again meanwhile (it did: a loop of
+    /// resends as fast as HTTP allowed, and a log line each); the delete is saved once there
+    /// is room.
+    @Test(.enabled(if: getuid() == 0)) func aBatchAcknowledgedWhileTheDiskIsFullIsNotSentAgain() throws {
+        let receiver = try WebhookReceiver(fail: 1)
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver), monitoring: WebhookDeliveryTests.monitoring)
+        let state = try Self.mountTmpfs(d)
+        defer { Self.unmount(state) }
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        // Refused once: the event waits in the outbox for the retry, a second later
+        try receiver.waitUntil("the first refusal") { $0.count == 1 }
+        let filler = try Self.fill(state)
+        try receiver.waitUntil("the retry accepted") { _ in receiver.acceptedIDs.count == 1 }
+        try d.daemon!.waitUntil("the acknowledgement not saved") { _, logs in
+            logs.contains { $0.contains("webhook.ack_not_saved webhook=crm") }
+        }
+
+        try FileManager.default.removeItem(atPath: filler)
+        try d.post([APIDaemon.sighting(major: 2)])
+        _ = try d.waitForHistory("two region states") { $0.count == 2 }
+        let expected = try d.history(type: "region.*").compactMap { $0["id"] as? String }
+        try receiver.waitUntil("the second event") { _ in receiver.acceptedIDs.count >= 2 }
+        #expect(receiver.acceptedIDs == expected, "the first event once, not resent while the disk was full")
+        try d.daemon!.waitUntil("the acknowledgement saved") { _, logs in
+            logs.contains { $0.contains("webhook.ack_saved webhook=crm") }
+        }
+        #expect(d.daemon!.logs.filter { $0.contains("webhook.ack_not_saved") }.count == 1)
+        let outbox = try d.client.request("GET", "/v1/outbox").object["webhooks"] as? [[String: Any]]
+        #expect(outbox?.first?["pending"] as? Int == 0)
+        #expect(d.stop() == 0)
     }
 }

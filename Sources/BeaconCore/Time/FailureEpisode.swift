@@ -1,5 +1,3 @@
-import BeaconCore
-
 /// A write that fails and later works again (a full disk, a failing SD card), told to the
 /// log once when it starts failing and once when it recovers, not on every attempt: the
 /// daemon retries every few seconds, and a line each time would bury what an operator
