@@ -72,6 +72,7 @@ public final class WebhookWorker: @unchecked Sendable {
     /// and again while the process lives; the delete is tried again at each look.
     private var unsavedAck: Int64?
     private var ackFailures = FailureEpisode()
+    private var outboxFailures = FailureEpisode()
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
     private let poster = Mutex<HTTPPoster?>(nil)
@@ -195,6 +196,9 @@ public final class WebhookWorker: @unchecked Sendable {
                 if let report = expiries.add(expired, at: now) { tell(report, at: now) }
                 batch = try waiting()
             }
+            if let took = outboxFailures.succeeded(at: now) {
+                log("info: webhook.outbox_readable webhook=\(settings.id) after_s=\(Int(took.seconds.rounded()))")
+            }
             switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
             case .idle:
                 return .seconds(5)
@@ -205,7 +209,12 @@ public final class WebhookWorker: @unchecked Sendable {
                 return nil
             }
         } catch {
-            log("error: webhook.outbox_unreadable webhook=\(settings.id) error=\(error)")
+            // Tried again every second (a full disk fails the expiry's write): told once.
+            if outboxFailures.failed(at: now) {
+                log(
+                    "error: webhook.outbox_unreadable webhook=\(settings.id) error=\(error) "
+                        + "next=tried again every second; told again when it works")
+            }
             return .seconds(1)
         }
     }

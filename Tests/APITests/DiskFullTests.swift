@@ -105,4 +105,34 @@ import Testing
         #expect(outbox?.first?["pending"] as? Int == 0)
         #expect(d.stop() == 0)
     }
+
+    /// A dead webhook's events due to expire while the disk is full: the expiry's write fails
+    /// at every look (each second). Told once, and once more when it works (it was a line a
+    /// second).
+    @Test(.enabled(if: getuid() == 0)) func anExpiryTheDiskWillNotTakeIsToldOnce() throws {
+        let down = try WebhookReceiver(fail: 1_000_000)
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", down, extra: ", max_age: 1s"),
+            monitoring: WebhookDeliveryTests.monitoring)
+        let state = try Self.mountTmpfs(d)
+        defer { Self.unmount(state) }
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        try down.waitUntil("the first refusal") { $0.count >= 1 }
+        let filler = try Self.fill(state)
+        try d.daemon!.waitUntil("the expiry refused") { _, logs in
+            logs.contains { $0.contains("webhook.outbox_unreadable webhook=crm") }
+        }
+        usleep(2_500_000)  // two more looks, a second apart, while the disk stays full
+        try FileManager.default.removeItem(atPath: filler)
+        try d.waitForStatus("the event dead-lettered") {
+            ($0["outbox"] as? [String: Any])?["dead_letters"] as? Int == 1
+        }
+        try d.daemon!.waitUntil("the outbox readable again") { _, logs in
+            logs.contains { $0.contains("webhook.outbox_readable webhook=crm after_s=") }
+        }
+        #expect(d.daemon!.logs.filter { $0.contains("webhook.outbox_unreadable") }.count == 1)
+        #expect(d.stop() == 0)
+    }
 }
