@@ -78,8 +78,7 @@ public final class EventPublisher: @unchecked Sendable {
 
     /// Stores what the state store could not take before, if it is time to try again (the
     /// engine's loop calls this every turn, so a quiet site's held events are not left
-    /// waiting for the next event).
-    /// `now`: without waiting for `retryInterval` (at stop).
+    /// waiting for the next event). With `now`, without waiting for `retryInterval` (at stop).
     public func retryHeld(now force: Bool = false) {
         if force { durable.withLock { $0.nextAttempt = nil } }
         if storeDurably([], now: clock()) { for worker in workers { worker.notify() } }
