@@ -187,6 +187,12 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
     var ours: [Double] = []
     var movingErr: [Double] = []
     var stillErr: [Double] = []
+    // Standing tags the pause oracle could place: its error and ours on the same fixes
+    var oracleErr: [Double] = []
+    var oursBesideOracle: [Double] = []
+    // And the error an efficient locator would make from the same packets (its bound)
+    var boundErr: [Double] = []
+    var boundRandom = SeededRandom(seed: 7)
     var base: [Double] = []
     var within: Int = 0
     var radii: [Double] = []
@@ -203,6 +209,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
         var sim = SiteSimulator(config: config, settings: settings, seed: seed, start: start)
         var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
         var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
+        var oracle = PauseOracle(config: config, settings: settings)
         var truthNow: [String: Point] = [:]
         var truthPrev: [String: Point] = [:]
         var nextSample = start + .seconds(30)  // after the filters settle
@@ -229,10 +236,12 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
         }
         while sim.now < end {
             let step = sim.advance()
+            oracle.move(step.truth)
             for s in step.sightings {
                 engine.ingest(s).forEach(record)
                 if let asset = addresses[s.address] {
                     baseline.observe(asset: asset, receiver: s.receiver, rssi: s.rssi, at: s.time)
+                    oracle.observe(asset: asset, receiver: s.receiver, rssi: s.rssi)
                 }
             }
             for p in step.truth { truthNow[p.asset] = p.position }
@@ -247,6 +256,13 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
                     let e = error(fix.position, truth)
                     let moving = truthPrev[id].map { error($0, truth) > 0.2 } ?? false
                     if moving { movingErr.append(e) } else { stillErr.append(e) }
+                    if !moving, let o = oracle.estimate(asset: id) {
+                        oracleErr.append(error(o, truth))
+                        oursBesideOracle.append(e)
+                        if let c = oracle.bound(asset: id, at: truth, step: 1 / settings.advertisingHz) {
+                            boundErr.append(drawError(c, &boundRandom))
+                        }
+                    }
                     ours.append(e)
                     if e <= fix.accuracy { within += 1 }
                     radii.append(fix.accuracy)
@@ -269,6 +285,21 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
     print(
         "  moving \(movingErr.count): median \(f(percentile(movingErr, 0.5))) p90 \(f(percentile(movingErr, 0.9))); still \(stillErr.count): median \(f(percentile(stillErr, 0.5))) p90 \(f(percentile(stillErr, 0.9)))"
     )
+    if !oracleErr.isEmpty {
+        let within = { (errors: [Double]) in
+            let share = { (m: Double) in f(Double(errors.filter { $0 <= m }.count) / Double(max(errors.count, 1)) * 100)
+            }
+            return "\(share(1.2)) % / 2.5 m \(share(2.5))"
+        }
+        print(
+            "  standing, told when each pause began (PauseOracle) \(oracleErr.count): median \(f(percentile(oracleErr, 0.5))) "
+                + "p90 \(f(percentile(oracleErr, 0.9))), within 1.2 m \(within(oracleErr)) %; beacond on the same fixes "
+                + "median \(f(percentile(oursBesideOracle, 0.5))) p90 \(f(percentile(oursBesideOracle, 0.9))), "
+                + "within 1.2 m \(within(oursBesideOracle)) %")
+        print(
+            "  its Cramér–Rao bound, as errors drawn from it \(boundErr.count): median \(f(percentile(boundErr, 0.5))) "
+                + "p90 \(f(percentile(boundErr, 0.9))), within 1.2 m \(within(boundErr)) %")
+    }
     if !transitions.isEmpty {
         print("  " + zoneScore(alerts: alerts, alertTimes: alertTimes, alertDepths: alertDepths, truth: transitions))
         print(
