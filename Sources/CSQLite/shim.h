@@ -6,3 +6,9 @@
 static inline int beacond_sqlite3_bind_text(sqlite3_stmt *statement, int index, const char *text, int bytes) {
     return sqlite3_bind_text(statement, index, text, bytes, SQLITE_TRANSIENT);
 }
+
+// sqlite3_db_config is variadic, which Swift cannot call. With `on` 1, the next VACUUM empties
+// the database, even a corrupt one; 0 switches that back off.
+static inline int beacond_sqlite3_reset_database(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_RESET_DATABASE, on, 0);
+}

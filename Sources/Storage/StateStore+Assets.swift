@@ -13,7 +13,9 @@ extension StateStore {
     @discardableResult
     public func saveAssets(_ snapshots: [AssetSnapshot]) throws -> Int {
         let current = Set(snapshots.map(\.asset))
-        return try savedAssets.withLock { saved in
+        return try savedAssets.withLock { cache in
+            let generation = db.generation
+            let saved = cache.rows(in: generation)
             let previous = saved ?? [:]
             let changed = snapshots.filter { s in previous[s.asset].map { Self.worthWriting(s, over: $0) } ?? true }
             let removed = previous.keys.filter { !current.contains($0) }
@@ -29,7 +31,8 @@ extension StateStore {
             }
             var kept = previous.filter { current.contains($0.key) }
             for s in changed { kept[s.asset] = s }
-            saved = kept
+            // Emptied while it wrote (found corrupt): everything is written again next time.
+            cache = db.generation == generation ? SavedRows(rows: kept, generation: generation) : nil
             return changed.count + removed.count
         }
     }

@@ -7,7 +7,9 @@ extension StateStore {
     /// changed, not the number of regions.
     public func saveRegions(_ snapshots: [RegionSnapshot]) throws {
         let current = Dictionary(snapshots.map { (RegionKey($0), $0) }, uniquingKeysWith: { $1 })
-        try savedRegions.withLock { saved in
+        try savedRegions.withLock { cache in
+            let generation = db.generation
+            let saved = cache.rows(in: generation)
             let previous = saved ?? [:]
             let changed = snapshots.filter { previous[RegionKey($0)] != $0 }
             let removed = previous.keys.filter { current[$0] == nil }
@@ -39,7 +41,8 @@ extension StateStore {
                 let delete = try db.prepare("DELETE FROM region_state WHERE client = ? AND region = ?")
                 for key in removed { try delete.execute([key.client, key.region]) }
             }
-            saved = current
+            // Emptied while it wrote (found corrupt): everything is written again next time.
+            cache = db.generation == generation ? SavedRows(rows: current, generation: generation) : nil
         }
     }
 

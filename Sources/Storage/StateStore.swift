@@ -20,9 +20,10 @@ public final class StateStore: Sendable {
     public var path: String { db.path }
     /// Events kept in the history; older ones are deleted as new ones arrive.
     public let historyLimit: Int
-    /// What `saveRegions` last wrote (nil: nothing yet this run, so the first save replaces all).
-    let savedRegions = Mutex<[RegionKey: RegionSnapshot]?>(nil)
-    let savedAssets = Mutex<[String: AssetSnapshot]?>(nil)
+    /// What `saveRegions` and `saveAssets` last wrote, and in which of the file's generations
+    /// (nil, or another generation: nothing yet, so the next save replaces all).
+    let savedRegions = Mutex<SavedRows<RegionKey, RegionSnapshot>?>(nil)
+    let savedAssets = Mutex<SavedRows<String, AssetSnapshot>?>(nil)
 
     /// Dead letters kept per webhook; older ones are discarded, and counted, as new ones come.
     public let deadLetterLimit: Int
@@ -60,6 +61,30 @@ public final class StateStore: Sendable {
             return (try StateStore(directory: directory), aside)
         }
     }
+
+    /// Lets a write that finds the file corrupt while the daemon runs empty it in place and go
+    /// on (`SQLiteDatabase+Recovery`): the regions added and alarms switched through the API,
+    /// the region and zone states, the webhooks' disabled flags and a backlog of up to
+    /// `carriedBacklog` undelivered events are kept if they can still be read; the history
+    /// and dead letters are not. A copy of the corrupt file goes beside it as
+    /// `beacond.sqlite.corrupt-SUFFIX` when the disk has room for it.
+    public func recoverWhenCorrupt(
+        copySuffix: @escaping @Sendable () -> String,
+        report: @escaping @Sendable (SQLiteDatabase.Report) -> Void
+    ) {
+        let path = db.path
+        let recovery = SQLiteDatabase.Recovery(
+            carried: [
+                ("api_region", .max), ("alarm_flag", .max), ("region_state", .max), ("asset_state", .max),
+                ("webhook_state", .max), ("dead_letter_discarded", .max), ("outbox", Self.carriedBacklog),
+            ],
+            copyPath: { path + ".corrupt-" + copySuffix() }, report: report)
+        db.recovery.withLock { $0 = recovery }
+    }
+
+    /// Undelivered events carried to an emptied file (held in memory meanwhile, ~1 KB each);
+    /// a larger backlog is lost with the file, as on a restart.
+    public static let carriedBacklog = 20_000
 
     /// `mkdir -p`: the state directory and any missing parents.
     static func makeDirectories(_ path: String) throws {
@@ -111,6 +136,20 @@ public final class StateStore: Sendable {
             CREATE TABLE dead_letter_discarded (webhook TEXT PRIMARY KEY, count INTEGER NOT NULL);
             """),
     ]
+}
+
+/// Rows a save wrote, so that the next writes only what changed: valid in the generation of
+/// the file they were written in (`SQLiteDatabase.generation`); an emptied file needs them all.
+struct SavedRows<Key: Hashable & Sendable, Row: Sendable>: Sendable {
+    var rows: [Key: Row]
+    var generation: Int
+}
+
+extension Optional {
+    /// The rows saved in `generation`, or nil.
+    func rows<Key, Row>(in generation: Int) -> [Key: Row]? where Wrapped == SavedRows<Key, Row> {
+        self.flatMap { $0.generation == generation ? $0.rows : nil }
+    }
 }
 
 /// The state directory could not be created.

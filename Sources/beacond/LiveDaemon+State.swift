@@ -18,6 +18,9 @@ extension LiveDaemon {
                     "error: state.corrupt moved_to=\(setAside) next=started a new state store: region states, the "
                         + "history and undelivered webhook events in the old file are not restored")
             }
+            store.recoverWhenCorrupt(
+                copySuffix: { String(WallClock.now().nanoseconds / 1_000_000_000) },
+                report: { [log] in log(Self.corruptWhileRunningMessage($0)) })
             return store
         } catch {
             log(
@@ -25,6 +28,21 @@ extension LiveDaemon {
             )
             return nil
         }
+    }
+
+    /// What the log says when the state file was found corrupt while running and emptied.
+    static func corruptWhileRunningMessage(_ r: SQLiteDatabase.Report) -> String {
+        let copy: String
+        switch r.copy {
+        case let .success(path)?: copy = "copied_to=\(path)"
+        case let .failure(error)?: copy = "copy_failed=\"\(error)\""
+        case nil: copy = "copy=none"
+        }
+        let lost = r.lost.isEmpty ? "" : " and the tables \(r.lost.joined(separator: ","))"
+        return
+            "error: state.corrupt_while_running error=\"\(r.error)\" \(copy) carried=\(r.carried.joined(separator: ",")) "
+            + "lost=\(r.lost.joined(separator: ",")) next=the state file was emptied in place and beacond goes on "
+            + "with it: the history\(lost) went with the damage; region and zone states are written again from memory"
     }
 
     /// Applies the regions added or removed through the API (over the file's regions), then

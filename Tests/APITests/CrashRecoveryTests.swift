@@ -31,6 +31,55 @@ import Testing
         #expect(d.stop() == 0)
         #expect(d.daemon!.logs.contains { $0.contains("error: state.corrupt moved_to=") })
     }
+    /// The state file damaged while the daemon runs (an SD card losing a page under it):
+    /// before, every event after it was held in memory and none delivered until someone
+    /// restarted the service. Now the write that finds the damage empties the file in place
+    /// and goes on: the webhook gets the next events, and a restart still knows the regions.
+    @Test func aStateFileDamagedWhileRunningIsEmptiedAndDeliveryGoesOn() throws {
+        let receiver = try WebhookReceiver()
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver),
+            monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        let before = try d.waitForHistory("the first region's events") { !$0.isEmpty }.count
+        try receiver.waitUntil("the first events delivered") { _ in receiver.acceptedIDs.count == before }
+        // From another process, as the damage comes: the history's table pointed at an
+        // index's page, so the daemon's next write of an event finds the file malformed.
+        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
+        let damage = """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            v = c.execute("PRAGMA schema_version").fetchone()[0]
+            c.execute("PRAGMA writable_schema = ON")
+            c.execute("UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM sqlite_master WHERE name = 'outbox_by_age') WHERE name = 'event'")
+            c.execute("PRAGMA schema_version = %d" % (v + 1))
+            """
+        let result = try runCommand(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", damage, file])
+        #expect(result.status == 0, "\(result.stderr)")
+
+        try d.post([APIDaemon.sighting(major: 2)])
+        try receiver.waitUntil("the second region's events delivered", timeout: 20) { _ in
+            receiver.acceptedIDs.count > before
+        }
+        #expect(
+            d.daemon!.logs.contains { $0.contains("error: state.corrupt_while_running") && $0.contains("copied_to=") })
+        let kept = try FileManager.default.contentsOfDirectory(atPath: d.dir.appendingPathComponent("state").path)
+        #expect(kept.contains { $0.hasPrefix("beacond.sqlite.corrupt-") }, "\(kept)")
+        let afterDamage = try d.history(type: "region.*").compactMap { $0["id"] as? String }
+        #expect(afterDamage.count == 1, "the second region's state, in the emptied file's history")
+        #expect(d.stop() == 0)
+
+        // Both regions' states were written to the emptied file: after a restart the same
+        // beacons make no event (a region that had lost its state would report it again).
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2)])
+        try d.post([APIDaemon.sighting(major: 1, rssi: -50)])
+        #expect(try d.history(type: "region.*").compactMap { $0["id"] as? String } == afterDamage)
+        #expect(d.stop() == 0)
+    }
+
     @Test func aCrashMidDeliveryLosesNothingAndDoublesNoEnter() throws {
         let receiver = try WebhookReceiver(secret: "k", fail: 3)
         let dir = try Executables.temporaryDirectory()

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -33,5 +34,89 @@ import Testing
         let (store, aside) = try StateStore.open(directory: dir, setAsideSuffix: "x")
         #expect(aside == nil)
         #expect(try store.events().map(\.id) == ["e1"])
+    }
+
+    /// Damages a live file as a failing SD card would, from a second connection: the history's
+    /// table is pointed at an index's page, so that SQLite finds it malformed on the next write
+    /// of an event (SQLITE_CORRUPT), while the other tables still read.
+    static func corruptHistory(_ path: String) throws {
+        let other = try SQLiteConnection(path: path)
+        let version = try other.scalarInt64("PRAGMA schema_version") ?? 0
+        try other.execute("PRAGMA writable_schema = ON")
+        try other.execute(
+            """
+            UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM sqlite_master WHERE name = 'outbox_by_age')
+            WHERE name = 'event'
+            """)
+        try other.execute("PRAGMA schema_version = \(version + 1)")
+    }
+
+    @Test func aFileFoundCorruptWhileRunningIsEmptiedInPlaceKeepingWhatCanBeRead() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let store = try StateStore(directory: dir)
+        let reports = Mutex<[SQLiteDatabase.Report]>([])
+        store.recoverWhenCorrupt(copySuffix: { "1763924040" }, report: { r in reports.withLock { $0.append(r) } })
+        let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let region = RegionSnapshot(
+            client: "app", spec: RegionSpec(id: "store", uuid: uuid), state: .inside, lastSeen: .seconds(9),
+            enteredAt: .seconds(5), dwellsFired: 0)
+        try store.saveRegions([region])
+        try store.saveOverride(.monitor(client: "app", region: RegionSpec(id: "added", uuid: uuid)))
+        try store.saveAlarmFlag("night", active: false)
+        try store.append([Self.event("e1"), Self.event("e2")], webhooks: { _ in ["crm"] })
+        let pendingBefore = try store.pending(webhook: "crm", limit: 10)
+        try Self.corruptHistory(store.path)
+
+        // The write that finds the damage is done again on the emptied file, not lost.
+        try store.append([Self.event("e3")], webhooks: { _ in ["crm"] })
+
+        let report = try #require(reports.withLock { $0 }.first)
+        #expect(report.error.isCorruption)
+        #expect(try report.copy?.get() == store.path + ".corrupt-1763924040")
+        #expect(FileManager.default.fileExists(atPath: store.path + ".corrupt-1763924040"))
+        #expect(Set(report.carried).isSuperset(of: ["api_region", "alarm_flag", "region_state", "outbox"]))
+        #expect(try store.events().map(\.id) == ["e3"], "the history went with the damage")
+        #expect(try store.loadOverrides() == [.monitor(client: "app", region: RegionSpec(id: "added", uuid: uuid))])
+        #expect(try store.loadAlarmFlags() == ["night": false])
+        #expect(try store.loadRegions().snapshots == [region])
+        let pending = try store.pending(webhook: "crm", limit: 10)
+        #expect(pending.map(\.eventID) == ["e1", "e2", "e3"], "the backlog is carried")
+        #expect(pending.last!.seq > pendingBefore.last!.seq, "sequence numbers go on from the old file's")
+        let check = try SQLiteConnection(path: store.path).rows("PRAGMA integrity_check") { $0.string(0) }
+        #expect(check == ["ok"])
+    }
+
+    @Test func regionsAreAllWrittenAgainAfterTheFileWasEmptied() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let store = try StateStore(directory: dir)
+        store.recoverWhenCorrupt(copySuffix: { "x" }, report: { _ in })
+        let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let regions = ["a", "b"].map {
+            RegionSnapshot(
+                client: "app", spec: RegionSpec(id: $0, uuid: uuid), state: .inside, lastSeen: .seconds(9),
+                enteredAt: .seconds(5), dwellsFired: 0)
+        }
+        try store.saveRegions(regions)
+        try Self.corruptHistory(store.path)
+        try store.append([Self.event("e1")])
+        // A region table that could not be carried (here: dropped) is rebuilt from memory by
+        // the next save, even with nothing changed since the last.
+        try SQLiteConnection(path: store.path).execute("DELETE FROM region_state")
+        try store.saveRegions(regions)
+        #expect(try store.loadRegions().snapshots.map(\.spec.id).sorted() == ["a", "b"])
+    }
+
+    @Test func aReadThatMeetsTheDamageEmptiesTheFileToo() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let store = try StateStore(directory: dir)
+        let reports = Mutex(0)
+        store.recoverWhenCorrupt(copySuffix: { "r" }, report: { _ in reports.withLock { $0 += 1 } })
+        try store.append([Self.event("e1")])
+        try Self.corruptHistory(store.path)
+        #expect(try store.events().isEmpty, "read again on the emptied file")
+        #expect(reports.withLock { $0 } == 1)
+        try store.append([Self.event("e2")])
+        #expect(try store.events().map(\.id) == ["e2"])
+        #expect(reports.withLock { $0 } == 1, "emptied once")
     }
 }

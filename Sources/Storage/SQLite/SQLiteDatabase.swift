@@ -1,3 +1,5 @@
+import CSQLite
+import Glibc
 import Synchronization
 
 /// A SQLite file in WAL mode shared by the daemon's threads: one writer connection, behind a
@@ -6,18 +8,30 @@ import Synchronization
 public final class SQLiteDatabase: Sendable {
     public let path: String
     private let writer: Mutex<SQLiteConnection>
-    private let idleReaders = Mutex<[SQLiteConnection]>([])
+    let idleReaders = Mutex<[SQLiteConnection]>([])
     /// Readers kept open between reads; more may exist for a moment under load.
     private static let keptReaders = 4
+    let migrations: [Migration]
+    /// What a write that finds the file corrupt does (`startAfresh`); nil: it only fails.
+    let recovery = Mutex<Recovery?>(nil)
+    let restarts = Atomic<Int>(0)
+    /// Whether the damaged file was copied since it was last emptied: a file that cannot be
+    /// emptied is found corrupt again by every write, and is copied once, not each time.
+    let copiedSinceRestart = Atomic<Bool>(false)
 
     /// Opens (creating if needed) the file and applies the migrations it has not seen.
     public init(path: String, migrations: [Migration]) throws(SQLiteError) {
         self.path = path
+        self.migrations = migrations
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
         try Self.migrate(connection, migrations)
         writer = Mutex(connection)
     }
+
+    /// How many times the file was emptied after it was found corrupt (`startAfresh`): what a
+    /// cache of saved rows was written in, so that it knows when to write them all again.
+    public var generation: Int { restarts.load(ordering: .acquiring) }
 
     /// Runs `body` in an immediate transaction: committed when it returns, rolled back when
     /// it throws.
@@ -31,20 +45,35 @@ public final class SQLiteDatabase: Sendable {
         throws(SQLiteError) -> T
     {
         let result: Result<T, SQLiteError> = writer.withLock { connection in
-            guard synced else { return Self.transaction(connection, begin: "BEGIN IMMEDIATE", body) }
-            do throws(SQLiteError) {
-                try connection.execute("PRAGMA synchronous = FULL")
-            } catch {
-                return .failure(error)
+            let seen = generation
+            let first = Self.transaction(connection, synced: synced, body)
+            // Written again on the emptied file: what this write carries is not lost with it.
+            guard case let .failure(error) = first, error.isCorruption,
+                startAfresh(connection, after: error, seen: seen)
+            else {
+                return first
             }
-            defer { try? connection.execute("PRAGMA synchronous = NORMAL") }
-            return Self.transaction(connection, begin: "BEGIN IMMEDIATE", body)
+            return Self.transaction(connection, synced: synced, body)
         }
         return try result.get()
     }
 
+    private static func transaction<T>(
+        _ connection: SQLiteConnection, synced: Bool, _ body: (SQLiteConnection) throws(SQLiteError) -> T
+    ) -> Result<T, SQLiteError> {
+        guard synced else { return transaction(connection, begin: "BEGIN IMMEDIATE", body) }
+        do throws(SQLiteError) {
+            try connection.execute("PRAGMA synchronous = FULL")
+        } catch {
+            return .failure(error)
+        }
+        defer { try? connection.execute("PRAGMA synchronous = NORMAL") }
+        return transaction(connection, begin: "BEGIN IMMEDIATE", body)
+    }
+
     /// Runs `body` in a read transaction, so that its statements see one snapshot.
     public func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        let seen = generation
         let connection: SQLiteConnection
         if let idle = idleReaders.withLock({ $0.popLast() }) {
             connection = idle
@@ -52,11 +81,18 @@ public final class SQLiteDatabase: Sendable {
             connection = try SQLiteConnection(path: path)
         }
         defer {
+            // Not kept across an emptying of the file: it may know the old schema.
             idleReaders.withLock { readers in
-                if readers.count < Self.keptReaders { readers.append(connection) }
+                if readers.count < Self.keptReaders && generation == seen { readers.append(connection) }
             }
         }
-        return try Self.transaction(connection, begin: "BEGIN DEFERRED", body).get()
+        let first = Self.transaction(connection, begin: "BEGIN DEFERRED", body)
+        // A read can be the first to meet the damage (a webhook's backlog, the history): the
+        // file is emptied as a write would, and read again on a new connection.
+        guard case let .failure(error) = first, error.isCorruption,
+            writer.withLock({ startAfresh($0, after: error, seen: seen) })
+        else { return try first.get() }
+        return try Self.transaction(try SQLiteConnection(path: path), begin: "BEGIN DEFERRED", body).get()
     }
 
     private static func transaction<T>(
@@ -89,7 +125,7 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    private static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration]) throws(SQLiteError) {
+    static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration]) throws(SQLiteError) {
         let result = transaction(connection, begin: "BEGIN IMMEDIATE") { (db) throws(SQLiteError) in
             var applied = Int(try db.scalarInt64("PRAGMA user_version") ?? 0)
             if applied == 0 { applied = try appliedByGRDB(db, migrations) }
