@@ -5,16 +5,22 @@ import Testing
 /// `kill -9` in the middle of webhook delivery: after a restart the receiver ends up with
 /// every event at least once, in order, duplicates identical; regions keep their state.
 @Suite(.serialized) struct CrashRecoveryTests {
+    /// A daemon (not started) with `regions` regions that enter on one sighting, and a
+    /// webhook for their events.
+    static func daemonWithWebhook(regions: Int) throws -> (WebhookReceiver, APIDaemon) {
+        let receiver = try WebhookReceiver()
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: regions) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver),
+            monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        return (receiver, d)
+    }
 
     /// The state file overwritten with garbage (a failing SD card): the daemon sets it aside,
     /// says so, and starts a new store, so its webhooks still deliver and states are kept.
     /// Before, it ran on with no store: webhooks off until someone noticed.
     @Test func aCorruptStateFileIsSetAsideAndWebhooksStillDeliver() throws {
-        let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 1) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver),
-            monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        let (receiver, d) = try Self.daemonWithWebhook(regions: 1)
         let state = d.dir.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         try Data(repeating: 0xA5, count: 16_384).write(to: state.appendingPathComponent("beacond.sqlite"))
@@ -36,11 +42,7 @@ import Testing
     /// restarted the service. Now the write that finds the damage empties the file in place
     /// and goes on: the webhook gets the next events, and a restart still knows the regions.
     @Test func aStateFileDamagedWhileRunningIsEmptiedAndDeliveryGoesOn() throws {
-        let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver),
-            monitoring: "enter_sightings: 1, exit_timeout: 5m")
+        let (receiver, d) = try Self.daemonWithWebhook(regions: 2)
         try d.start()
         try d.post([APIDaemon.sighting(major: 1)])
         let before = try d.waitForHistory("the first region's events") { !$0.isEmpty }.count
