@@ -119,4 +119,40 @@ import Testing
         #expect(try store.events().map(\.id) == ["e2"])
         #expect(reports.withLock { $0 } == 1, "emptied once")
     }
+
+    /// The API's and webhooks' readers go on reading on their own threads while the file is
+    /// found corrupt and emptied: none of them keeps reading the old tables' pages, and the
+    /// file ends up whole, emptied once.
+    @Test func readersOnOtherThreadsCarryOnAcrossTheEmptying() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let store = try StateStore(directory: dir)
+        let reports = Mutex(0)
+        store.recoverWhenCorrupt(copySuffix: { "t" }, report: { _ in reports.withLock { $0 += 1 } })
+        try store.append((1...50).map { Self.event("a\($0)") }, webhooks: { _ in ["crm"] })
+        let stop = Atomic(false)
+        let failures = Mutex<[String]>([])
+        let readers = (0..<3).map { _ in
+            Thread {
+                while !stop.load(ordering: .relaxed) {
+                    do {
+                        _ = try store.events(limit: 100)
+                        _ = try store.pending(webhook: "crm", limit: 100)
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                }
+            }
+        }
+        readers.forEach { $0.start() }
+        try Self.corruptHistory(store.path)
+        for i in 1...20 { try store.append([Self.event("b\(i)")], webhooks: { _ in ["crm"] }) }
+        stop.store(true, ordering: .relaxed)
+        while readers.contains(where: \.isExecuting) { usleep(1000) }
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(reports.withLock { $0 } == 1)
+        #expect(try store.events(limit: 100).map(\.id) == (1...20).map { "b\($0)" })
+        #expect(try store.pending(webhook: "crm", limit: 100).count == 70, "the backlog carried, and the new ones")
+        let check = try SQLiteConnection(path: store.path).rows("PRAGMA integrity_check") { $0.string(0) }
+        #expect(check == ["ok"])
+    }
 }

@@ -92,18 +92,21 @@ extension SQLiteDatabase {
             try connection.execute("VACUUM")
             _ = beacond_sqlite3_reset_database(connection.handle, 0)
             try connection.execute("PRAGMA journal_mode = WAL")
-            try Self.migrate(connection, migrations)
-            // Other connections know the old schema by its cookie; a new one that happened to
-            // equal it would leave them reading the old tables' pages.
-            if let now = try connection.scalarInt64("PRAGMA schema_version"), now <= cookie {
-                try connection.execute("PRAGMA schema_version = \(cookie + 1)")
-            }
+            // The schema and what is carried in one commit: a reader sees the file empty (and
+            // waits, `read`) or whole, never without its rows.
             try connection.execute("BEGIN IMMEDIATE")
             do {
+                for migration in migrations { try connection.execute(migration.sql) }
+                try connection.execute("PRAGMA user_version = \(migrations.count)")
                 for table in carried {
                     try connection.execute("INSERT INTO main.\(table) SELECT * FROM carried.\(table)")
                 }
                 try seedSequences(connection, carried: sequences)
+                // Other connections know the old schema by its cookie; a new one that happened
+                // to equal it would leave them reading the old tables' pages.
+                if let now = try connection.scalarInt64("PRAGMA schema_version"), now <= cookie {
+                    try connection.execute("PRAGMA schema_version = \(cookie + 1)")
+                }
                 try connection.execute("COMMIT")
             } catch {
                 try? connection.execute("ROLLBACK")

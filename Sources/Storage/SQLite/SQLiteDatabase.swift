@@ -87,11 +87,15 @@ public final class SQLiteDatabase: Sendable {
             }
         }
         let first = Self.transaction(connection, begin: "BEGIN DEFERRED", body)
+        guard case let .failure(error) = first else { return try first.get() }
         // A read can be the first to meet the damage (a webhook's backlog, the history): the
-        // file is emptied as a write would, and read again on a new connection.
-        guard case let .failure(error) = first, error.isCorruption,
-            writer.withLock({ startAfresh($0, after: error, seen: seen) })
-        else { return try first.get() }
+        // file is emptied as a write would. Or it met the file while another thread emptied
+        // it (no tables for a moment): the writer's lock waits for that to end. Either way it
+        // is read again, on a new connection.
+        let emptied = writer.withLock { connection in
+            error.isCorruption ? startAfresh(connection, after: error, seen: seen) : generation != seen
+        }
+        guard emptied else { throw error }
         return try Self.transaction(try SQLiteConnection(path: path), begin: "BEGIN DEFERRED", body).get()
     }
 
@@ -125,7 +129,7 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration]) throws(SQLiteError) {
+    private static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration]) throws(SQLiteError) {
         let result = transaction(connection, begin: "BEGIN IMMEDIATE") { (db) throws(SQLiteError) in
             var applied = Int(try db.scalarInt64("PRAGMA user_version") ?? 0)
             if applied == 0 { applied = try appliedByGRDB(db, migrations) }
