@@ -88,6 +88,24 @@ public final class EventPublisher: @unchecked Sendable {
     /// up on since the daemon started (`HeldEvents`).
     public var held: (events: Int, dropped: Int) { durable.withLock { ($0.held.events.count, $0.droppedTotal) } }
 
+    /// The held events themselves, oldest first (kept elsewhere at a stop, `LiveDaemon+Unsaved`).
+    public var heldEvents: [StateStore.StoredEvent] { durable.withLock { $0.held.events } }
+
+    /// Holds events an earlier run could not store, before any of this run's; stored and
+    /// routed to the webhooks at the next write. Call before events flow.
+    public func adoptHeld(_ events: [StateStore.StoredEvent]) {
+        durable.withLock { d in
+            let later = d.held.events
+            d.held = HeldEvents()
+            d.held.hold(events + later)
+            d.nextAttempt = nil
+        }
+    }
+
+    /// Called (on the storing thread) each time held events have been stored. Set before
+    /// events flow.
+    public var onHeldStored: (@Sendable () -> Void)?
+
     /// While the store fails, a write is tried at most this often.
     public static let retryInterval = TimeSpan.seconds(5)
 
@@ -135,12 +153,14 @@ public final class EventPublisher: @unchecked Sendable {
                 return false
             }
             d.nextAttempt = nil
+            let heldStored = !d.held.isEmpty
             if let took = d.episode.succeeded(at: now) {
-                let dropped = d.held.clear()
                 log(
-                    "info: state.write_recovered stored=\(batch.count) dropped=\(dropped) "
+                    "info: state.write_recovered stored=\(batch.count) dropped=\(d.held.dropped) "
                         + "after_s=\(Int(took.seconds.rounded()))")
             }
+            _ = d.held.clear()
+            if heldStored { onHeldStored?() }
             return routed
         }
     }

@@ -54,6 +54,14 @@ struct LiveDaemon {
         let store = openStore()
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
         if let store { restoreRegions(from: store, into: &core) }
+        // States a stop could not save (a full disk) are newer than the store's.
+        let unsaved = takeUnsaved()
+        if let unsaved {
+            for region in unsaved.state.regions { _ = core.restore(region) }
+            for asset in unsaved.state.assets { _ = core.restore(asset) }
+            try? store?.saveRegions(core.savedState().regions)
+            try? store?.saveAssets(core.savedState().assets)
+        }
         if let store { retireRemovedWebhooks(store: store, specs: config.webhooks) }
         let workers = store.map { makeWebhookWorkers(store: $0) } ?? []
         if store == nil && !config.webhooks.isEmpty {
@@ -62,10 +70,18 @@ struct LiveDaemon {
         let publisher = EventPublisher(
             gateway: config.gateway.id, store: store, workers: workers, echo: printEvents, clock: WallClock.now,
             log: log)
+        // Once held events are stored, what a stop kept of them is not needed any more.
+        publisher.onHeldStored = { removeUnsaved() }
+        if let unsaved {
+            publisher.adoptHeld(unsaved.events)
+            publisher.retryHeld(now: true)
+        }
         let persistFailures = Mutex(FailureEpisode())
+        let latestState = Mutex<EngineSnapshot?>(nil)
         let engine = LiveEngine(
             engine: core, clock: WallClock.now, publish: publisher.publish,
             persist: { state in
+                latestState.withLock { $0 = state }
                 // Retried every turn that changes a state and every 5 s: logged when it starts
                 // failing and when it works again, not each time.
                 do {
@@ -214,10 +230,18 @@ struct LiveDaemon {
         reloads.cancel()
         // Events held while the disk was full get one last try before the webhooks' last attempt.
         publisher.retryHeld(now: true)
-        if publisher.held.events > 0 {
-            log(
-                "error: state.events_lost held=\(publisher.held.events) "
-                    + "next=the state store could not write them before the stop")
+        let held = publisher.heldEvents
+        if !held.isEmpty {
+            if let state = latestState.withLock({ $0 }), keepUnsaved(events: held, state: state) {
+                log(
+                    "warning: state.events_kept held=\(held.count) dir=\(unsavedDirectory) next=the state store "
+                        + "could not write them before the stop; they and the region and zone states are taken back "
+                        + "at the next start (the directory lasts until a reboot)")
+            } else {
+                log(
+                    "error: state.events_lost held=\(held.count) "
+                        + "next=the state store could not write them before the stop")
+            }
         }
         for worker in publisher.workers { worker.stop() }
         server.stop()

@@ -105,6 +105,11 @@ extension AssetTracker {
 public struct EngineSnapshot: Sendable {
     public var regions: [RegionSnapshot]
     public var assets: [AssetSnapshot]
+
+    public init(regions: [RegionSnapshot], assets: [AssetSnapshot]) {
+        self.regions = regions
+        self.assets = assets
+    }
 }
 
 extension BeaconEngine {
