@@ -38,7 +38,8 @@ extension SQLiteDatabase {
         public var error: SQLiteError
         /// Where the corrupt file was copied, or why it was not.
         public var copy: Result<String, CopyError>?
-        /// Carried tables read and written back, and those that could not be read.
+        /// Carried tables read and written back, and those that could not be read (or held
+        /// more rows than their limit).
         public var carried: [String]
         public var lost: [String]
     }

@@ -71,7 +71,8 @@ public final class SQLiteDatabase: Sendable {
         return transaction(connection, begin: "BEGIN IMMEDIATE", body)
     }
 
-    /// Runs `body` in a read transaction, so that its statements see one snapshot.
+    /// Runs `body` in a read transaction, so that its statements see one snapshot. Not from
+    /// inside `write`: a read that meets a corrupt file takes the writer's lock.
     public func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         let seen = generation
         let connection: SQLiteConnection
