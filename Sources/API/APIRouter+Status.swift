@@ -49,6 +49,7 @@ extension APIRouter {
                     ("beacons", .int(beacons)), ("clients", .int(clients)),
                     ("events", .int(context.publisher.countsByType.values.reduce(0, +))),
                     ("events_held", .int(held.events)), ("events_dropped", .int(held.dropped)),
+                    ("state_emptied", .int(context.store?.timesEmptied ?? 0)),
                     ("stream_clients", .int(stream.count)),
                 ])
             ),

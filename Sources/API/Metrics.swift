@@ -51,6 +51,10 @@ extension APIRouter {
         m.counter(
             "beacond_events_dropped_total", "Events given up on while the state store could not write them.",
             held.dropped)
+        m.counter(
+            "beacond_state_store_emptied_total",
+            "Times the state file was found corrupt while running and emptied in place (a failing storage card?).",
+            context.store?.timesEmptied ?? 0)
         m.family("beacond_events_total", "counter", "Events published, by type.")
         for (type, count) in context.publisher.countsByType.sorted(by: { $0.key < $1.key }) {
             m.sample("beacond_events_total", ["type": type], Double(count))

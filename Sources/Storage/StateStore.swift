@@ -82,6 +82,9 @@ public final class StateStore: Sendable {
         db.recovery.withLock { $0 = recovery }
     }
 
+    /// How many times the file was found corrupt while running and emptied (`recoverWhenCorrupt`).
+    public var timesEmptied: Int { db.generation }
+
     /// Undelivered events carried to an emptied file (held in memory meanwhile, ~1 KB each);
     /// a larger backlog is lost with the file, as on a restart.
     public static let carriedBacklog = 20_000

@@ -260,6 +260,16 @@ extension Doctor {
         let total = Double(fs.f_blocks) * Double(fs.f_frsize)
         let mb = { (bytes: Double) in Int(bytes / 1_000_000) }
         let detail = "\(mb(free)) MB free of \(mb(total)) MB where it is kept (\(directory))"
+        let emptied = Int(s["counts"]?["state_emptied"]?.numberValue ?? 0)
+        if emptied > 0 {
+            return Check(
+                name: "state store", verdict: .warn,
+                detail: "found corrupt \(emptied) time(s) since the daemon started and emptied in place (the "
+                    + "history went with it)"
+                    + (setAsideFiles(in: directory).last.map { "; the damaged file was copied to \(directory)/\($0)" }
+                        ?? "") + "; \(detail)",
+                fix: "a storage card that corrupts files is failing: look for I/O errors (dmesg) and replace it")
+        }
         if let aside = setAsideFiles(in: directory).last {
             return Check(
                 name: "state store", verdict: .warn,

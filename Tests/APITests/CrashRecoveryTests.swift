@@ -69,6 +69,14 @@ import Testing
             d.daemon!.logs.contains { $0.contains("error: state.corrupt_while_running") && $0.contains("copied_to=") })
         let kept = try FileManager.default.contentsOfDirectory(atPath: d.dir.appendingPathComponent("state").path)
         #expect(kept.contains { $0.hasPrefix("beacond.sqlite.corrupt-") }, "\(kept)")
+        // Told where an operator looks: a storage card that corrupts files is failing.
+        let status = try d.client.request("GET", "/v1/status").object
+        #expect((status["counts"] as? [String: Any])?["state_emptied"] as? Int == 1)
+        let metrics = try d.client.request("GET", "/metrics").body
+        #expect(metrics.contains("\nbeacond_state_store_emptied_total 1\n"))
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(doctor.stdout.contains("[WARN] state store: found corrupt 1 time(s)"), "\(doctor.stdout)")
         let afterDamage = try d.history(type: "region.*").compactMap { $0["id"] as? String }
         #expect(afterDamage.count == 1, "the second region's state, in the emptied file's history")
         #expect(d.stop() == 0)
