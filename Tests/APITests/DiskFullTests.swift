@@ -17,6 +17,23 @@ import Testing
         return state
     }
 
+    /// A daemon (not started) with `regions` regions and a webhook `crm` to `receiver` (with
+    /// `extra` settings), its state directory on a fresh tmpfs.
+    static func daemon(regions: Int, webhook receiver: WebhookReceiver, extra: String = "") throws -> (APIDaemon, URL) {
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: regions) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver, extra: extra),
+            monitoring: WebhookDeliveryTests.monitoring)
+        return (d, try mountTmpfs(d))
+    }
+
+    /// Starts `d` and waits until the first region's event reached `receiver`.
+    static func startAndDeliverTheFirstEvent(_ d: APIDaemon, to receiver: WebhookReceiver) throws {
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }
+    }
+
     static func unmount(_ state: URL) { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), ["-l", state.path]) }
 
     /// Fills the filesystem to the last byte; returns the file to delete to make room.
@@ -29,15 +46,9 @@ import Testing
 
     @Test(.enabled(if: getuid() == 0)) func eventsMadeWhileTheDiskIsFullAreStoredAndDeliveredOnceThereIsRoom() throws {
         let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 3) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver), monitoring: WebhookDeliveryTests.monitoring)
-        let state = try Self.mountTmpfs(d)
+        let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
         defer { Self.unmount(state) }
-
-        try d.start()
-        try d.post([APIDaemon.sighting(major: 1)])
-        try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }
+        try Self.startAndDeliverTheFirstEvent(d, to: receiver)
 
         let filler = try Self.fill(state)
         try d.post([APIDaemon.sighting(major: 2)])
@@ -77,14 +88,9 @@ import Testing
     /// (`state.events_lost`) and the next start reported that region again.
     @Test(.enabled(if: getuid() == 0)) func aStopWhileTheDiskIsFullKeepsWhatItHeldForTheNextStart() throws {
         let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver), monitoring: WebhookDeliveryTests.monitoring)
-        let state = try Self.mountTmpfs(d)
+        let (d, state) = try Self.daemon(regions: 2, webhook: receiver)
         defer { Self.unmount(state) }
-        try d.start()
-        try d.post([APIDaemon.sighting(major: 1)])
-        try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }
+        try Self.startAndDeliverTheFirstEvent(d, to: receiver)
 
         let filler = try Self.fill(state)
         try d.post([APIDaemon.sighting(major: 2)])
@@ -114,10 +120,7 @@ import Testing
     /// is room.
     @Test(.enabled(if: getuid() == 0)) func aBatchAcknowledgedWhileTheDiskIsFullIsNotSentAgain() throws {
         let receiver = try WebhookReceiver(fail: 1)
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver), monitoring: WebhookDeliveryTests.monitoring)
-        let state = try Self.mountTmpfs(d)
+        let (d, state) = try Self.daemon(regions: 2, webhook: receiver)
         defer { Self.unmount(state) }
         try d.start()
         try d.post([APIDaemon.sighting(major: 1)])
@@ -149,11 +152,7 @@ import Testing
     /// second).
     @Test(.enabled(if: getuid() == 0)) func anExpiryTheDiskWillNotTakeIsToldOnce() throws {
         let down = try WebhookReceiver(fail: 1_000_000)
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", down, extra: ", max_age: 1s"),
-            monitoring: WebhookDeliveryTests.monitoring)
-        let state = try Self.mountTmpfs(d)
+        let (d, state) = try Self.daemon(regions: 2, webhook: down, extra: ", max_age: 1s")
         defer { Self.unmount(state) }
         try d.start()
         try d.post([APIDaemon.sighting(major: 1)])
