@@ -59,8 +59,9 @@ struct LiveDaemon {
         if let unsaved {
             for region in unsaved.state.regions { _ = core.restore(region) }
             for asset in unsaved.state.assets { _ = core.restore(asset) }
-            try? store?.saveRegions(core.savedState().regions)
-            try? store?.saveAssets(core.savedState().assets)
+            let restored = core.savedState()
+            try? store?.saveRegions(restored.regions)
+            try? store?.saveAssets(restored.assets)
         }
         if let store { retireRemovedWebhooks(store: store, specs: config.webhooks) }
         let workers = store.map { makeWebhookWorkers(store: $0) } ?? []
