@@ -82,6 +82,9 @@ public final class StateStore: Sendable {
         db.recovery.withLock { $0 = recovery }
     }
 
+    /// Reads the whole file and empties it if damaged (`SQLiteDatabase.verify`).
+    public func verify() -> SQLiteDatabase.Verification { db.verify() }
+
     /// How many times the file was found corrupt while running and emptied (`recoverWhenCorrupt`).
     public var timesEmptied: Int { db.generation }
 

@@ -1,6 +1,7 @@
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
+import Glibc
 import Publishing
 import Storage
 
@@ -29,6 +30,29 @@ extension LiveDaemon {
             return nil
         }
     }
+
+    /// Reads the whole state file once the daemon is ready, and then once a day, on a thread of
+    /// its own (`StateStore.verify`): damage in pages nothing reads for a while is found and
+    /// mended while the daemon can still carry over what reads, instead of at a restart that
+    /// sets the whole file aside. The thread ends with the process.
+    func verifyInBackground(_ store: StateStore) {
+        detachThread { [log] in
+            while true {
+                let started = BootClock.elapsed()
+                switch store.verify() {
+                case .whole:
+                    let took = (BootClock.elapsed().nanoseconds - started.nanoseconds) / 1_000_000
+                    log("info: state.verified result=whole took_ms=\(took)")
+                case .emptied: break  // the recovery's report said so (state.corrupt_while_running)
+                case let .failed(reason): log("warning: state.verify_failed error=\(reason)")
+                }
+                sleep(Self.verifyEvery)
+            }
+        }
+    }
+
+    /// Seconds between two reads of the whole state file.
+    static let verifyEvery: UInt32 = 86_400
 
     /// What the log says when the state file was found corrupt while running and emptied.
     static func corruptWhileRunningMessage(_ r: SQLiteDatabase.Report) -> String {

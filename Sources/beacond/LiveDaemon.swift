@@ -221,6 +221,7 @@ struct LiveDaemon {
         }
         let beacons = engine.perform { e, _ in (e.beaconCount, []) } ?? 0
         notifier.ready(status: statusLine(beacons: beacons, store: store, adapters: adapters))
+        if let store { verifyInBackground(store) }
         if simulated != nil {
             log(
                 "info: simulation.started receivers=\(config.receivers.count) tags=\(config.assets.count) "

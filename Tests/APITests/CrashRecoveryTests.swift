@@ -90,6 +90,45 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// Damage in a page that nothing reads at start (the history's) is found by the check of
+    /// the whole file the daemon makes once it is ready, and mended while the region states
+    /// can still be carried over; before, it waited for whatever met it first, or for a
+    /// restart that set the whole file aside.
+    @Test func damageNothingReadsIsFoundByTheCheckOfTheWholeFile() throws {
+        let (_, d) = try Self.daemonWithWebhook(regions: 2)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2)])
+        _ = try d.waitForHistory("both regions' states") { $0.count == 2 }
+        try d.daemon!.waitUntil("the check of a whole file") { _, logs in
+            logs.contains { $0.contains("info: state.verified result=whole") }
+        }
+        #expect(d.stop() == 0)
+        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
+        let damage = """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'event'").fetchone()[0]
+            c.close()
+            with open(sys.argv[1], "r+b") as f:
+                f.seek((page - 1) * 4096)
+                f.write(bytes((i * 7919) % 251 for i in range(4096)))
+            """
+        let result = try runCommand(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", damage, file])
+        #expect(result.status == 0, "\(result.stderr)")
+
+        try d.start()
+        try d.daemon!.waitUntil("the damage found by the check") { _, logs in
+            logs.contains { $0.contains("error: state.corrupt_while_running") && $0.contains("quick_check") }
+        }
+        let status = try d.client.request("GET", "/v1/status").object
+        #expect((status["counts"] as? [String: Any])?["state_emptied"] as? Int == 1)
+        // The region states were carried over: the same beacons are no news.
+        try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2)])
+        try d.post([APIDaemon.sighting(major: 1, rssi: -50)])
+        #expect(try d.history(type: "region.*").isEmpty)
+        #expect(d.stop() == 0)
+    }
+
     @Test func aCrashMidDeliveryLosesNothingAndDoublesNoEnter() throws {
         let receiver = try WebhookReceiver(secret: "k", fail: 3)
         let dir = try Executables.temporaryDirectory()

@@ -123,6 +123,37 @@ extension SQLiteDatabase {
         return true
     }
 
+    /// What `verify` found.
+    public enum Verification: Sendable, Equatable {
+        /// Every page reads as SQLite wrote it.
+        case whole
+        /// Damage was found, and the file emptied in place (told through the recovery's report).
+        case emptied
+        /// The check could not run, or found damage that could not be mended.
+        case failed(String)
+    }
+
+    /// Reads every page (`PRAGMA quick_check`, on a reader: writes go on meanwhile) and, when
+    /// any is damaged, empties the file as a write meeting the damage would. Why: damage in
+    /// pages that nothing reads for a while (old history, a quiet table) would otherwise wait
+    /// for a restart, which sets the whole file aside — carrying nothing over.
+    public func verify() -> Verification {
+        let seen = generation
+        let found: [String]
+        do {
+            found = try read { (db) throws(SQLiteError) in try db.rows("PRAGMA quick_check") { $0.string(0) } }
+        } catch {
+            return .failed("\(error)")
+        }
+        // A read that met the damage has emptied the file already.
+        if generation != seen { return .emptied }
+        guard found != ["ok"] else { return .whole }
+        let damage = SQLiteError(
+            code: SQLITE_CORRUPT, message: "quick_check: " + found.prefix(3).joined(separator: "; "),
+            sql: "PRAGMA quick_check")
+        return writer.withLock { startAfresh($0, after: damage, seen: seen) } ? .emptied : .failed(damage.description)
+    }
+
     /// Every AUTOINCREMENT table continues from its old sequence, or from `sequenceFloor`.
     private func seedSequences(_ connection: SQLiteConnection, carried: Bool) throws(SQLiteError) {
         let tables = try connection.rows(

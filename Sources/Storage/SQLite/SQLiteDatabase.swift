@@ -7,7 +7,7 @@ import Synchronization
 /// thread writes (WAL readers see the last commit and never wait for the writer).
 public final class SQLiteDatabase: Sendable {
     public let path: String
-    private let writer: Mutex<SQLiteConnection>
+    let writer: Mutex<SQLiteConnection>
     let idleReaders = Mutex<[SQLiteConnection]>([])
     /// Readers kept open between reads; more may exist for a moment under load.
     private static let keptReaders = 4

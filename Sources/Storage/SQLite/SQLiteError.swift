@@ -17,6 +17,12 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         self.sql = sql
     }
 
+    init(code: Int32, message: String, sql: String?) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+    }
+
     public var description: String {
         "SQLite error \(code): \(message)" + (sql.map { " (in \($0))" } ?? "")
     }
