@@ -117,6 +117,12 @@ struct Status: ParsableCommand {
                 lines.append(
                     "state     \(Int(held)) events held in memory: the state store cannot write (beaconctl doctor)")
             }
+            let emptied = s["counts"]?["state_emptied"]?.numberValue ?? 0
+            if emptied > 0 {
+                lines.append(
+                    "state     found corrupt \(Int(emptied)) time(s) and emptied in place: the storage may be failing "
+                        + "(beaconctl doctor)")
+            }
             if case let .object(unplaced)? = s["unplaced_receivers"], !unplaced.isEmpty {
                 lines.append(
                     "receivers with no position (not used for assets): "

@@ -77,6 +77,8 @@ import Testing
         let doctor = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
         #expect(doctor.stdout.contains("[WARN] state store: found corrupt 1 time(s)"), "\(doctor.stdout)")
+        let statusCommand = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "status"])
+        #expect(statusCommand.stdout.contains("state     found corrupt 1 time(s) and emptied in place"))
         let afterDamage = try d.history(type: "region.*").compactMap { $0["id"] as? String }
         #expect(afterDamage.count == 1, "the second region's state, in the emptied file's history")
         #expect(d.stop() == 0)
