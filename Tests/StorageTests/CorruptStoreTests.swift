@@ -86,6 +86,36 @@ import Testing
         #expect(check == ["ok"])
     }
 
+    /// A card that fails again and again would fill the disk with copies: one is kept until
+    /// someone deletes it.
+    @Test func aSecondDamageMakesNoSecondCopyWhileTheFirstIsThere() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let store = try StateStore(directory: dir)
+        let reports = Mutex<[SQLiteDatabase.Report]>([])
+        let suffix = Mutex(0)
+        store.recoverWhenCorrupt(
+            copySuffix: {
+                suffix.withLock {
+                    $0 += 1; return "\($0)"
+                }
+            },
+            report: { r in reports.withLock { $0.append(r) } })
+        for round in 1...2 {
+            try Self.corruptHistory(store.path)
+            try store.append([Self.event("e\(round)")])
+        }
+        let copies = reports.withLock { $0 }.map(\.copy)
+        #expect(copies.count == 2)
+        #expect(try copies.first??.get() == store.path + ".corrupt-1")
+        guard case let .failure(error)?? = copies.last else {
+            Issue.record("a second copy was made: \(copies)")
+            return
+        }
+        #expect(error.reason.contains("beacond.sqlite.corrupt-1 is still there"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains(".corrupt-") }
+        #expect(names.filter { !$0.hasSuffix("-wal") } == ["beacond.sqlite.corrupt-1"])
+    }
+
     @Test func regionsAreAllWrittenAgainAfterTheFileWasEmptied() throws {
         let dir = try Executables.temporaryDirectory().path
         let store = try StateStore(directory: dir)

@@ -169,8 +169,13 @@ extension SQLiteDatabase {
 
     /// Copies the file and its WAL, as they are, to `destination`; a partial copy is removed.
     /// Not when it would take more than half the free space: a copy that filled the disk would
-    /// stop the emptied file from taking new events.
+    /// stop the emptied file from taking new events. Nor while an earlier copy (or a file set
+    /// aside at start) is still there: a card that fails again and again would fill the disk
+    /// with copies.
     private func copyFile(to destination: String) -> Result<String, CopyError> {
+        if let earlier = Self.earlierCopy(of: path) {
+            return .failure(CopyError(path: destination, reason: "not copied: \(earlier) is still there"))
+        }
         var size = 0
         var status = stat()
         for tail in ["", "-wal"] where stat(path + tail, &status) == 0 { size += Int(status.st_size) }
@@ -186,6 +191,22 @@ extension SQLiteDatabase {
             }
         }
         return .success(destination)
+    }
+
+    /// A `<file>.corrupt-*` beside `file`, if any.
+    static func earlierCopy(of file: String) -> String? {
+        let slash = file.lastIndex(of: "/")
+        let directory = slash.map { String(file[..<$0]) } ?? "."
+        let prefix = (slash.map { String(file[file.index(after: $0)...]) } ?? file) + ".corrupt-"
+        guard let dir = opendir(directory.isEmpty ? "/" : directory) else { return nil }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(prefix) && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") { return name }
+        }
+        return nil
     }
 
     /// nil when copied, else why not.
