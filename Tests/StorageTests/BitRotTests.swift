@@ -12,19 +12,6 @@ import Testing
 /// operation works, and damage nothing met is found by the check of the whole file
 /// (`verify`): in the end the file is whole, emptied once.
 @Suite struct BitRotTests {
-    /// SplitMix64: the same damage for the same seed.
-    struct SeededRandom {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let uuid = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 
     static func regions(_ n: Int, at t: Int64) -> [RegionSnapshot] {
@@ -45,7 +32,7 @@ import Testing
 
     /// Overwrites `pages` random pages of the file (never the first, which holds the header
     /// that the set-aside test covers) with noise.
-    static func damage(_ path: String, pages: Int, random: inout SeededRandom) throws {
+    static func damage(_ path: String, pages: Int, random: inout SeededGenerator) throws {
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         let size = try handle.seekToEnd()
@@ -59,7 +46,7 @@ import Testing
     }
 
     @Test(arguments: 1...40) func aDamagedFileNeverCrashesAndWorksAgainAfterOneEmptying(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(state: seed)
         let dir = try Executables.temporaryDirectory().path
         do {
             let store = try StateStore(directory: dir)
