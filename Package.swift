@@ -88,7 +88,7 @@ let package = Package(
                 "CFuzzer", "CDBus", "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "HTTPServer", "API",
                 "Publishing", "Simulation", "Storage",
             ]),
-        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "TestSupport"]),
+        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "Simulation"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime"]),
         .testTarget(
             name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "TestSupport"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "Simulation", "TestSupport"]),
         .testTarget(
             name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport"]),
     ],

@@ -1,4 +1,4 @@
-import TestSupport
+import Simulation
 import Testing
 
 @testable import BeaconCore
@@ -6,7 +6,7 @@ import Testing
 /// Radio input is hostile: no byte string of any length may trap a decoder.
 @Suite struct DecoderFuzzTests {
     /// Random payloads, half of them starting with a real prefix so every branch is reached.
-    static func payload(_ rng: inout SeededGenerator) -> [UInt8] {
+    static func payload(_ rng: inout SeededRandom) -> [UInt8] {
         let prefixes: [[UInt8]] = [
             [], [0x02, 0x15], [0xBE, 0xAC], [0x00], [0x10], [0x20, 0x00], [0x20, 0x01], [0x30],
         ]
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func threeHundredThousandRandomPayloadsNeverTrap() {
-        var rng = SeededGenerator(state: 0xBEAC_0D)
+        var rng = SeededRandom(seed: 0xBEAC_0D)
         var engine = BeaconEngine(configuration: EngineConfiguration(), start: .seconds(0))
         let total = 300_000
         for i in 0..<total {
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func randomSightingLinesNeverTrap() {
-        var rng = SeededGenerator(state: 42)
+        var rng = SeededRandom(seed: 42)
         let valid =
             #"{"t": 1763805600.125, "receiver": "hci0", "address": "C3:11:22:33:44:55", "rssi": -67, "manufacturer_data": {"76": "0215e2c56db5dffb48d2b060d0f5a71096e000010002c5"}, "service_data": {"0000feaa-0000-1000-8000-00805f9b34fb": "00e7"}}"#
         let bytes = Array(valid.utf8)

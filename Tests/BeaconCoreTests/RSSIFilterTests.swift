@@ -1,5 +1,5 @@
 import Glibc
-import TestSupport
+import Simulation
 import Testing
 
 @testable import BeaconCore
@@ -25,7 +25,7 @@ struct WalkAway {
     static func truth(_ t: Double) -> Double { t < stepAt ? -60 : -75 }
 
     static func readings(rate: Int, seed: UInt64) -> [(Double, Int)] {
-        var rng = SeededGenerator(state: seed)
+        var rng = SeededRandom(seed: seed)
         var out: [(Double, Int)] = []
         for i in 0..<(150 * rate) {
             let t = Double(i) / Double(rate)

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Simulation
 import TestSupport
 import Testing
 
@@ -32,7 +33,7 @@ import Testing
 
     /// Overwrites `pages` random pages of the file (never the first, which holds the header
     /// that the set-aside test covers) with noise.
-    static func damage(_ path: String, pages: Int, random: inout SeededGenerator) throws {
+    static func damage(_ path: String, pages: Int, random: inout SeededRandom) throws {
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         let size = try handle.seekToEnd()
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test(arguments: 1...40) func aDamagedFileNeverCrashesAndWorksAgainAfterOneEmptying(seed: UInt64) throws {
-        var random = SeededGenerator(state: seed)
+        var random = SeededRandom(seed: seed)
         let dir = try Executables.temporaryDirectory().path
         do {
             let store = try StateStore(directory: dir)
