@@ -83,12 +83,13 @@ import Testing
 
     /// A stop while the disk is full (an operator's first answer is often a restart): the held
     /// events, and the region states the store could not save either, go to the runtime
-    /// directory; the next start stores and delivers them, and knows the region entered
-    /// meanwhile, so the same beacon is no news. Before, the stop lost them
+    /// directory. The next start, on a disk still full, holds them before its own events,
+    /// and once there is room stores and delivers them all in order; it knows the region
+    /// entered meanwhile, so the same beacon is no news. Before, the stop lost them
     /// (`state.events_lost`) and the next start reported that region again.
     @Test(.enabled(if: getuid() == 0)) func aStopWhileTheDiskIsFullKeepsWhatItHeldForTheNextStart() throws {
         let receiver = try WebhookReceiver()
-        let (d, state) = try Self.daemon(regions: 2, webhook: receiver)
+        let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
         defer { Self.unmount(state) }
         try Self.startAndDeliverTheFirstEvent(d, to: receiver)
 
@@ -101,13 +102,17 @@ import Testing
         let kept = d.dir.appendingPathComponent("unsaved/beacond.sqlite").path
         #expect(FileManager.default.fileExists(atPath: kept))
 
-        try FileManager.default.removeItem(atPath: filler)
         try d.start()
-        try receiver.waitUntil("the kept event, after the restart") { _ in receiver.acceptedIDs.count == 2 }
-        try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2)])
+        try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2), APIDaemon.sighting(major: 3)])
+        _ = try d.waitForStatus("the kept event and the new one held") {
+            ($0["counts"] as? [String: Any])?["events_held"] as? Int == 2
+        }
+        #expect(receiver.acceptedIDs.count == 1)
+        try FileManager.default.removeItem(atPath: filler)
+        try receiver.waitUntil("the kept event and the new one") { _ in receiver.acceptedIDs.count == 3 }
         try d.post([APIDaemon.sighting(major: 2, rssi: -50)])
         let history = try d.history(type: "region.*")
-        #expect(history.compactMap { ($0["data"] as? [String: Any])?["region"] as? String } == ["r1", "r2"])
+        #expect(history.compactMap { ($0["data"] as? [String: Any])?["region"] as? String } == ["r1", "r2", "r3"])
         #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String }, "each once, in order")
         #expect(!FileManager.default.fileExists(atPath: kept), "removed once stored")
         #expect(d.stop() == 0)

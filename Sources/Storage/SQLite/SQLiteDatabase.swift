@@ -134,6 +134,8 @@ public final class SQLiteDatabase: Sendable {
         let result = transaction(connection, begin: "BEGIN IMMEDIATE") { (db) throws(SQLiteError) in
             var applied = Int(try db.scalarInt64("PRAGMA user_version") ?? 0)
             if applied == 0 { applied = try appliedByGRDB(db, migrations) }
+            // A file already up to date is not written to: opened on a full disk, it must open.
+            guard applied < migrations.count else { return }
             for migration in migrations.dropFirst(applied) { try db.execute(migration.sql) }
             try db.execute("PRAGMA user_version = \(migrations.count)")
         }
