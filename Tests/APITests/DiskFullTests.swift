@@ -27,11 +27,15 @@ import Testing
         return (d, try mountTmpfs(d))
     }
 
-    /// Starts `d` and waits until the first region's event reached `receiver`.
-    static func startAndDeliverTheFirstEvent(_ d: APIDaemon, to receiver: WebhookReceiver) throws {
+    /// Starts `d`, waits until the first region's event reached `receiver`, fills the disk
+    /// and has the second region entered; returns the file to delete to make room.
+    static func fillAfterTheFirstEvent(_ d: APIDaemon, to receiver: WebhookReceiver, state: URL) throws -> String {
         try d.start()
         try d.post([APIDaemon.sighting(major: 1)])
         try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }
+        let filler = try fill(state)
+        try d.post([APIDaemon.sighting(major: 2)])
+        return filler
     }
 
     static func unmount(_ state: URL) { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), ["-l", state.path]) }
@@ -48,10 +52,7 @@ import Testing
         let receiver = try WebhookReceiver()
         let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
         defer { Self.unmount(state) }
-        try Self.startAndDeliverTheFirstEvent(d, to: receiver)
-
-        let filler = try Self.fill(state)
-        try d.post([APIDaemon.sighting(major: 2)])
+        let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
         try d.post([APIDaemon.sighting(major: 3)])
         _ = try d.waitForStatus("two events held") {
             ($0["counts"] as? [String: Any])?["events_held"] as? Int == 2
@@ -91,10 +92,7 @@ import Testing
         let receiver = try WebhookReceiver()
         let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
         defer { Self.unmount(state) }
-        try Self.startAndDeliverTheFirstEvent(d, to: receiver)
-
-        let filler = try Self.fill(state)
-        try d.post([APIDaemon.sighting(major: 2)])
+        let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
         _ = try d.waitForStatus("one event held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 1 }
         #expect(d.stop() == 0)
         let firstRun = d.daemon!.logs
