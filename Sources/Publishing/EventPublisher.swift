@@ -88,9 +88,6 @@ public final class EventPublisher: @unchecked Sendable {
     /// up on since the daemon started (`HeldEvents`).
     public var held: (events: Int, dropped: Int) { durable.withLock { ($0.held.events.count, $0.droppedTotal) } }
 
-    /// The held events themselves, oldest first (kept elsewhere at a stop, `LiveDaemon+Unsaved`).
-    public var heldEvents: [StateStore.StoredEvent] { durable.withLock { $0.held.events } }
-
     /// Holds events an earlier run could not store, before any of this run's; stored and
     /// routed to the webhooks at the next write. Call before events flow.
     public func adoptHeld(_ events: [StateStore.StoredEvent]) {
@@ -106,6 +103,11 @@ public final class EventPublisher: @unchecked Sendable {
     /// events flow.
     public var onHeldStored: (@Sendable () -> Void)?
 
+    /// Called (on the storing thread, in order) with each batch of events newly held and the
+    /// ids of any the bound dropped (not for `adoptHeld`): what the daemon copies outside the
+    /// full disk, so that a crash while it is full loses none. Set before events flow.
+    public var onHold: (@Sendable (_ held: [StateStore.StoredEvent], _ droppedIDs: [String]) -> Void)?
+
     /// While the store fails, a write is tried at most this often.
     public static let retryInterval = TimeSpan.seconds(5)
 
@@ -118,8 +120,8 @@ public final class EventPublisher: @unchecked Sendable {
 
     /// Writes `fresh` events, after any held ones, to the history and the webhooks' outboxes
     /// in one transaction. When the store cannot write (a full disk), they are held in
-    /// memory in order and written, with what comes after them, once it can: nothing made
-    /// while the disk was full is lost unless the hold overflows or the process dies. True
+    /// memory in order (and copied by `onHold`) and written, with what comes after them, once
+    /// it can: nothing made while the disk was full is lost unless the hold overflows. True
     /// when a webhook got events.
     private func storeDurably(_ fresh: [StateStore.StoredEvent], now: Timestamp) -> Bool {
         guard let store else { return false }
@@ -167,8 +169,9 @@ public final class EventPublisher: @unchecked Sendable {
 
     private func hold(_ fresh: [StateStore.StoredEvent], in d: inout Durability) {
         let droppedBefore = d.held.dropped
-        d.held.hold(fresh)
+        let droppedIDs = d.held.hold(fresh)
         d.droppedTotal += d.held.dropped - droppedBefore
+        if !fresh.isEmpty || !droppedIDs.isEmpty { onHold?(fresh, droppedIDs) }
         if droppedBefore == 0 && d.held.dropped > 0 {
             log(
                 "error: state.events_dropped held=\(HeldEvents.limit) next=the state store has not written for "

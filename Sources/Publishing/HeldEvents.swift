@@ -19,11 +19,13 @@ struct HeldEvents: Sendable {
 
     var isEmpty: Bool { events.isEmpty }
 
-    /// Holds `batch` after what is held already, dropping what the bound asks for.
-    mutating func hold(_ batch: [StateStore.StoredEvent], limit: Int = HeldEvents.limit) {
+    /// Holds `batch` after what is held already, dropping what the bound asks for; returns
+    /// the ids of the events dropped (the runtime copy drops them too).
+    @discardableResult
+    mutating func hold(_ batch: [StateStore.StoredEvent], limit: Int = HeldEvents.limit) -> [String] {
         events += batch
         var excess = events.count - limit
-        guard excess > 0 else { return }
+        guard excess > 0 else { return [] }
         var keep = [Bool](repeating: true, count: events.count)
         for i in events.indices where excess > 0 && Self.supersededTypes.contains(events[i].type) {
             keep[i] = false
@@ -33,8 +35,10 @@ struct HeldEvents: Sendable {
             keep[i] = false
             excess -= 1
         }
-        dropped += keep.lazy.filter { !$0 }.count
+        let droppedIDs = events.indices.filter { !keep[$0] }.map { events[$0].id }
+        dropped += droppedIDs.count
         events = events.indices.filter { keep[$0] }.map { events[$0] }
+        return droppedIDs
     }
 
     /// Empties the hold after the store took its events; returns how many were dropped.

@@ -17,7 +17,8 @@ extension StateStore {
     }
 
     /// Appends events to the history and, for each, an outbox row per webhook that wants it,
-    /// in one transaction; trims the history to `historyLimit`. Once this returns, the events
+    /// in one transaction; trims the history to `historyLimit`. An event whose id the history
+    /// holds already is neither stored nor routed again. Once this returns, the events
     /// survive a crash of the process and will be delivered; with `synced`, a power cut too.
     ///
     /// - Parameters:
@@ -35,6 +36,8 @@ extension StateStore {
                 "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
             for e in events {
                 try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body])
+                // Stored already (a copy kept through a crash, `LiveDaemon+Unsaved`): routed already.
+                guard db.changes > 0 else { continue }
                 for webhook in webhooks(e) {
                     try insertOutbox.execute([webhook, e.id, e.type, e.body, now.nanoseconds])
                 }
@@ -73,6 +76,15 @@ extension StateStore {
                 return out.count < limit
             }
             return out
+        }
+    }
+
+    /// Deletes these events from the history (all of them when nil); their outbox rows stay.
+    public func removeEvents(_ ids: [String]?) throws {
+        try db.write { (db) throws(SQLiteError) in
+            guard let ids else { return try db.execute("DELETE FROM event") }
+            let delete = try db.prepare("DELETE FROM event WHERE id = ?")
+            for id in ids { try delete.execute([id]) }
         }
     }
 

@@ -54,14 +54,16 @@ struct LiveDaemon {
         let store = openStore()
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
         if let store { restoreRegions(from: store, into: &core) }
-        // States a stop could not save (a full disk) are newer than the store's.
-        let unsaved = takeUnsaved()
+        // States an earlier run could not save (a full disk) are newer than the store's.
+        let keep = UnsavedKeep(directory: UnsavedKeep.directory(apiSocket: config.api.socket), log: log)
+        let unsaved = keep.takeOver()
         if let unsaved {
             for region in unsaved.state.regions { _ = core.restore(region) }
             for asset in unsaved.state.assets { _ = core.restore(asset) }
             let restored = core.savedState()
-            try? store?.saveRegions(restored.regions)
-            try? store?.saveAssets(restored.assets)
+            if (try? store?.saveRegions(restored.regions)) != nil, (try? store?.saveAssets(restored.assets)) != nil {
+                keep.statesSaved()
+            }
         }
         if let store { retireRemovedWebhooks(store: store, specs: config.webhooks) }
         let workers = store.map { makeWebhookWorkers(store: $0) } ?? []
@@ -71,27 +73,28 @@ struct LiveDaemon {
         let publisher = EventPublisher(
             gateway: config.gateway.id, store: store, workers: workers, echo: printEvents, clock: WallClock.now,
             log: log)
-        // Once held events are stored, what a stop kept of them is not needed any more.
-        publisher.onHeldStored = { removeUnsaved() }
+        // What the state store cannot take is copied to the runtime directory until it can.
+        publisher.onHold = { keep.held($0, dropped: $1) }
+        publisher.onHeldStored = { keep.eventsStored() }
         if let unsaved {
             publisher.adoptHeld(unsaved.events)
             publisher.retryHeld(now: true)
         }
         let persistFailures = Mutex(FailureEpisode())
-        let latestState = Mutex<EngineSnapshot?>(nil)
         let engine = LiveEngine(
             engine: core, clock: WallClock.now, publish: publisher.publish,
             persist: { state in
-                latestState.withLock { $0 = state }
                 // Retried every turn that changes a state and every 5 s: logged when it starts
                 // failing and when it works again, not each time.
                 do {
                     try store?.saveRegions(state.regions)
                     try store?.saveAssets(state.assets)
+                    keep.statesSaved()
                     if let took = persistFailures.withLock({ $0.succeeded(at: WallClock.now()) }) {
                         log("info: state.saved_again after_s=\(Int(took.seconds.rounded()))")
                     }
                 } catch {
+                    keep.statesUnsaved(state)
                     if persistFailures.withLock({ $0.failed(at: WallClock.now()) }) {
                         log(
                             "error: state.write_failed error=\(error) next=region and zone states are saved when "
@@ -232,16 +235,16 @@ struct LiveDaemon {
         reloads.cancel()
         // Events held while the disk was full get one last try before the webhooks' last attempt.
         publisher.retryHeld(now: true)
-        let held = publisher.heldEvents
-        if !held.isEmpty {
-            if let state = latestState.withLock({ $0 }), keepUnsaved(events: held, state: state) {
+        let held = publisher.held.events
+        if held > 0 {
+            if keep.isWhole {
                 log(
-                    "warning: state.events_kept held=\(held.count) dir=\(unsavedDirectory) next=the state store "
+                    "warning: state.events_kept held=\(held) dir=\(keep.directory) next=the state store "
                         + "could not write them before the stop; they and the region and zone states are taken back "
                         + "at the next start (the directory lasts until a reboot)")
             } else {
                 log(
-                    "error: state.events_lost held=\(held.count) "
+                    "error: state.events_lost held=\(held) "
                         + "next=the state store could not write them before the stop")
             }
         }

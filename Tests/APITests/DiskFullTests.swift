@@ -117,6 +117,43 @@ import Testing
         #expect(!(firstRun + d.daemon!.logs).contains { $0.contains("state.events_lost") })
     }
 
+    /// A crash while the disk is full (`kill -9`, a watchdog's abort, the OOM killer) has no
+    /// stop to keep anything, so what the state store cannot write is copied to the runtime
+    /// directory as it is held. The next start delivers the held event without any new
+    /// sighting, and knows the region entered meanwhile, so the same beacon is no news. Before,
+    /// the event was lost and the next start reported the region again.
+    @Test(.enabled(if: getuid() == 0)) func aCrashWhileTheDiskIsFullLosesNothingItHeld() throws {
+        let receiver = try WebhookReceiver()
+        let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
+        defer { Self.unmount(state) }
+        let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
+        _ = try d.waitForStatus("one event held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 1 }
+        // Logged after the states went to the runtime directory.
+        try d.daemon!.waitUntil("the region states unsaved") { _, logs in
+            logs.contains { $0.contains("state.write_failed") && $0.contains("region and zone states") }
+        }
+        d.crash()
+        let kept = d.dir.appendingPathComponent("unsaved/beacond.sqlite").path
+        #expect(FileManager.default.fileExists(atPath: kept))
+
+        try FileManager.default.removeItem(atPath: filler)
+        try d.start()
+        try receiver.waitUntil("the event held at the crash, with no new sighting") { _ in
+            receiver.acceptedIDs.count == 2
+        }
+        try d.post([APIDaemon.sighting(major: 2, rssi: -50), APIDaemon.sighting(major: 3)])
+        _ = try d.waitForHistory("r3 entered") { events in
+            events.contains { ($0["data"] as? [String: Any])?["region"] as? String == "r3" }
+        }
+        let history = try d.history(type: "region.*")
+        #expect(history.compactMap { ($0["data"] as? [String: Any])?["region"] as? String } == ["r1", "r2", "r3"])
+        try receiver.waitUntil("r3") { _ in receiver.acceptedIDs.count == 3 }
+        #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String }, "each once, in order")
+        #expect(!FileManager.default.fileExists(atPath: kept), "removed once stored")
+        #expect(d.daemon!.logs.contains { $0.contains("info: state.unsaved_found events=1 regions=3") })
+        #expect(d.stop() == 0)
+    }
+
     /// A receiver acknowledges a batch while the disk is full, so the worker cannot delete it
     /// from the outbox. It must not send it again and again meanwhile (it did: a loop of
     /// resends as fast as HTTP allowed, and a log line each); the delete is saved once there

@@ -23,7 +23,8 @@ import Testing
     @Test func positionsAndRangingGoFirstThenTheOldest() {
         var held = HeldEvents()
         let kinds = ["region.enter", "asset.position", "zone.enter", "ranging", "asset.position", "region.exit"]
-        held.hold(kinds.enumerated().map { Self.event($0.offset, $0.element) }, limit: 4)
+        let first = held.hold(kinds.enumerated().map { Self.event($0.offset, $0.element) }, limit: 4)
+        #expect(first == ["000001", "000003"], "the ids dropped, for the runtime copy to drop")
         // Two over: the two oldest superseded ones (a position and the ranging update)
         #expect(
             held.events.map(\.type) == [
@@ -31,8 +32,9 @@ import Testing
             ])
         #expect(held.dropped == 2)
         // Three more alerts: the last position goes, then the oldest alerts
-        held.hold((6..<9).map { Self.event($0, "zone.exit") }, limit: 4)
+        let second = held.hold((6..<9).map { Self.event($0, "zone.exit") }, limit: 4)
         #expect(held.events.map(\.id) == ["000005", "000006", "000007", "000008"])
+        #expect(second == ["000000", "000002", "000004"])
         #expect(held.dropped == 5)
         let dropped = held.clear()
         #expect(dropped == 5)
