@@ -14,6 +14,7 @@ extension StateStore {
     public func saveAssets(_ snapshots: [AssetSnapshot]) throws -> Int {
         let current = Set(snapshots.map(\.asset))
         return try savedAssets.withLock { cache in
+            let db = try self.db
             let generation = db.generation
             let saved = cache.rows(in: generation)
             let previous = saved ?? [:]

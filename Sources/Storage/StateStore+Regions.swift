@@ -8,6 +8,7 @@ extension StateStore {
     public func saveRegions(_ snapshots: [RegionSnapshot]) throws {
         let current = Dictionary(snapshots.map { (RegionKey($0), $0) }, uniquingKeysWith: { $1 })
         try savedRegions.withLock { cache in
+            let db = try self.db
             let generation = db.generation
             let saved = cache.rows(in: generation)
             let previous = saved ?? [:]

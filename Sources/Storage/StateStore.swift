@@ -16,8 +16,9 @@ import Synchronization
 /// SQLite is used through its C API, not an ORM: the store needs a dozen statements, and
 /// keeping Foundation out of the daemon keeps a gateway's binary and memory small.
 public final class StateStore: Sendable {
-    let db: SQLiteDatabase
-    public var path: String { db.path }
+    /// The directory the file is in, and the file.
+    public let directory: String
+    public let path: String
     /// Events kept in the history; older ones are deleted as new ones arrive.
     public let historyLimit: Int
     /// What `saveRegions` and `saveAssets` last wrote, and in which of the file's generations
@@ -28,38 +29,44 @@ public final class StateStore: Sendable {
     /// Dead letters kept per webhook; older ones are discarded, and counted, as new ones come.
     public let deadLetterLimit: Int
 
+    /// The file once open, the last reason it could not be, and what to do on opening it.
+    let opening: Mutex<Opening>
+
+    /// Opens (creating if needed) the store under `directory` now; throws if it cannot.
+    ///
     /// - Parameter deadLetterLimit: without a cap, a webhook dead for months would fill the
     ///   gateway's storage with dead letters (a store's positions alone are ~900,000 events a
     ///   day); the newest 10,000 say what was lost, and the count says how much.
-    public init(directory: String, historyLimit: Int = 100_000, deadLetterLimit: Int = 10_000) throws {
-        try Self.makeDirectories(directory)
-        db = try SQLiteDatabase(
-            path: directory.hasSuffix("/") ? directory + "beacond.sqlite" : directory + "/beacond.sqlite",
-            migrations: Self.migrations)
-        self.historyLimit = historyLimit
-        self.deadLetterLimit = deadLetterLimit
+    public convenience init(directory: String, historyLimit: Int = 100_000, deadLetterLimit: Int = 10_000) throws {
+        self.init(
+            unopened: directory, historyLimit: historyLimit, deadLetterLimit: deadLetterLimit, setAsideSuffix: nil,
+            onOpen: nil)
+        try open()
     }
 
-    /// Opens the store under `directory`. A file SQLite finds corrupt or not a database at
-    /// all — an SD card failing, a power cut on a filesystem that reorders writes — is renamed
-    /// beside it (`beacond.sqlite.corrupt-SUFFIX`, with its `-wal` and `-shm`), and a new store
-    /// is started. Its history and undelivered events were unreadable anyway; without a store
-    /// the daemon would run for months with webhooks off and no state kept. Any other failure
-    /// (a directory it may not write, a full disk) leaves the file alone and is thrown.
-    /// Returns the store and where the old file went, if it was set aside.
+    init(
+        unopened directory: String, historyLimit: Int, deadLetterLimit: Int,
+        setAsideSuffix: (@Sendable () -> String)?, onOpen: (@Sendable (Opened) -> Void)?
+    ) {
+        self.directory = directory
+        path = directory.hasSuffix("/") ? directory + "beacond.sqlite" : directory + "/beacond.sqlite"
+        self.historyLimit = historyLimit
+        self.deadLetterLimit = deadLetterLimit
+        opening = Mutex(Opening(setAsideSuffix: setAsideSuffix, onOpen: onOpen))
+    }
+
+    /// Opens the store under `directory` now. A file SQLite finds corrupt or not a database at
+    /// all is set aside (`opening(directory:setAsideSuffix:onOpen:)`). Returns the store and
+    /// where the old file went, if it was set aside.
     public static func open(directory: String, setAsideSuffix suffix: String) throws -> (
         store: StateStore, setAside: String?
     ) {
-        do {
-            return (try StateStore(directory: directory), nil)
-        } catch let error as SQLiteError where error.isCorruption {
-            let file = directory.hasSuffix("/") ? directory + "beacond.sqlite" : directory + "/beacond.sqlite"
-            let aside = file + ".corrupt-" + suffix
-            for tail in ["", "-wal", "-shm"] where access(file + tail, F_OK) == 0 {
-                guard rename(file + tail, aside + tail) == 0 else { throw error }
-            }
-            return (try StateStore(directory: directory), aside)
-        }
+        let aside = Mutex<String?>(nil)
+        let store = StateStore.opening(
+            directory: directory, setAsideSuffix: { suffix },
+            onOpen: { opened in aside.withLock { $0 = opened.setAside } })
+        try store.open()
+        return (store, aside.withLock { $0 })
     }
 
     /// Lets a write that finds the file corrupt while the daemon runs empty it in place and go
@@ -72,21 +79,26 @@ public final class StateStore: Sendable {
         copySuffix: @escaping @Sendable () -> String,
         report: @escaping @Sendable (SQLiteDatabase.Report) -> Void
     ) {
-        let path = db.path
+        let path = self.path
         let recovery = SQLiteDatabase.Recovery(
             carried: [
                 ("api_region", .max), ("alarm_flag", .max), ("region_state", .max), ("asset_state", .max),
                 ("webhook_state", .max), ("dead_letter_discarded", .max), ("outbox", Self.carriedBacklog),
             ],
             copyPath: { path + ".corrupt-" + copySuffix() }, report: report)
-        db.recovery.withLock { $0 = recovery }
+        opening.withLock { o in
+            o.recovery = recovery
+            o.database?.recovery.withLock { $0 = recovery }
+        }
     }
 
     /// Reads the whole file and empties it if damaged (`SQLiteDatabase.verify`).
-    public func verify() -> SQLiteDatabase.Verification { db.verify() }
+    public func verify() -> SQLiteDatabase.Verification {
+        do { return try db.verify() } catch { return .failed("\(error)") }
+    }
 
     /// How many times the file was found corrupt while running and emptied (`recoverWhenCorrupt`).
-    public var timesEmptied: Int { db.generation }
+    public var timesEmptied: Int { opening.withLock { $0.database?.generation ?? 0 } }
 
     /// Undelivered events carried to an emptied file (held in memory meanwhile, ~1 KB each);
     /// a larger backlog is lost with the file, as on a restart.

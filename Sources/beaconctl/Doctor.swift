@@ -243,6 +243,13 @@ extension Doctor {
         // Already failing: events wait in the daemon's memory (docs/service.md).
         let held = Int(s["counts"]?["events_held"]?.numberValue ?? 0)
         let dropped = Int(s["counts"]?["events_dropped"]?.numberValue ?? 0)
+        if let failure = s["state_store_error"]?.stringValue {
+            return Check(
+                name: "state store", verdict: .fail,
+                detail: "\(file) cannot be opened: \(failure); \(held) events held in memory, \(dropped) given up on",
+                fix: "gateway.state_dir must be a directory beacond's user can write, on a mounted filesystem "
+                    + "with room; the daemon opens it at its next write (within 5 s), no restart needed")
+        }
         if held > 0 || dropped > 0 {
             let lastFailure = (s["last_errors"]?.items ?? []).map(\.cell).last { $0.contains("state.write_failed") }
             return Check(

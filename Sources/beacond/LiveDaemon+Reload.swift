@@ -33,7 +33,7 @@ extension LiveDaemon {
     }
 
     func reload(
-        running: RunningConfig, engine: LiveEngine, publisher: EventPublisher, store: StateStore?,
+        running: RunningConfig, engine: LiveEngine, publisher: EventPublisher, store: StateStore,
         outputs: DispatchGroup
     ) {
         notifier.reloading()
@@ -64,9 +64,7 @@ extension LiveDaemon {
             let applied = e.apply(reload, from: old, at: now)
             return (applied.summary, applied.events)
         }
-        let webhooks =
-            store.map { reloadWebhooks(new.webhooks, publisher: publisher, store: $0, outputs: outputs) }
-            ?? "no state store"
+        let webhooks = reloadWebhooks(new.webhooks, publisher: publisher, store: store, outputs: outputs)
         running.replace(reload.running)
         log(
             "info: config.reloaded regions_added=\(summary?.added ?? 0) regions_replaced=\(summary?.replaced ?? 0) "

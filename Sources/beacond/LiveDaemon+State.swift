@@ -8,27 +8,38 @@ import Storage
 /// What the daemon takes from the state store at start: region states, the API's region
 /// changes, and the webhooks' outboxes.
 extension LiveDaemon {
-    /// The state store under `gateway.state_dir`; without it the daemon still runs, and says
-    /// that a restart will forget region states and that webhooks are off.
-    func openStore() -> StateStore? {
+    /// The state store under `gateway.state_dir`. When its file cannot be opened (a directory
+    /// beacond may not write, a full disk with a corrupt file to replace) the daemon runs on,
+    /// says so, and holds its events as it does on a full disk; the file is tried again at each
+    /// write, and once it opens the held events are stored and delivered. Until then the
+    /// saved region states and the API's changes are not read: they are for the next start.
+    func openStore() -> StateStore {
+        let store = StateStore.opening(
+            directory: config.gateway.stateDir, setAsideSuffix: { String(WallClock.now().nanoseconds / 1_000_000_000) },
+            onOpen: { [log] opened in
+                if let setAside = opened.setAside {
+                    log(
+                        "error: state.corrupt moved_to=\(setAside) next=started a new state store: region states, the "
+                            + "history and undelivered webhook events in the old file are not restored")
+                }
+                if let failure = opened.failedBefore {
+                    log(
+                        "info: state.available file=\(config.gateway.stateDir) failed_before=\"\(failure)\" next=held "
+                            + "events are stored and delivered; saved region states and API changes apply at the next start"
+                    )
+                }
+            })
+        store.recoverWhenCorrupt(
+            copySuffix: { String(WallClock.now().nanoseconds / 1_000_000_000) },
+            report: { [log] in log(Self.corruptWhileRunningMessage($0)) })
         do {
-            let (store, setAside) = try StateStore.open(
-                directory: config.gateway.stateDir, setAsideSuffix: String(WallClock.now().nanoseconds / 1_000_000_000))
-            if let setAside {
-                log(
-                    "error: state.corrupt moved_to=\(setAside) next=started a new state store: region states, the "
-                        + "history and undelivered webhook events in the old file are not restored")
-            }
-            store.recoverWhenCorrupt(
-                copySuffix: { String(WallClock.now().nanoseconds / 1_000_000_000) },
-                report: { [log] in log(Self.corruptWhileRunningMessage($0)) })
-            return store
+            try store.open()
         } catch {
             log(
-                "warning: state.unavailable dir=\(config.gateway.stateDir) error=\(error) next=running without saved state"
-            )
-            return nil
+                "error: state.unavailable dir=\(config.gateway.stateDir) error=\(error) next=events are held in memory "
+                    + "(and in the runtime directory) and webhooks wait; the state store is tried again at each write")
         }
+        return store
     }
 
     /// Reads the whole state file once the daemon is ready, and then once a day, on a thread of

@@ -53,7 +53,7 @@ struct LiveDaemon {
         let started = WallClock.now()
         let store = openStore()
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
-        if let store { restoreRegions(from: store, into: &core) }
+        if store.openFailure == nil { restoreRegions(from: store, into: &core) }
         // States an earlier run could not save (a full disk) are newer than the store's.
         let keep = UnsavedKeep(directory: UnsavedKeep.directory(apiSocket: config.api.socket), log: log)
         let unsaved = keep.takeOver()
@@ -61,15 +61,12 @@ struct LiveDaemon {
             for region in unsaved.state.regions { _ = core.restore(region) }
             for asset in unsaved.state.assets { _ = core.restore(asset) }
             let restored = core.savedState()
-            if (try? store?.saveRegions(restored.regions)) != nil, (try? store?.saveAssets(restored.assets)) != nil {
+            if (try? store.saveRegions(restored.regions)) != nil, (try? store.saveAssets(restored.assets)) != nil {
                 keep.statesSaved()
             }
         }
-        if let store { retireRemovedWebhooks(store: store, specs: config.webhooks) }
-        let workers = store.map { makeWebhookWorkers(store: $0) } ?? []
-        if store == nil && !config.webhooks.isEmpty {
-            log("error: webhooks.off reason=no state store next=fix gateway.state_dir; events are not delivered")
-        }
+        if store.openFailure == nil { retireRemovedWebhooks(store: store, specs: config.webhooks) }
+        let workers = makeWebhookWorkers(store: store)
         let publisher = EventPublisher(
             gateway: config.gateway.id, store: store, workers: workers, echo: printEvents, clock: WallClock.now,
             log: log)
@@ -87,8 +84,8 @@ struct LiveDaemon {
                 // Retried every turn that changes a state and every 5 s: logged when it starts
                 // failing and when it works again, not each time.
                 do {
-                    try store?.saveRegions(state.regions)
-                    try store?.saveAssets(state.assets)
+                    try store.saveRegions(state.regions)
+                    try store.saveAssets(state.assets)
                     keep.statesSaved()
                     if let took = persistFailures.withLock({ $0.succeeded(at: WallClock.now()) }) {
                         log("info: state.saved_again after_s=\(Int(took.seconds.rounded()))")
@@ -224,7 +221,7 @@ struct LiveDaemon {
         }
         let beacons = engine.perform { e, _ in (e.beaconCount, []) } ?? 0
         notifier.ready(status: statusLine(beacons: beacons, store: store, adapters: adapters))
-        if let store { verifyInBackground(store) }
+        verifyInBackground(store)
         if simulated != nil {
             log(
                 "info: simulation.started receivers=\(config.receivers.count) tags=\(config.assets.count) "

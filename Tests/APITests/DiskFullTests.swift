@@ -154,6 +154,79 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A state file that cannot be opened at start — here `gateway.state_dir` is a file, as a
+    /// mount that has not come up or a read-only filesystem would leave it — no longer means a
+    /// run without a store: events are held as on a full disk, and once the directory can be
+    /// made the next write opens the file, stores them and the webhook gets them, with no
+    /// restart. Before, the daemon ran without history or webhooks until it was restarted.
+    @Test func aStateDirectoryThatCannotBeOpenedAtStartIsOpenedOnceItCanBe() throws {
+        let receiver = try WebhookReceiver()
+        let d = try APIDaemon(
+            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
+                + WebhookDeliveryTests.webhook("crm", receiver),
+            monitoring: WebhookDeliveryTests.monitoring)
+        let state = d.dir.appendingPathComponent("state").path
+        #expect(FileManager.default.createFile(atPath: state, contents: Data("not a directory".utf8)))
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        let status = try d.waitForStatus("the event held") {
+            ($0["counts"] as? [String: Any])?["events_held"] as? Int == 1
+        }
+        #expect((status["state_store_error"] as? String)?.contains("unable to open") == true, "\(status)")
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(
+            doctor.stdout.contains("[FAIL] state store: \(state)/beacond.sqlite cannot be opened"), "\(doctor.stdout)")
+        #expect(receiver.requests.isEmpty)
+
+        try FileManager.default.removeItem(atPath: state)
+        try receiver.waitUntil("the held event, once the file opens") { _ in receiver.acceptedIDs.count == 1 }
+        try d.post([APIDaemon.sighting(major: 2)])
+        try receiver.waitUntil("the next one") { _ in receiver.acceptedIDs.count == 2 }
+        let history = try d.history(type: "region.*")
+        #expect(history.compactMap { ($0["data"] as? [String: Any])?["region"] as? String } == ["r1", "r2"])
+        #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String })
+        let after = try d.client.request("GET", "/v1/status").object
+        #expect(after["state_store_error"] is NSNull)
+        #expect(d.stop() == 0)
+        let logs = d.daemon!.logs
+        #expect(logs.contains { $0.contains("error: state.unavailable") }, "\(logs)")
+        #expect(logs.contains { $0.contains("info: state.available") && $0.contains("failed_before=") }, "\(logs)")
+        // Stopped with nothing held: the next start restores from the file it opened late.
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2)])
+        _ = try d.waitForSightings(2)
+        #expect(try d.history(type: "region.*").count == 2, "no second enter")
+        #expect(d.stop() == 0)
+    }
+
+    /// The worst start: a corrupt state file on a full disk. The file is set aside, and the new
+    /// one cannot be made until there is room; until then events are held, and then the file
+    /// is made, and they are stored and delivered, without a restart.
+    @Test(.enabled(if: getuid() == 0)) func aCorruptFileOnAFullDiskIsReplacedOnceThereIsRoom() throws {
+        let receiver = try WebhookReceiver()
+        let (d, state) = try Self.daemon(regions: 2, webhook: receiver)
+        defer { Self.unmount(state) }
+        let file = state.appendingPathComponent("beacond.sqlite")
+        try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: file)
+        let filler = try Self.fill(state)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 1)])
+        _ = try d.waitForStatus("the event held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 1 }
+        #expect(receiver.requests.isEmpty)
+
+        try FileManager.default.removeItem(atPath: filler)
+        try receiver.waitUntil("the held event, once the new file is made") { _ in receiver.acceptedIDs.count == 1 }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: state.path).filter {
+            $0.hasPrefix("beacond.sqlite.corrupt-")
+        }
+        #expect(aside.count == 1, "\(aside)")
+        #expect(d.stop() == 0)
+        let logs = d.daemon!.logs
+        #expect(logs.contains { $0.contains("error: state.unavailable") }, "\(logs)")
+        #expect(logs.contains { $0.contains("error: state.corrupt moved_to=") }, "\(logs)")
+    }
+
     /// A receiver acknowledges a batch while the disk is full, so the worker cannot delete it
     /// from the outbox. It must not send it again and again meanwhile (it did: a loop of
     /// resends as fast as HTTP allowed, and a log line each); the delete is saved once there

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -60,6 +61,32 @@ import Testing
         // An asset that left every zone is removed
         try StateStore(directory: dir).saveAssets([])
         #expect(try StateStore(directory: dir).loadAssets().snapshots.isEmpty)
+    }
+
+    /// A store whose file cannot be opened yet fails each use with the reason, and opens at the
+    /// first use that can, telling `onOpen` once.
+    @Test func aStoreThatCannotOpenYetOpensAtTheFirstUseThatCan() throws {
+        let dir = try Executables.temporaryDirectory().appendingPathComponent("state").path
+        #expect(FileManager.default.createFile(atPath: dir, contents: Data()), "a file where the directory goes")
+        let opened = Mutex<[StateStore.Opened]>([])
+        let store = StateStore.opening(
+            directory: dir, setAsideSuffix: { "1" }, onOpen: { o in opened.withLock { $0.append(o) } })
+        let event = { (n: Int) in
+            StateStore.StoredEvent(id: "E\(n)", type: "beacond.region.enter", time: .seconds(Int64(n)), body: "{}")
+        }
+        #expect(throws: SQLiteError.self) { try store.append([event(1)]) }
+        #expect(store.openFailure?.contains("unable to open") == true, "\(store.openFailure ?? "nil")")
+        #expect(opened.withLock { $0.isEmpty })
+
+        try FileManager.default.removeItem(atPath: dir)
+        try store.append([event(2)])
+        try store.append([event(3)])
+        #expect(try store.events().map(\.id) == ["E2", "E3"])
+        #expect(store.openFailure == nil)
+        let told = opened.withLock { $0 }
+        #expect(told.count == 1)
+        #expect(told.first?.failedBefore?.contains("unable to open") == true)
+        #expect(told.first?.setAside == nil)
     }
 
     @Test func eventHistoryKeepsTheNewestAndPagesAfterAnId() throws {
