@@ -25,6 +25,8 @@ final class UnsavedKeep: Sendable {
         var hasStates = false
         /// Told once until a write works again.
         var failing = false
+        /// A write failed since the held events were last stored: some are not in the keep.
+        var incomplete = false
     }
 
     init(directory: String, log: @escaping @Sendable (String) -> Void) {
@@ -88,6 +90,8 @@ final class UnsavedKeep: Sendable {
 
     /// The state store took the held events.
     func eventsStored() {
+        // What could not be copied is stored now too.
+        state.withLock { $0.incomplete = false }
         clear { c, store in
             if c.hasEvents { try store.removeEvents(nil) }
             c.hasEvents = false
@@ -105,8 +109,8 @@ final class UnsavedKeep: Sendable {
         }
     }
 
-    /// Whether everything held so far is here (false after a failed write).
-    var isWhole: Bool { state.withLock { $0.store != nil && !$0.failing } }
+    /// Whether every event held now is here (not after a failed write).
+    var isWhole: Bool { state.withLock { $0.store != nil && !$0.incomplete } }
 
     private func write(_ body: (inout Contents, StateStore) throws -> Void) {
         state.withLock { c in
@@ -122,6 +126,7 @@ final class UnsavedKeep: Sendable {
                             + "cannot write is in memory only: a crash before it can loses it")
                 }
                 c.failing = true
+                c.incomplete = true
             }
         }
     }
@@ -130,10 +135,9 @@ final class UnsavedKeep: Sendable {
     private func clear(_ body: (inout Contents, StateStore) throws -> Void) {
         state.withLock { c in
             guard let store = c.store else { return }
-            do { try body(&c, store) } catch { c.failing = true }
+            do { try body(&c, store) } catch { c.failing = true }  // left as it is, for the next start
             guard !c.hasEvents && !c.hasStates else { return }
-            c.store = nil
-            c.failing = false
+            c = Contents()
             Self.remove(directory)
         }
     }

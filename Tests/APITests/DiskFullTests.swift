@@ -154,6 +154,24 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A runtime directory that cannot take the copy (here a file is in its way) is told once,
+    /// and a stop says the held event is lost rather than kept.
+    @Test(.enabled(if: getuid() == 0)) func aRuntimeDirectoryThatCannotTakeTheCopyIsTold() throws {
+        let receiver = try WebhookReceiver()
+        let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
+        defer { Self.unmount(state) }
+        let blocked = d.dir.appendingPathComponent("unsaved").path
+        #expect(FileManager.default.createFile(atPath: blocked, contents: Data()))
+        _ = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
+        try d.post([APIDaemon.sighting(major: 3)])
+        _ = try d.waitForStatus("two events held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 2 }
+        #expect(d.stop() == 0)
+        let logs = d.daemon!.logs
+        #expect(logs.filter { $0.contains("error: state.unsaved_not_kept") }.count == 1, "\(logs)")
+        #expect(logs.contains { $0.contains("error: state.events_lost held=2") }, "\(logs)")
+        #expect(!logs.contains { $0.contains("state.events_kept") })
+    }
+
     /// A state file that cannot be opened at start — here `gateway.state_dir` is a file, as a
     /// mount that has not come up or a read-only filesystem would leave it — no longer means a
     /// run without a store: events are held as on a full disk, and once the directory can be
