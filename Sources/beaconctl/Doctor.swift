@@ -167,6 +167,7 @@ struct Doctor: ParsableCommand {
                 : Check(
                     name: "advertisements", verdict: .warn, detail: "none heard yet",
                     fix: "are beacons powered and in range? is bluetooth.min_rssi too high?"))
+        if let behind = engineCheck(s) { checks.append(behind) }
         checks += siteChecks(s)
         if let store = s["state_store"]?.stringValue { checks.append(storageCheck(store, status: s)) }
         for hook in s["webhooks"]?.items ?? [] {
@@ -231,6 +232,22 @@ extension Doctor {
                         + "offline should not send what is older than monitoring.exit_timeout"))
         }
         return checks
+    }
+}
+
+extension Doctor {
+    /// Sightings dropped because the engine had 50,000 waiting: it cannot keep up with what the
+    /// radios and relays hear, or something held it up (a state file locked by another process).
+    /// Said only when it happened; a warning, since the count is since the daemon started.
+    func engineCheck(_ s: JSONValue) -> Check? {
+        let dropped = Int(s["counts"]?["engine_behind"]?.numberValue ?? 0)
+        guard dropped > 0 else { return nil }
+        return Check(
+            name: "engine", verdict: .warn,
+            detail: "\(dropped) sightings dropped since the daemon started: the engine fell behind what it was sent",
+            fix: "look for engine.behind in the log; fewer assets or regions, a longer positioning.publish_interval "
+                + "or a faster gateway; or whatever held the engine up (a sqlite3 shell with a transaction open on "
+                + "the state file)")
     }
 }
 
