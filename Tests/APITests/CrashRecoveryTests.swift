@@ -9,11 +9,7 @@ import Testing
     /// webhook for their events.
     static func daemonWithWebhook(regions: Int) throws -> (WebhookReceiver, APIDaemon) {
         let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: regions) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver),
-            monitoring: "enter_sightings: 1, exit_timeout: 5m")
-        return (receiver, d)
+        return (receiver, try WebhookDeliveryTests.daemon(regions: regions, webhook: receiver))
     }
 
     /// The state file overwritten with garbage (a failing SD card): the daemon sets it aside,

@@ -20,10 +20,7 @@ import Testing
     /// A daemon (not started) with `regions` regions and a webhook `crm` to `receiver` (with
     /// `extra` settings), its state directory on a fresh tmpfs.
     static func daemon(regions: Int, webhook receiver: WebhookReceiver, extra: String = "") throws -> (APIDaemon, URL) {
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: regions) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver, extra: extra),
-            monitoring: WebhookDeliveryTests.monitoring)
+        let d = try WebhookDeliveryTests.daemon(regions: regions, webhook: receiver, extra: extra)
         return (d, try mountTmpfs(d))
     }
 
@@ -179,10 +176,7 @@ import Testing
     /// restart. Before, the daemon ran without history or webhooks until it was restarted.
     @Test func aStateDirectoryThatCannotBeOpenedAtStartIsOpenedOnceItCanBe() throws {
         let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver),
-            monitoring: WebhookDeliveryTests.monitoring)
+        let d = try WebhookDeliveryTests.daemon(regions: 2, webhook: receiver)
         let state = d.dir.appendingPathComponent("state").path
         #expect(FileManager.default.createFile(atPath: state, contents: Data("not a directory".utf8)))
         try d.start()

@@ -19,10 +19,7 @@ import Testing
 
     @Test func aHeldUpEngineIsToldByTheRelayAnswerAndByDoctor() throws {
         let receiver = try WebhookReceiver()
-        let d = try APIDaemon(
-            extra: WebhookDeliveryTests.site(regions: 2) + "webhooks:\n"
-                + WebhookDeliveryTests.webhook("crm", receiver),
-            monitoring: WebhookDeliveryTests.monitoring)
+        let d = try WebhookDeliveryTests.daemon(regions: 2, webhook: receiver)
         try d.start()
         try d.post([APIDaemon.sighting(major: 1)])
         try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }

@@ -20,6 +20,14 @@ import Testing
     /// Regions stay inside for the test's length: the events are exactly the first states.
     static let monitoring = "enter_sightings: 1, exit_timeout: 5m"
 
+    /// A daemon (not started) with `regions` regions that enter on one sighting, and a webhook
+    /// `crm` (with `extra` settings) for their events to `receiver`.
+    static func daemon(regions: Int, webhook receiver: WebhookReceiver, extra: String = "") throws -> APIDaemon {
+        try APIDaemon(
+            extra: site(regions: regions) + "webhooks:\n" + webhook("crm", receiver, extra: extra),
+            monitoring: monitoring)
+    }
+
     func regionEventIDs(_ d: APIDaemon) throws -> [String] {
         try d.history(type: "region.*").compactMap { $0["id"] as? String }
     }
