@@ -36,7 +36,7 @@ extension StateStore {
                 "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
             for e in events {
                 try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body])
-                // Stored already (a copy kept through a crash, `LiveDaemon+Unsaved`): routed already.
+                // Stored already (a copy kept through a crash, `UnsavedKeep`): routed already.
                 guard db.changes > 0 else { continue }
                 for webhook in webhooks(e) {
                     try insertOutbox.execute([webhook, e.id, e.type, e.body, now.nanoseconds])
