@@ -170,34 +170,7 @@ struct Doctor: ParsableCommand {
         if let behind = engineCheck(s) { checks.append(behind) }
         checks += siteChecks(s)
         if let store = s["state_store"]?.stringValue { checks.append(storageCheck(store, status: s)) }
-        for hook in s["webhooks"]?.items ?? [] {
-            let id = hook["id"]?.cell ?? "?"
-            switch hook["state"]?.stringValue {
-            case "disabled":
-                checks.append(
-                    Check(
-                        name: "webhook \(id)", verdict: .fail,
-                        detail:
-                            "disabled: \(hook["disabled"]?.cell ?? "-"); \(Outbox.dead(hook)) dead letters",
-                        fix: "fix the receiver, then change the webhook's url and reload"))
-            case "retrying":
-                checks.append(
-                    Check(
-                        name: "webhook \(id)", verdict: .warn,
-                        detail: "failing: \(hook["last_error"]?.cell ?? "-"); \(hook["pending"]?.cell ?? "0") waiting",
-                        fix: "check that \(hook["url"]?.cell ?? "the url") is reachable from the gateway"))
-            default:
-                let dead = hook["dead_letters"]?.numberValue ?? 0
-                checks.append(
-                    dead > 0
-                        ? Check(
-                            name: "webhook \(id)", verdict: .warn,
-                            detail: "\(hook["delivered"]?.cell ?? "0") delivered; \(Outbox.dead(hook)) never delivered",
-                            fix: "beaconctl outbox lists them; a longer max_age keeps events through a longer outage")
-                        : Check(
-                            name: "webhook \(id)", verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered"))
-            }
-        }
+        checks += (s["webhooks"]?.items ?? []).map(webhookCheck)
         return checks
     }
 }
@@ -232,6 +205,45 @@ extension Doctor {
                         + "offline should not send what is older than monitoring.exit_timeout"))
         }
         return checks
+    }
+}
+
+extension Doctor {
+    /// A webhook: disabled (410), failing, events it never delivered, and whether its host
+    /// takes a connection from this gateway at all (`Reachability`), which a webhook that has
+    /// had nothing to send yet shows no other way.
+    func webhookCheck(_ hook: JSONValue) -> Check {
+        let name = "webhook \(hook["id"]?.cell ?? "?")"
+        let url = hook["url"]?.stringValue ?? ""
+        if hook["state"]?.stringValue == "disabled" {
+            return Check(
+                name: name, verdict: .fail,
+                detail: "disabled: \(hook["disabled"]?.cell ?? "-"); \(Outbox.dead(hook)) dead letters",
+                fix: "fix the receiver, then change the webhook's url and reload")
+        }
+        let endpoint = Reachability.endpoint(of: url)
+        if let endpoint, let failure = Reachability.failure(host: endpoint.host, port: endpoint.port) {
+            return Check(
+                name: name, verdict: .fail,
+                detail: "cannot connect to \(failure); \(hook["pending"]?.cell ?? "0") waiting",
+                fix: "check \(url), the gateway's DNS and firewall; events wait in the outbox up to max_age")
+        }
+        let reachable = endpoint.map { " (\($0.host):\($0.port) takes connections)" } ?? ""
+        if hook["state"]?.stringValue == "retrying" {
+            return Check(
+                name: name, verdict: .warn,
+                detail: "failing: \(hook["last_error"]?.cell ?? "-"); \(hook["pending"]?.cell ?? "0") waiting"
+                    + reachable,
+                fix: "\(url) takes connections, so the fault is in the exchange: a TLS certificate, the path, "
+                    + "or the receiver answering errors (its logs)")
+        }
+        if hook["dead_letters"]?.numberValue ?? 0 > 0 {
+            return Check(
+                name: name, verdict: .warn,
+                detail: "\(hook["delivered"]?.cell ?? "0") delivered; \(Outbox.dead(hook)) never delivered" + reachable,
+                fix: "beaconctl outbox lists them; a longer max_age keeps events through a longer outage")
+        }
+        return Check(name: name, verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered" + reachable)
     }
 }
 

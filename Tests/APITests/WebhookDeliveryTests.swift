@@ -137,12 +137,58 @@ import Testing
         // The receiver is fixed (a new one at a new url) and the daemon restarted: nothing is
         // failing now, but two events were lost
         #expect(d.stop() == 0)
-        try d.rewrite(extra: Self.oneWebhook(try WebhookReceiver(), maxAge: "1s"))
+        let fixed = try WebhookReceiver()
+        try d.rewrite(extra: Self.oneWebhook(fixed, maxAge: "1s"))
         try d.start()
         let doctor = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
         #expect(doctor.stdout.contains("[WARN] webhook crm: 0 delivered; 2 never delivered"), "\(doctor.stdout)")
         #expect(d.stop() == 0)
+        withExtendedLifetime(fixed) {}
+    }
+
+    /// Before any event is sent (a new install, a quiet site) doctor tells a webhook whose host
+    /// takes no connection — a closed port, a name that does not resolve — from one that does,
+    /// without sending either a request. Before, all three were "ok: 0 delivered".
+    @Test func doctorTriesEachWebhooksHostBeforeAnyEventIsSent() throws {
+        let good = try WebhookReceiver()
+        let closed = try Self.closedPort()
+        let d = try APIDaemon(
+            extra: Self.site(regions: 1) + "webhooks:\n" + Self.webhook("crm", good)
+                + "  - {id: wms, url: \"http://127.0.0.1:\(closed)/hook\"}\n"
+                + "  - {id: erp, url: \"https://no-such-host.invalid/hook\"}\n",
+            monitoring: Self.monitoring)
+        try d.start()
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        let port = good.url.split(separator: ":").last!.prefix { $0.isNumber }
+        #expect(
+            doctor.stdout.contains("[ok] webhook crm: 0 delivered (127.0.0.1:\(port) takes connections)"),
+            "\(doctor.stdout)")
+        #expect(
+            doctor.stdout.contains("[FAIL] webhook wms: cannot connect to 127.0.0.1:\(closed): Connection refused"),
+            "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("[FAIL] webhook erp: cannot connect to no-such-host.invalid does not resolve"))
+        #expect(doctor.status == 1)
+        #expect(good.requests.isEmpty, "a check sends no request")
+        #expect(d.stop() == 0)
+    }
+
+    /// A local TCP port nothing listens on (bound, then closed).
+    static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// A webhook removed from the file, by SIGHUP or by a restart: what waited for it is
