@@ -222,11 +222,22 @@ extension Doctor {
                 fix: "fix the receiver, then change the webhook's url and reload")
         }
         let endpoint = Reachability.endpoint(of: url)
+        let delivering = hook["state"]?.stringValue != "retrying" && hook["delivered"]?.numberValue ?? 0 > 0
         if let endpoint, let failure = Reachability.failure(host: endpoint.host, port: endpoint.port) {
+            // It has delivered: through a proxy (libcurl takes https_proxy from the daemon's
+            // environment, which this check does not use), or the receiver went down since.
+            guard !delivering else {
+                return Check(
+                    name: name, verdict: .warn,
+                    detail: "\(hook["delivered"]?.cell ?? "0") delivered, but cannot connect to \(failure) now",
+                    fix: "through a proxy this is expected; else the receiver went down, and the next event will "
+                        + "wait in the outbox until it is back")
+            }
             return Check(
                 name: name, verdict: .fail,
                 detail: "cannot connect to \(failure); \(hook["pending"]?.cell ?? "0") waiting",
-                fix: "check \(url), the gateway's DNS and firewall; events wait in the outbox up to max_age")
+                fix: "check \(url), the gateway's DNS and firewall (or, behind a proxy, https_proxy in beacond's "
+                    + "environment); events wait in the outbox up to max_age")
         }
         let reachable = endpoint.map { " (\($0.host):\($0.port) takes connections)" } ?? ""
         if hook["state"]?.stringValue == "retrying" {

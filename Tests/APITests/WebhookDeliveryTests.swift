@@ -171,6 +171,19 @@ import Testing
         #expect(doctor.stdout.contains("[FAIL] webhook erp: cannot connect to no-such-host.invalid does not resolve"))
         #expect(doctor.status == 1)
         #expect(good.requests.isEmpty, "a check sends no request")
+
+        // One that has delivered and whose receiver went down since (or that goes through a
+        // proxy, which the check does not use): a warning, not a failure.
+        try d.post([APIDaemon.sighting(major: 1)])
+        try good.waitUntil("the first event") { _ in good.acceptedIDs.count == 1 }
+        kill(good.process.processIdentifier, SIGKILL)
+        good.process.waitUntilExit()
+        let after = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(
+            after.stdout.contains(
+                "[WARN] webhook crm: 1 delivered, but cannot connect to 127.0.0.1:\(port): Connection refused now"),
+            "\(after.stdout)")
         #expect(d.stop() == 0)
     }
 
