@@ -113,7 +113,11 @@ struct Status: ParsableCommand {
                     "relays    \(Int(stale)) sightings too old to use, \(Int(ahead)) stamped ahead of this clock")
             }
             let held = s["counts"]?["events_held"]?.numberValue ?? 0
-            if held > 0 {
+            if let failure = s["state_store_error"]?.stringValue {
+                lines.append(
+                    "state     \(Int(held)) events held in memory: the state store cannot be opened: \(failure) "
+                        + "(beaconctl doctor)")
+            } else if held > 0 {
                 lines.append(
                     "state     \(Int(held)) events held in memory: the state store cannot write (beaconctl doctor)")
             }

@@ -189,6 +189,10 @@ import Testing
             Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
         #expect(
             doctor.stdout.contains("[FAIL] state store: \(state)/beacond.sqlite cannot be opened"), "\(doctor.stdout)")
+        let statusCommand = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "status"])
+        #expect(
+            statusCommand.stdout.contains("state     1 events held in memory: the state store cannot be opened: "),
+            "\(statusCommand.stdout)")
         #expect(receiver.requests.isEmpty)
 
         try FileManager.default.removeItem(atPath: state)
