@@ -4,6 +4,7 @@ import BeaconRuntime
 import Glibc
 import Publishing
 import Storage
+import Synchronization
 
 /// What the daemon takes from the state store at start: region states, the API's region
 /// changes, and the webhooks' outboxes.
@@ -11,9 +12,9 @@ extension LiveDaemon {
     /// The state store under `gateway.state_dir`. When its file cannot be opened (a directory
     /// beacond may not write, a full disk with a corrupt file to replace) the daemon runs on,
     /// says so, and holds its events as it does on a full disk; the file is tried again at each
-    /// write, and once it opens the held events are stored and delivered. Until then the
-    /// saved region states and the API's changes are not read: they are for the next start.
-    func openStore() -> StateStore {
+    /// write, and once it opens the held events are stored and delivered and the API's region
+    /// changes applied (`applyLateStore`); the saved region states are for the next start.
+    func openStore(late: LateOpening) -> StateStore {
         let store = StateStore.opening(
             directory: config.gateway.stateDir, setAsideSuffix: { String(WallClock.now().nanoseconds / 1_000_000_000) },
             onOpen: { [log] opened in
@@ -25,8 +26,8 @@ extension LiveDaemon {
                 if let failure = opened.failedBefore {
                     log(
                         "info: state.available file=\(config.gateway.stateDir) failed_before=\"\(failure)\" next=held "
-                            + "events are stored and delivered; saved region states and API changes apply at the next start"
-                    )
+                            + "events are stored and delivered, and the API's region changes applied")
+                    late.opened()
                 }
             })
         store.recoverWhenCorrupt(
@@ -85,15 +86,7 @@ extension LiveDaemon {
     /// an exit dated from the last sighting for one whose beacons left.
     func restoreRegions(from store: StateStore, into engine: inout BeaconEngine) {
         do {
-            try store.forgetRemovals(keepingRegionsOf: config.clients)
-            let overrides = try store.loadOverrides()
-            for change in overrides {
-                switch change {
-                case let .monitor(client, region): _ = engine.monitor(client: client, region: region, at: engine.now)
-                case let .remove(client, region): engine.stopMonitoring(client: client, region: region)
-                }
-            }
-            for (alarm, active) in try store.loadAlarmFlags() { engine.setAlarm(alarm, active: active) }
+            let (overrides, _) = try applyAPIChanges(from: store, to: &engine, clients: config.clients)
             let (snapshots, skipped) = try store.loadRegions()
             let restored = snapshots.filter { engine.restore($0) }.count
             let (assets, skippedAssets) = try store.loadAssets()
@@ -107,11 +100,54 @@ extension LiveDaemon {
             }
             log(
                 "info: state.restored regions=\(restored) redefined_or_gone=\(snapshots.count - restored) "
-                    + "unreadable=\(skipped) api_changes=\(overrides.count) assets_in_zones=\(restoredAssets) "
+                    + "unreadable=\(skipped) api_changes=\(overrides) assets_in_zones=\(restoredAssets) "
                     + "assets_not_restored=\(assets.count - restoredAssets + skippedAssets)")
         } catch {
             log("warning: state.unreadable error=\(error) next=regions start unknown")
         }
+    }
+
+    /// Applies the regions added or removed and the alarms switched through the API, as the
+    /// state file holds them, over the configuration's; returns how many changes there were and
+    /// the events of applying them. A region the engine already has as saved is left as it is.
+    func applyAPIChanges(from store: StateStore, to engine: inout BeaconEngine, clients: [ClientSpec]) throws
+        -> (changes: Int, events: [Event])
+    {
+        try store.forgetRemovals(keepingRegionsOf: clients)
+        let overrides = try store.loadOverrides()
+        var events: [Event] = []
+        for change in overrides {
+            switch change {
+            case let .monitor(client, region):
+                guard !engine.regionStatuses(client: client).contains(where: { $0.spec == region }) else { continue }
+                events += engine.monitor(client: client, region: region, at: engine.now).events
+            case let .remove(client, region): engine.stopMonitoring(client: client, region: region)
+            }
+        }
+        for (alarm, active) in try store.loadAlarmFlags() { engine.setAlarm(alarm, active: active) }
+        return (overrides.count, events)
+    }
+
+    /// What a state file opened late (`openStore`) holds for the running daemon: the API's
+    /// region and alarm changes, applied on the engine's thread (queued: this may be called on
+    /// it), and webhooks the configuration no longer names retired. Saved region and zone
+    /// states are not: the engine has been running and reporting its own since the start.
+    func applyLateStore(_ store: StateStore, engine: LiveEngine, running: RunningConfig) {
+        let current = running.current
+        engine.submit(
+            .call { [log] e, _ in
+                do {
+                    let (changes, events) = try applyAPIChanges(from: store, to: &e, clients: current.clients)
+                    log("info: state.api_changes_applied changes=\(changes) next=as at a start")
+                    return events
+                } catch {
+                    log(
+                        "warning: state.unreadable error=\(error) next=the API's region changes apply at the next start"
+                    )
+                    return []
+                }
+            })
+        retireRemovedWebhooks(store: store, specs: current.webhooks)
     }
 
     /// Retires what waits for webhooks the configuration no longer names, at start (on a
@@ -161,5 +197,30 @@ extension LiveDaemon {
                     maxEvents: hook.batchMaxEvents, maxDelay: hook.batchMaxDelay, maxAge: hook.maxAge),
                 timeout: hook.timeout)
         }
+    }
+}
+
+/// What a state file opened late needs done, once the daemon can do it: the file may open at
+/// any write, even before the engine exists.
+final class LateOpening: Sendable {
+    private let state = Mutex<(handler: (@Sendable () -> Void)?, pending: Bool)>((nil, false))
+
+    /// The file opened after failing: run the handler, now or when there is one.
+    func opened() {
+        let handler = state.withLock { s -> (@Sendable () -> Void)? in
+            if s.handler == nil { s.pending = true }
+            return s.handler
+        }
+        handler?()
+    }
+
+    /// What to do; run at once if the file has opened already.
+    func handle(_ handler: @escaping @Sendable () -> Void) {
+        let pending = state.withLock { s -> Bool in
+            s.handler = handler
+            defer { s.pending = false }
+            return s.pending
+        }
+        if pending { handler() }
     }
 }

@@ -51,7 +51,8 @@ struct LiveDaemon {
 
     func run() throws {
         let started = WallClock.now()
-        let store = openStore()
+        let late = LateOpening()
+        let store = openStore(late: late)
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
         if store.openFailure == nil { restoreRegions(from: store, into: &core) }
         // States an earlier run could not save (a full disk) are newer than the store's.
@@ -131,6 +132,7 @@ struct LiveDaemon {
         let hub = EventStreamHub(store: store)
         publisher.addListener(hub.publish)
         let running = RunningConfig(config)
+        late.handle { applyLateStore(store, engine: engine, running: running) }
         let context = APIContext(
             configuration: { running.current }, version: BeaconVersion.string, started: started, engine: engine,
             store: store, publisher: publisher,

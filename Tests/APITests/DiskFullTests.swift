@@ -216,6 +216,43 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A region added through the API lives in the state file. A start that cannot open it
+    /// (here the directory is away and a file is in its way, as before a late mount) does not
+    /// monitor that region; once the file opens, it does, without a restart. Before, the region
+    /// went unmonitored until the next restart.
+    @Test func regionsAddedThroughTheAPIApplyWhenTheStateFileOpensLate() throws {
+        let receiver = try WebhookReceiver()
+        let d = try WebhookDeliveryTests.daemon(regions: 1, webhook: receiver)
+        try d.start()
+        let put = try d.client.request(
+            "PUT", "/v1/clients/app/regions/api9", body: "{\"uuid\": \"\(APIDaemon.uuid)\", \"major\": 9}")
+        #expect(put.status == 200)
+        #expect(d.stop() == 0)
+        let state = d.dir.appendingPathComponent("state")
+        let away = d.dir.appendingPathComponent("state.away")
+        try FileManager.default.moveItem(at: state, to: away)
+        #expect(FileManager.default.createFile(atPath: state.path, contents: Data()))
+
+        try d.start()
+        let regions = { () throws -> [String] in
+            let list = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+            return (list ?? []).compactMap { $0["id"] as? String }
+        }
+        #expect(try regions() == ["r1"], "the API's region is in the file that cannot be opened")
+        try FileManager.default.removeItem(at: state)
+        try FileManager.default.moveItem(at: away, to: state)
+        try d.post([APIDaemon.sighting(major: 1)])  // a write, which opens the file
+        _ = try d.daemon!.waitUntil("the API's changes applied") { _, logs in
+            logs.contains { $0.contains("info: state.api_changes_applied changes=1") }
+        }
+        #expect(try regions() == ["r1", "api9"])
+        try d.post([APIDaemon.sighting(major: 9)])
+        _ = try d.waitForHistory("api9 determined") { events in
+            events.contains { $0["subject"] as? String == "app/api9" }
+        }
+        #expect(d.stop() == 0)
+    }
+
     /// The worst start: a corrupt state file on a full disk. The file is set aside, and the new
     /// one cannot be made until there is room; until then events are held, and then the file
     /// is made, and they are stored and delivered, without a restart.
