@@ -98,7 +98,9 @@ let package = Package(
             name: "APIRouterTests",
             dependencies: ["API", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Publishing"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "PublishingTests", dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime"]),
+        .testTarget(
+            name: "PublishingTests",
+            dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime", "TestSupport"]),
         .testTarget(
             name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "Simulation", "TestSupport"]),

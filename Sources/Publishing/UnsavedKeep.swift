@@ -14,8 +14,8 @@ import Synchronization
 /// `kill -9` has no stop. Why `/run`: it is a different filesystem (memory), which the full
 /// disk does not stop; it lasts until a reboot (the unit keeps it across restarts). Nothing
 /// is written here while the state store writes.
-final class UnsavedKeep: Sendable {
-    let directory: String
+public final class UnsavedKeep: Sendable {
+    public let directory: String
     private let log: @Sendable (String) -> Void
     private let state = Mutex(Contents())
 
@@ -29,13 +29,13 @@ final class UnsavedKeep: Sendable {
         var incomplete = false
     }
 
-    init(directory: String, log: @escaping @Sendable (String) -> Void) {
+    public init(directory: String, log: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.log = log
     }
 
     /// `$RUNTIME_DIRECTORY/unsaved` under systemd, else `unsaved` beside the API socket.
-    static func directory(apiSocket socket: String) -> String {
+    public static func directory(apiSocket socket: String) -> String {
         let runtime =
             getenv("RUNTIME_DIRECTORY").map { String(cString: $0).split(separator: ":").first.map(String.init) ?? "" }
             ?? ""
@@ -46,7 +46,7 @@ final class UnsavedKeep: Sendable {
 
     /// What an earlier run kept, if anything. It stays here (this keep holds it) until the
     /// state store has taken it: `eventsStored` and `statesSaved`.
-    func takeOver() -> (events: [StateStore.StoredEvent], state: EngineSnapshot)? {
+    public func takeOver() -> (events: [StateStore.StoredEvent], state: EngineSnapshot)? {
         guard access(directory + "/beacond.sqlite", F_OK) == 0 else { return nil }
         return state.withLock { c in
             do {
@@ -71,7 +71,7 @@ final class UnsavedKeep: Sendable {
     }
 
     /// Events just held in memory, and those the hold's bound dropped.
-    func held(_ events: [StateStore.StoredEvent], dropped: [String]) {
+    public func held(_ events: [StateStore.StoredEvent], dropped: [String]) {
         write { c, store in
             try store.append(events)
             try store.removeEvents(dropped)
@@ -80,7 +80,7 @@ final class UnsavedKeep: Sendable {
     }
 
     /// The states the state store could not save.
-    func statesUnsaved(_ snapshot: EngineSnapshot) {
+    public func statesUnsaved(_ snapshot: EngineSnapshot) {
         write { c, store in
             try store.saveRegions(snapshot.regions)
             try store.saveAssets(snapshot.assets)
@@ -89,7 +89,7 @@ final class UnsavedKeep: Sendable {
     }
 
     /// The state store took the held events.
-    func eventsStored() {
+    public func eventsStored() {
         // What could not be copied is stored now too.
         state.withLock { $0.incomplete = false }
         clear { c, store in
@@ -99,7 +99,7 @@ final class UnsavedKeep: Sendable {
     }
 
     /// The state store saved the states.
-    func statesSaved() {
+    public func statesSaved() {
         clear { c, store in
             if c.hasStates {
                 try store.saveRegions([])
@@ -110,7 +110,7 @@ final class UnsavedKeep: Sendable {
     }
 
     /// Whether every event held now is here (not after a failed write).
-    var isWhole: Bool { state.withLock { $0.store != nil && !$0.incomplete } }
+    public var isWhole: Bool { state.withLock { $0.store != nil && !$0.incomplete } }
 
     private func write(_ body: (inout Contents, StateStore) throws -> Void) {
         state.withLock { c in

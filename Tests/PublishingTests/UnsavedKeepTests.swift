@@ -1,0 +1,87 @@
+import BeaconCore
+import Foundation
+import Publishing
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+/// The copy, outside a full disk, of what the state store cannot take (`UnsavedKeep`), on
+/// real SQLite files: it mirrors the hold, is taken over by the next run, and is removed once
+/// the state store has taken everything in it.
+@Suite struct UnsavedKeepTests {
+    static func event(_ n: Int) -> StateStore.StoredEvent {
+        .init(id: "E\(n)", type: "beacond.region.enter", time: .seconds(Int64(n)), body: "{\"n\":\(n)}")
+    }
+
+    static let snapshot = EngineSnapshot(
+        regions: [
+            RegionSnapshot(
+                client: "app", spec: RegionSpec(id: "door", uuid: BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!),
+                state: .inside, lastSeen: .seconds(7), enteredAt: .seconds(5), dwellsFired: 0)
+        ], assets: [])
+
+    /// The lines a keep logs.
+    final class Log: Sendable {
+        private let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+        func write(_ line: String) { lines.withLock { $0.append(line) } }
+    }
+
+    static func keep() throws -> (UnsavedKeep, String, Log) {
+        let dir = try Executables.temporaryDirectory().appendingPathComponent("unsaved").path
+        let log = Log()
+        return (UnsavedKeep(directory: dir, log: log.write), dir, log)
+    }
+
+    @Test func theNextRunTakesOverWhatWasHeldWithoutWhatTheBoundDropped() throws {
+        let (keep, dir, _) = try Self.keep()
+        keep.held([Self.event(1), Self.event(2)], dropped: [])
+        keep.held([Self.event(3)], dropped: ["E1"])
+        keep.statesUnsaved(Self.snapshot)
+        #expect(keep.isWhole)
+
+        let logs = Log()
+        let next = UnsavedKeep(directory: dir, log: logs.write)
+        let taken = try #require(next.takeOver())
+        #expect(taken.events.map(\.id) == ["E2", "E3"])
+        #expect(taken.state.regions == Self.snapshot.regions)
+        #expect(logs.all.contains { $0.contains("info: state.unsaved_found events=2 regions=1") })
+    }
+
+    @Test func itIsRemovedOnlyOnceTheStoreHasTakenEventsAndStates() throws {
+        let (keep, dir, _) = try Self.keep()
+        let file = dir + "/beacond.sqlite"
+        keep.held([Self.event(1)], dropped: [])
+        keep.statesUnsaved(Self.snapshot)
+        keep.statesSaved()
+        #expect(FileManager.default.fileExists(atPath: file), "the events are still only here")
+        let afterStates = try #require(UnsavedKeep(directory: dir, log: { _ in }).takeOver())
+        #expect(afterStates.events.map(\.id) == ["E1"])
+        #expect(afterStates.state.regions.isEmpty, "states the store saved are not taken back over newer ones")
+        keep.eventsStored()
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(!FileManager.default.fileExists(atPath: dir))
+        #expect(UnsavedKeep(directory: dir, log: { _ in }).takeOver() == nil)
+    }
+
+    @Test func aKeepThatCannotBeWrittenIsToldOnceAndIsNotWhole() throws {
+        let (keep, dir, logs) = try Self.keep()
+        #expect(FileManager.default.createFile(atPath: dir, contents: Data()), "a file where the directory goes")
+        keep.held([Self.event(1)], dropped: [])
+        keep.held([Self.event(2)], dropped: [])
+        #expect(!keep.isWhole)
+        #expect(logs.all.filter { $0.contains("state.unsaved_not_kept") }.count == 1)
+    }
+
+    @Test func anUnreadableKeepIsToldAndRemoved() throws {
+        let (keep, dir, logs) = try Self.keep()
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Data(repeating: 0xA5, count: 8_192).write(to: URL(fileURLWithPath: dir + "/beacond.sqlite"))
+        #expect(keep.takeOver() == nil)
+        #expect(logs.all.contains { $0.contains("state.unsaved_unreadable") })
+        #expect(!FileManager.default.fileExists(atPath: dir + "/beacond.sqlite"))
+        keep.held([Self.event(1)], dropped: [])
+        #expect(keep.isWhole, "a new keep in its place")
+    }
+}
