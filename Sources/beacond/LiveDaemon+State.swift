@@ -50,6 +50,8 @@ extension LiveDaemon {
     func verifyInBackground(_ store: StateStore) {
         detachThread { [log] in
             while true {
+                // A file not open yet (`openStore`) is read once it opens, not failed daily.
+                while store.openFailure != nil { sleep(5) }
                 let started = BootClock.elapsed()
                 switch store.verify() {
                 case .whole:

@@ -204,10 +204,14 @@ import Testing
         #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String })
         let after = try d.client.request("GET", "/v1/status").object
         #expect(after["state_store_error"] is NSNull)
+        try d.daemon!.waitUntil("the whole file read once it opened") { _, logs in
+            logs.contains { $0.contains("info: state.verified result=whole") }
+        }
         #expect(d.stop() == 0)
         let logs = d.daemon!.logs
         #expect(logs.contains { $0.contains("error: state.unavailable") }, "\(logs)")
         #expect(logs.contains { $0.contains("info: state.available") && $0.contains("failed_before=") }, "\(logs)")
+        #expect(!logs.contains { $0.contains("state.verify_failed") }, "read once it opened, not failed at start")
         // Stopped with nothing held: the next start restores from the file it opened late.
         try d.start()
         try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2)])
