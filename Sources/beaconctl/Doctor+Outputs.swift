@@ -1,0 +1,151 @@
+import BeaconCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The doctor's checks of what the daemon keeps and sends: the state store, the engine's
+/// backlog and each webhook, from `/v1/status`.
+extension Doctor {
+    /// A webhook: disabled (410), failing, events it never delivered, and whether its host
+    /// takes a connection from this gateway at all (`Reachability`), which a webhook that has
+    /// had nothing to send yet shows no other way.
+    func webhookCheck(_ hook: JSONValue) -> Check {
+        let name = "webhook \(hook["id"]?.cell ?? "?")"
+        let url = hook["url"]?.stringValue ?? ""
+        if hook["state"]?.stringValue == "disabled" {
+            return Check(
+                name: name, verdict: .fail,
+                detail: "disabled: \(hook["disabled"]?.cell ?? "-"); \(Outbox.dead(hook)) dead letters",
+                fix: "fix the receiver, then change the webhook's url and reload")
+        }
+        let endpoint = Reachability.endpoint(of: url)
+        let delivering = hook["state"]?.stringValue != "retrying" && hook["delivered"]?.numberValue ?? 0 > 0
+        if let endpoint, let failure = Reachability.failure(host: endpoint.host, port: endpoint.port) {
+            // It has delivered: through a proxy (libcurl takes https_proxy from the daemon's
+            // environment, which this check does not use), or the receiver went down since.
+            guard !delivering else {
+                return Check(
+                    name: name, verdict: .warn,
+                    detail: "\(hook["delivered"]?.cell ?? "0") delivered, but cannot connect to \(failure) now",
+                    fix: "through a proxy this is expected; else the receiver went down, and the next event will "
+                        + "wait in the outbox until it is back")
+            }
+            return Check(
+                name: name, verdict: .fail,
+                detail: "cannot connect to \(failure); \(hook["pending"]?.cell ?? "0") waiting",
+                fix: "check \(url), the gateway's DNS and firewall (or, behind a proxy, https_proxy in beacond's "
+                    + "environment); events wait in the outbox up to max_age")
+        }
+        let reachable = endpoint.map { " (\($0.host):\($0.port) takes connections)" } ?? ""
+        if hook["state"]?.stringValue == "retrying" {
+            return Check(
+                name: name, verdict: .warn,
+                detail: "failing: \(hook["last_error"]?.cell ?? "-"); \(hook["pending"]?.cell ?? "0") waiting"
+                    + reachable,
+                fix: "\(url) takes connections, so the fault is in the exchange: a TLS certificate, the path, "
+                    + "or the receiver answering errors (its logs)")
+        }
+        if hook["dead_letters"]?.numberValue ?? 0 > 0 {
+            return Check(
+                name: name, verdict: .warn,
+                detail: "\(hook["delivered"]?.cell ?? "0") delivered; \(Outbox.dead(hook)) never delivered" + reachable,
+                fix: "beaconctl outbox lists them; a longer max_age keeps events through a longer outage")
+        }
+        return Check(name: name, verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered" + reachable)
+    }
+}
+
+extension Doctor {
+    /// Sightings dropped because the engine had 50,000 waiting: it cannot keep up with what the
+    /// radios and relays hear, or something held it up (a state file locked by another process).
+    /// Said only when it happened; a warning, since the count is since the daemon started.
+    func engineCheck(_ s: JSONValue) -> Check? {
+        let dropped = Int(s["counts"]?["engine_behind"]?.numberValue ?? 0)
+        guard dropped > 0 else { return nil }
+        return Check(
+            name: "engine", verdict: .warn,
+            detail: "\(dropped) sightings dropped since the daemon started: the engine fell behind what it was sent",
+            fix: "look for engine.behind in the log; fewer assets or regions, a longer positioning.publish_interval "
+                + "or a faster gateway; or whatever held the engine up (a sqlite3 shell with a transaction open on "
+                + "the state file)")
+    }
+}
+
+extension Doctor {
+    /// A full filesystem stops the state store: region states, the event history and the
+    /// webhooks' outbox are then not kept, and a dead webhook's backlog is what usually fills
+    /// it. Warned about before it happens: under 100 MB or 5 % free.
+    func storageCheck(_ file: String, status s: JSONValue) -> Check {
+        let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
+        // Already failing: events wait in the daemon's memory (docs/service.md).
+        let held = Int(s["counts"]?["events_held"]?.numberValue ?? 0)
+        let dropped = Int(s["counts"]?["events_dropped"]?.numberValue ?? 0)
+        if let failure = s["state_store_error"]?.stringValue {
+            return Check(
+                name: "state store", verdict: .fail,
+                detail: "\(file) cannot be opened: \(failure); \(held) events held in memory, \(dropped) given up on",
+                fix: "gateway.state_dir must be a directory beacond's user can write, on a mounted filesystem "
+                    + "with room; the daemon opens it at its next write (within 5 s), no restart needed")
+        }
+        if held > 0 || dropped > 0 {
+            let lastFailure = (s["last_errors"]?.items ?? []).map(\.cell).last { $0.contains("state.write_failed") }
+            return Check(
+                name: "state store", verdict: .fail,
+                detail: "it cannot write: \(held) events held in memory, \(dropped) given up on"
+                    + (lastFailure.map { "; \($0)" } ?? ""),
+                fix: "free space in \(directory); held events are stored within 5 s of there being room, "
+                    + "and lost if the daemon stops first")
+        }
+        var fs = statvfs()
+        guard statvfs(directory.isEmpty ? "/" : directory, &fs) == 0 else {
+            return Check(name: "state store", verdict: .skip, detail: "cannot read the free space of \(directory)")
+        }
+        let free = Double(fs.f_bavail) * Double(fs.f_frsize)
+        let total = Double(fs.f_blocks) * Double(fs.f_frsize)
+        let mb = { (bytes: Double) in Int(bytes / 1_000_000) }
+        let detail = "\(mb(free)) MB free of \(mb(total)) MB where it is kept (\(directory))"
+        let emptied = Int(s["counts"]?["state_emptied"]?.numberValue ?? 0)
+        if emptied > 0 {
+            return Check(
+                name: "state store", verdict: .warn,
+                detail: "found corrupt \(emptied) time(s) since the daemon started and emptied in place (the "
+                    + "history went with it)"
+                    + (setAsideFiles(in: directory).last.map { "; the damaged file was copied to \(directory)/\($0)" }
+                        ?? "") + "; \(detail)",
+                fix: "a storage card that corrupts files is failing: look for I/O errors (dmesg) and replace it")
+        }
+        if let aside = setAsideFiles(in: directory).last {
+            return Check(
+                name: "state store", verdict: .warn,
+                detail: "a corrupt state file was set aside as \(directory)/\(aside); \(detail)",
+                fix: "the daemon runs on a new one; the old file's history and undelivered events are in it "
+                    + "(sqlite3 .recover), then delete it; a failing storage card is the usual cause")
+        }
+        guard free < 100_000_000 || free < total * 0.05 else {
+            return Check(name: "state store", verdict: .ok, detail: detail)
+        }
+        return Check(
+            name: "state store", verdict: .warn, detail: detail,
+            fix: "free space there; a webhook that is down keeps its events until max_age (beaconctl outbox)")
+    }
+}
+
+extension Doctor {
+    /// State files the daemon found corrupt at start and renamed (`StateStore.open`), oldest
+    /// first; none when the directory cannot be read.
+    func setAsideFiles(in directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix("beacond.sqlite.corrupt-") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
+                names.append(name)
+            }
+        }
+        return names.sorted()
+    }
+}
