@@ -25,13 +25,15 @@ import Testing
     }
 
     /// Starts `d`, waits until the first region's event reached `receiver`, fills the disk
-    /// and has the second region entered; returns the file to delete to make room.
+    /// and has the second region entered, and waits until its event is held; returns the file
+    /// to delete to make room.
     static func fillAfterTheFirstEvent(_ d: APIDaemon, to receiver: WebhookReceiver, state: URL) throws -> String {
         try d.start()
         try d.post([APIDaemon.sighting(major: 1)])
         try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }
         let filler = try fill(state)
         try d.post([APIDaemon.sighting(major: 2)])
+        _ = try d.waitForStatus("one event held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 1 }
         return filler
     }
 
@@ -90,7 +92,6 @@ import Testing
         let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
         defer { Self.unmount(state) }
         let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
-        _ = try d.waitForStatus("one event held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 1 }
         #expect(d.stop() == 0)
         let firstRun = d.daemon!.logs
         #expect(firstRun.contains { $0.contains("warning: state.events_kept held=1") }, "\(firstRun)")
@@ -124,7 +125,6 @@ import Testing
         let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
         defer { Self.unmount(state) }
         let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
-        _ = try d.waitForStatus("one event held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 1 }
         // Logged after the states went to the runtime directory.
         try d.daemon!.waitUntil("the region states unsaved") { _, logs in
             logs.contains { $0.contains("state.write_failed") && $0.contains("region and zone states") }
