@@ -4,7 +4,8 @@ import Storage
 /// in order, until it can. Without them every event made while the disk was full was lost
 /// for good: not in the history, never sent to a webhook.
 ///
-/// Memory is bounded (`limit` events, about 5 MB at the store's ~500 bytes an event). Past it,
+/// Memory is bounded (`limit` events: the daemon's RSS grew by 10 MB to hold them,
+/// `bench/disk-full.py`). Past it,
 /// the oldest `asset.position` and `ranging` events go first: each is superseded by the next
 /// one for the same asset or region within seconds, while an enter or exit that is lost is a
 /// missed alert. Only when nothing else is left do the oldest events of other kinds go.
