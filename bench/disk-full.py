@@ -9,23 +9,12 @@ back down once there is room. Needs root (mount).
     sudo python3 bench/disk-full.py [binary=.build/release/beacond] [tags=200] [full_minutes=4] [every=15]
 """
 import json, os, socket, subprocess, sys, tempfile, time
+from simstore import dir_kib, rss_kib, write_config
 
 binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond"
 tags = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 full_minutes = float(sys.argv[3]) if len(sys.argv) > 3 else 4
 every = float(sys.argv[4]) if len(sys.argv) > 4 else 15
-
-def rss_mb(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0
-
-def dir_mb(path):
-    total = 0
-    for root, _, files in os.walk(path):
-        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
-    return total / 1e6
 
 def status(sock):
     s = socket.socket(socket.AF_UNIX)
@@ -42,21 +31,16 @@ d = tempfile.mkdtemp(prefix="beacond-full-")
 state = f"{d}/state"
 os.makedirs(state)
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", state], check=True)
-config = open("config/sim-store.yaml").read().replace("state_dir: /var/lib/beacond", f"state_dir: {state}")
-extra = "".join(f'  - {{id: tag-{n:03d}, beacon: {{address: "D0:5E:00:00:{n >> 8:02X}:{n & 255:02X}"}}}}\n'
-                for n in range(21, tags + 1))
-config = config.replace("zones:\n", extra + "zones:\n", 1)
-config += f"api:\n  socket: {d}/api.sock\n"
-open(f"{d}/beacond.yaml", "w").write(config)
+write_config(d, tags)
 daemon = subprocess.Popen([binary, "--config", f"{d}/beacond.yaml", "--simulate", "--no-print-events"],
                           stdout=subprocess.DEVNULL, stderr=open(f"{d}/log", "w"))
 start = time.time()
 
 def sample(phase):
     s = status(f"{d}/api.sock")["counts"]
-    print(f"{(time.time() - start) / 60:5.1f} min  {phase:5}  RSS {rss_mb(daemon.pid):6.1f} MB  "
+    print(f"{(time.time() - start) / 60:5.1f} min  {phase:5}  RSS {rss_kib(daemon.pid) / 1024:6.1f} MB  "
           f"held {s['events_held']:6d}  dropped {s['events_dropped']:7d}  "
-          f"runtime copy {dir_mb(f'{d}/unsaved'):5.1f} MB  events {s['events']:7d}", flush=True)
+          f"runtime copy {dir_kib(f'{d}/unsaved') / 1024:5.1f} MB  events {s['events']:7d}", flush=True)
 
 filler = f"{state}/filler"
 try:

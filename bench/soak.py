@@ -10,34 +10,17 @@ With more tags than the store's 20 (tags=60: three times the events), the event 
 reaches its 100,000-event bound and the dead webhook's outbox its `max_age` within an hour,
 so a run of two hours shows whether the state directory levels off once every bound holds.
 """
-import os, subprocess, sys, tempfile, time
+import subprocess, sys, tempfile, time
+from simstore import dir_kib, rss_kib, write_config
 
 binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond"
 minutes = float(sys.argv[2]) if len(sys.argv) > 2 else 20
 every = float(sys.argv[3]) if len(sys.argv) > 3 else 30
 tags = int(sys.argv[4]) if len(sys.argv) > 4 else 20
 
-def rss_kib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-def dir_kib(path):
-    total = 0
-    for root, _, files in os.walk(path):
-        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
-    return total // 1024
-
 d = tempfile.mkdtemp(prefix="beacond-soak-")
-config = open("config/sim-store.yaml").read().replace("state_dir: /var/lib/beacond", f"state_dir: {d}/state")
-extra = "".join(f'  - {{id: tag-{n:02d}, beacon: {{address: "D0:5E:00:00:{n >> 8:02X}:{n & 255:02X}"}}}}\n'
-                for n in range(21, tags + 1))
-config = config.replace("zones:\n", extra + "zones:\n", 1)
-config += f"api:\n  socket: {d}/api.sock\n"
 # A webhook to a closed port: its outbox fills and retries for the whole run.
-config += "webhooks:\n  - {id: crm, url: 'http://127.0.0.1:9/hook', max_age: 1h}\n"
-open(f"{d}/beacond.yaml", "w").write(config)
+write_config(d, tags, "webhooks:\n  - {id: crm, url: 'http://127.0.0.1:9/hook', max_age: 1h}\n")
 daemon = subprocess.Popen([binary, "--config", f"{d}/beacond.yaml", "--simulate", "--no-print-events"],
                           stdout=subprocess.DEVNULL, stderr=open(f"{d}/log", "w"))
 samples = []
