@@ -93,7 +93,7 @@ public final class UnsavedKeep: Sendable {
         // What could not be copied is stored now too.
         state.withLock { $0.incomplete = false }
         clear { c, store in
-            if c.hasEvents { try store.removeEvents(nil) }
+            if c.hasEvents { try store.removeAllEvents() }
             c.hasEvents = false
         }
     }

@@ -79,13 +79,18 @@ extension StateStore {
         }
     }
 
-    /// Deletes these events from the history (all of them when nil); their outbox rows stay.
-    public func removeEvents(_ ids: [String]?) throws {
+    /// Deletes these events from the history; their outbox rows stay.
+    public func removeEvents(_ ids: [String]) throws {
+        guard !ids.isEmpty else { return }
         try db.write { (db) throws(SQLiteError) in
-            guard let ids else { return try db.execute("DELETE FROM event") }
             let delete = try db.prepare("DELETE FROM event WHERE id = ?")
             for id in ids { try delete.execute([id]) }
         }
+    }
+
+    /// Empties the history; the outbox stays.
+    public func removeAllEvents() throws {
+        try db.write { (db) throws(SQLiteError) in try db.execute("DELETE FROM event") }
     }
 
     /// The id of the newest event in the history.

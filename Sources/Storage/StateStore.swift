@@ -17,7 +17,7 @@ import Synchronization
 /// keeping Foundation out of the daemon keeps a gateway's binary and memory small.
 public final class StateStore: Sendable {
     /// The directory the file is in, and the file.
-    public let directory: String
+    let directory: String
     public let path: String
     /// Events kept in the history; older ones are deleted as new ones arrive.
     public let historyLimit: Int

@@ -15,8 +15,10 @@ extension LiveDaemon {
     /// write, and once it opens the held events are stored and delivered and the API's region
     /// changes applied (`applyLateStore`); the saved region states are for the next start.
     func openStore(late: LateOpening) -> StateStore {
+        // What names a damaged file set aside or copied: the time in seconds.
+        let suffix: @Sendable () -> String = { String(WallClock.now().nanoseconds / 1_000_000_000) }
         let store = StateStore.opening(
-            directory: config.gateway.stateDir, setAsideSuffix: { String(WallClock.now().nanoseconds / 1_000_000_000) },
+            directory: config.gateway.stateDir, setAsideSuffix: suffix,
             onOpen: { [log] opened in
                 if let setAside = opened.setAside {
                     log(
@@ -31,7 +33,7 @@ extension LiveDaemon {
                 }
             })
         store.recoverWhenCorrupt(
-            copySuffix: { String(WallClock.now().nanoseconds / 1_000_000_000) },
+            copySuffix: suffix,
             report: { [log] in log(Self.corruptWhileRunningMessage($0)) })
         do {
             try store.open()

@@ -137,7 +137,7 @@ import Testing
         try store.removeEvents(["E2"])
         #expect(try store.events().map(\.id) == ["E4"])
         #expect(try store.pending(webhook: "crm", limit: 10).count == 2, "removing history leaves the outbox")
-        try store.removeEvents(nil)
+        try store.removeAllEvents()
         #expect(try store.events().isEmpty)
     }
 
