@@ -9,13 +9,11 @@ import Storage
 extension APIRouter {
     func status() -> HTTPReply {
         let now = context.clock()
-        let engineView = context.engine.perform { engine, _ in
-            (
-                (engine.counters, engine.beaconCount, engine.clientIDs.count, engine.tracker?.unplacedReceivers ?? [:]),
-                []
-            )
-        }
-        guard let (counters, beacons, clients, unplaced) = engineView else { return Reply.engineBusy }
+        // Not from the engine's thread: a stuck engine is when this must answer most.
+        let glance = context.engine.glance
+        let (counters, beacons, clients, unplaced) = (
+            glance.counters, glance.beacons, glance.clients, glance.unplacedReceivers
+        )
         let runtime = context.runtime()
         let depths = (try? context.store?.outboxDepths()) ?? []
         let held = context.publisher.held
@@ -32,6 +30,13 @@ extension APIRouter {
                 .object([("reachable", .bool(runtime.bluezReachable)), ("dbus_signals", .int(runtime.dbusSignals))])
             ),
             ("adapters", .array(runtime.adapters.map(Self.json))),
+            (
+                "engine",
+                .object([
+                    ("last_turn", .time(glance.lastTurn)),
+                    ("last_turn_age_s", .round((now - (glance.lastTurn ?? context.started)).seconds, places: 10)),
+                ])
+            ),
             (
                 "rates",
                 .object([

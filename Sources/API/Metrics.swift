@@ -9,8 +9,8 @@ import Storage
 /// conventions: `_total` for counters, base units (seconds), labels for reasons and types.
 extension APIRouter {
     func metrics() -> HTTPReply {
-        let view = context.engine.perform { engine, _ in ((engine.counters, engine.beaconCount), []) }
-        guard let (counters, beacons) = view else { return Reply.engineBusy }
+        let glance = context.engine.glance
+        let (counters, beacons) = (glance.counters, glance.beacons)
         let runtime = context.runtime()
         let depths = (try? context.store?.outboxDepths()) ?? []
         let now = context.clock()
@@ -102,6 +102,10 @@ extension APIRouter {
         m.family("beacond_engine_busy_seconds_total", "counter", "Time spent inside engine turns.")
         m.sample("beacond_engine_busy_seconds_total", [:], timing.busy.seconds)
         m.gauge("beacond_engine_last_turn_seconds", "Duration of the latest engine turn.", timing.lastTurn.seconds)
+        m.gauge(
+            "beacond_engine_last_turn_timestamp_seconds",
+            "When the engine last finished a turn (at least once a second while it runs; an alert on its age finds a stuck engine).",
+            (glance.lastTurn ?? context.started).unixSeconds)
         m.gauge("beacond_stream_clients", "Open event streams.", Double(stream.count))
         m.gauge("beacond_uptime_seconds", "Seconds since start.", (now - context.started).seconds)
         return .response(

@@ -51,6 +51,29 @@ public final class LiveEngine: @unchecked Sendable {
 
     public var timing: Timing { timingState.withLock { $0 } }
 
+    /// What the engine said of itself at the end of its last turn. `/v1/status` and
+    /// `/metrics` read it without waiting for the engine's thread: a daemon whose engine is
+    /// stuck is when an operator most needs them to answer, and to say since when.
+    public struct Glance: Sendable {
+        public var counters: EngineCounters
+        public var beacons: Int
+        public var clients: Int
+        public var unplacedReceivers: [String: Int]
+        /// When the last turn ended (nil: none yet).
+        public var lastTurn: Timestamp?
+
+        init(_ engine: BeaconEngine, lastTurn: Timestamp?) {
+            counters = engine.counters
+            beacons = engine.beaconCount
+            clients = engine.clientIDs.count
+            unplacedReceivers = engine.tracker?.unplacedReceivers ?? [:]
+            self.lastTurn = lastTurn
+        }
+    }
+
+    private let glanceState: Mutex<Glance>
+    public var glance: Glance { glanceState.withLock { $0 } }
+
     /// Called on the engine's thread after every turn of `run()` (at least once a second):
     /// the watchdog's proof that the engine itself, not just the process, is alive.
     public var onTurn: (@Sendable (Timestamp) -> Void)?
@@ -82,6 +105,7 @@ public final class LiveEngine: @unchecked Sendable {
         publish: @escaping @Sendable ([Event]) -> Void, persist: (@Sendable (EngineSnapshot) -> Void)? = nil
     ) {
         self.engine = engine
+        glanceState = Mutex(Glance(engine, lastTurn: nil))
         self.clock = clock
         self.publish = publish
         self.persist = persist
@@ -169,6 +193,8 @@ public final class LiveEngine: @unchecked Sendable {
                 $0.busy = TimeSpan(nanoseconds: $0.busy.nanoseconds + took.nanoseconds)
                 $0.lastTurn = took
             }
+            let glance = Glance(engine, lastTurn: started + took)
+            glanceState.withLock { $0 = glance }
             onTurn?(started + took)
         }
         turn(now: clock(), elapsed: elapsed?())

@@ -147,8 +147,8 @@ public final class EventPublisher: @unchecked Sendable {
                 if d.episode.failed(at: now) {
                     log(
                         "error: state.write_failed error=\(error) next=events are held in memory (at most "
-                            + "\(HeldEvents.limit)) and stored when the state store can write again; free space "
-                            + "in \(store.path)")
+                            + "\(HeldEvents.limit)) and stored when the state store can write again; "
+                            + store.remedy(for: error))
                 }
                 hold(fresh, in: &d)
                 d.nextAttempt = now + Self.retryInterval

@@ -167,7 +167,7 @@ extension StateStore {
     /// Marks a webhook disabled (410 Gone) for its current URL; nil re-enables it. A
     /// disabled webhook stays disabled across restarts until its URL changes.
     public func setDisabled(webhook: String, url: String, reason: String?, at now: Timestamp) throws {
-        try db.write { (db) throws(SQLiteError) in
+        try db.write(patient: true) { (db) throws(SQLiteError) in
             try db.execute(
                 "INSERT OR REPLACE INTO webhook_state (webhook, url, disabled_reason, disabled_ns) VALUES (?, ?, ?, ?)",
                 [webhook, url, reason, reason == nil ? nil : now.nanoseconds])

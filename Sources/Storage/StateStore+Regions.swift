@@ -77,7 +77,7 @@ extension StateStore {
 
     /// Records a region added or replaced (`spec`) or removed (nil) through the API.
     public func saveOverride(_ change: RegionOverride) throws {
-        try db.write { (db) throws(SQLiteError) in
+        try db.write(patient: true) { (db) throws(SQLiteError) in
             let (client, region, spec): (String, String, String?)
             switch change {
             case let .monitor(c, r): (client, region, spec) = (c, r.id, r.json.serialized)
@@ -94,7 +94,7 @@ extension StateStore {
     /// Forgets the API's change to a region: for a region the file does not have, removing it
     /// needs no record (a removal kept for each would grow with every id a client ever used).
     public func forgetOverride(client: String, region: String) throws {
-        try db.write { (db) throws(SQLiteError) in
+        try db.write(patient: true) { (db) throws(SQLiteError) in
             try db.execute("DELETE FROM api_region WHERE client = ? AND region = ?", [client, region])
         }
     }
@@ -131,7 +131,7 @@ extension StateStore {
     /// An alarm switched on or off through the API (`PATCH /v1/alarms/{id}`): it stays so
     /// across restarts until switched again.
     public func saveAlarmFlag(_ alarm: String, active: Bool) throws {
-        try db.write { (db) throws(SQLiteError) in
+        try db.write(patient: true) { (db) throws(SQLiteError) in
             try db.execute("INSERT OR REPLACE INTO alarm_flag (alarm, active) VALUES (?, ?)", [alarm, active])
         }
     }

@@ -100,6 +100,16 @@ public final class StateStore: Sendable {
     /// How many times the file was found corrupt while running and emptied (`recoverWhenCorrupt`).
     public var timesEmptied: Int { opening.withLock { $0.database?.generation ?? 0 } }
 
+    /// What an operator does about a failed write: a lock another process holds ends when
+    /// that process commits; anything else is the disk (full, read-only, gone).
+    public func remedy(for error: any Error) -> String {
+        if let error = error as? SQLiteError, error.isBusy {
+            return
+                "another process holds \(path)'s lock (a sqlite3 shell with a transaction open?); end its transaction"
+        }
+        return "free space in \(path)"
+    }
+
     /// Undelivered events carried to an emptied file (held in memory meanwhile, ~1 KB each);
     /// a larger backlog is lost with the file, as on a restart.
     public static let carriedBacklog = 20_000

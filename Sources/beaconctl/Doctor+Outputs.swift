@@ -57,18 +57,28 @@ extension Doctor {
 }
 
 extension Doctor {
-    /// Sightings dropped because the engine had 50,000 waiting: it cannot keep up with what the
-    /// radios and relays hear, or something held it up (a state file locked by another process).
-    /// Said only when it happened; a warning, since the count is since the daemon started.
+    /// An engine that has not turned for this long is stuck: it turns at least once a second.
+    static let stuckEngineAfter = 10.0
+
+    /// A stuck engine (no sightings handled, no timers, no alerts) fails; sightings dropped
+    /// because the engine had 50,000 waiting warn: it could not keep up with what the radios
+    /// and relays hear. Said only when it happened; the count is since the daemon started.
     func engineCheck(_ s: JSONValue) -> Check? {
         let dropped = Int(s["counts"]?["engine_behind"]?.numberValue ?? 0)
+        let droppedText = "\(dropped) sightings dropped since the daemon started"
+        if let age = s["engine"]?["last_turn_age_s"]?.numberValue, age >= Self.stuckEngineAfter {
+            return Check(
+                name: "engine", verdict: .fail,
+                detail: "has not run for \(Int(age)) s: no sightings, timers or alerts are handled; \(droppedText)",
+                fix: "systemctl restart beacond (under systemd its watchdog does this), and report the log around "
+                    + "the time it stopped")
+        }
         guard dropped > 0 else { return nil }
         return Check(
             name: "engine", verdict: .warn,
-            detail: "\(dropped) sightings dropped since the daemon started: the engine fell behind what it was sent",
+            detail: "\(droppedText): the engine fell behind what it was sent",
             fix: "look for engine.behind in the log; fewer assets or regions, a longer positioning.publish_interval "
-                + "or a faster gateway; or whatever held the engine up (a sqlite3 shell with a transaction open on "
-                + "the state file)")
+                + "or a faster gateway")
     }
 }
 

@@ -17,7 +17,13 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
         handle = connection
         // Another process (an operator's sqlite3 shell) may hold a lock for a moment.
-        sqlite3_busy_timeout(connection, 5000)
+        setBusyTimeout(milliseconds: 5000)
+    }
+
+    /// How long a statement waits for a lock another process holds before it fails with
+    /// SQLITE_BUSY.
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
     }
 
     deinit { sqlite3_close_v2(handle) }

@@ -26,8 +26,19 @@ public final class SQLiteDatabase: Sendable {
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
         try Self.migrate(connection, migrations)
+        connection.setBusyTimeout(milliseconds: Self.writerWaitMilliseconds)
         writer = Mutex(connection)
     }
+
+    /// How long a write waits for a lock another process holds (an operator's `sqlite3` shell
+    /// with a transaction open) before it fails. Short, because the engine's thread writes:
+    /// waiting SQLite's usual seconds on every batch would stall the engine until the radios'
+    /// sightings overflowed its queue. A failed write is held and tried again by its caller
+    /// (`EventPublisher`, the state saves, a webhook's acknowledgement); writes that cannot be
+    /// held wait longer with `patient`.
+    static let writerWaitMilliseconds: Int32 = 200
+    /// How many times a `patient` write is tried while the lock is held (about 5 s).
+    static let patientAttempts = 20
 
     /// How many times the file was emptied after it was found corrupt (`startAfresh`): what a
     /// cache of saved rows was written in, so that it knows when to write them all again.
@@ -41,10 +52,28 @@ public final class SQLiteDatabase: Sendable {
     /// `NORMAL`: safe from corruption and from a crash of the process, but the last seconds of
     /// them may roll back when the power goes, which costs a position or a timestamp and
     /// saves an fsync on every one of them.
-    public func write<T: Sendable>(synced: Bool = false, _ body: (SQLiteConnection) throws(SQLiteError) -> T)
-        throws(SQLiteError) -> T
+    ///
+    /// `patient`: while another process holds the lock, tried again for about 5 s, letting go
+    /// of the writer between tries so that the engine's own writes fail fast and are held
+    /// meanwhile (an API change that must be saved before it is answered).
+    public func write<T: Sendable>(
+        synced: Bool = false, patient: Bool = false, _ body: (SQLiteConnection) throws(SQLiteError) -> T
+    ) throws(SQLiteError) -> T {
+        var attempt = 1
+        while true {
+            let result = writeOnce(synced: synced, body)
+            guard patient, case let .failure(error) = result, error.isBusy, attempt < Self.patientAttempts else {
+                return try result.get()
+            }
+            attempt += 1
+            usleep(50_000)
+        }
+    }
+
+    private func writeOnce<T: Sendable>(synced: Bool, _ body: (SQLiteConnection) throws(SQLiteError) -> T)
+        -> Result<T, SQLiteError>
     {
-        let result: Result<T, SQLiteError> = writer.withLock { connection in
+        writer.withLock { connection in
             let seen = generation
             let first = Self.transaction(connection, synced: synced, body)
             // Written again on the emptied file: what this write carries is not lost with it.
@@ -55,7 +84,6 @@ public final class SQLiteDatabase: Sendable {
             }
             return Self.transaction(connection, synced: synced, body)
         }
-        return try result.get()
     }
 
     private static func transaction<T>(

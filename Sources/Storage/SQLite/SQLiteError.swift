@@ -32,4 +32,8 @@ extension SQLiteError {
     /// The file is damaged or is not a database (SQLITE_CORRUPT, SQLITE_NOTADB), as opposed
     /// to a failure of the disk or of permissions that a fix outside the file ends.
     public var isCorruption: Bool { code & 0xFF == 11 || code & 0xFF == 26 }
+
+    /// Another process holds the file's lock (SQLITE_BUSY, SQLITE_LOCKED): a wait ends it,
+    /// not a fix to the disk.
+    public var isBusy: Bool { code & 0xFF == 5 || code & 0xFF == 6 }
 }
