@@ -112,6 +112,10 @@ struct Status: ParsableCommand {
                 lines.append(
                     "relays    \(Int(stale)) sightings too old to use, \(Int(ahead)) stamped ahead of this clock")
             }
+            if let age = s["engine"]?["last_turn_age_s"]?.numberValue, age >= Doctor.stuckEngineAfter {
+                lines.append(
+                    "engine    has not run for \(Int(age)) s: counts are as of then (beaconctl doctor)")
+            }
             let held = s["counts"]?["events_held"]?.numberValue ?? 0
             if let failure = s["state_store_error"]?.stringValue {
                 lines.append(

@@ -85,6 +85,8 @@ import Testing
         let dropped = (status["counts"] as? [String: Any])?["engine_behind"] as? Int ?? 0
         #expect(dropped >= 5_000, "\(status)")
         #expect(try d.client.request("GET", "/metrics").body.contains("beacond_engine_last_turn_timestamp_seconds "))
+        let shown = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "status"])
+        #expect(shown.stdout.contains("engine    has not run for "), "\(shown.stdout)")
         let doctor = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
         #expect(doctor.status == 1)
