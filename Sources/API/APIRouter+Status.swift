@@ -9,8 +9,8 @@ import Storage
 extension APIRouter {
     func status() -> HTTPReply {
         let now = context.clock()
-        // Not from the engine's thread: a stuck engine is when this must answer most.
-        let glance = context.engine.glance
+        // A stuck engine is when this must answer most: then from its last turn.
+        let glance = context.engine.glance(waiting: 1)
         let (counters, beacons, clients, unplaced) = (
             glance.counters, glance.beacons, glance.clients, glance.unplacedReceivers
         )

@@ -72,7 +72,14 @@ public final class LiveEngine: @unchecked Sendable {
     }
 
     private let glanceState: Mutex<Glance>
+    /// As of the end of the last turn, without waiting.
     public var glance: Glance { glanceState.withLock { $0 } }
+
+    /// As of now, when the engine answers within `timeout` seconds (so that what was queued
+    /// before this call is counted); else as of the end of its last turn.
+    public func glance(waiting timeout: Double) -> Glance {
+        perform(timeout: timeout) { engine, now in (Glance(engine, lastTurn: now), []) } ?? glance
+    }
 
     /// Called on the engine's thread after every turn of `run()` (at least once a second):
     /// the watchdog's proof that the engine itself, not just the process, is alive.
