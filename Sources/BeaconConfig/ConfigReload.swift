@@ -21,10 +21,6 @@ public struct ConfigReload: Sendable, Equatable {
             needsRestart.append("api")
             running.api = old.api
         }
-        if new.bluetooth != old.bluetooth {
-            needsRestart.append("bluetooth")
-            running.bluetooth = old.bluetooth
-        }
         // Monitoring applies live, but for enter_sightings (each region's sighting memory).
         if new.monitoring.enterSightings != old.monitoring.enterSightings {
             needsRestart.append("monitoring.enter_sightings")

@@ -25,7 +25,7 @@ extension BlueZScanner {
 
     func adapterAppeared(path: String, properties: MessageReader) {
         let name = Self.adapterName(path)
-        if let wanted = settings.adapters, !wanted.contains(name) {
+        if !wants(name) {
             log(LogRecord(.info, "adapter.ignored", [("adapter", name), ("reason", "not in bluetooth.adapters")]))
             return
         }
@@ -168,17 +168,7 @@ extension BlueZScanner {
                 LogRecord(
                     .warning, "adapter.silent",
                     [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "restarting discovery")]))
-            if record.passive {
-                _ = try? connection?.call(
-                    destination: Self.service, path: path, interface: Self.monitorManagerInterface,
-                    method: "UnregisterMonitor"
-                ) { $0.appendObjectPath(Self.monitorRoot) }
-            } else {
-                adapters[path]!.stoppedByUs = true
-                _ = try? connection?.call(
-                    destination: Self.service, path: path, interface: Self.adapterInterface, method: "StopDiscovery")
-            }
-            adapters[path]!.scanning = false
+            endSession(path)
             startDiscovery(path)
             adapters[path]!.silenceStage = 1
             adapters[path]!.silenceStageAt = t

@@ -62,7 +62,7 @@ extension BlueZScanner {
         var found = devices.index(forKey: path)
         if found == nil {
             guard let parsed = DeviceRecord.parse(path: path) else { return }
-            if let wanted = settings.adapters, !wanted.contains(parsed.adapter) { return }
+            guard wants(parsed.adapter) else { return }
             devices[path] = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
             found = devices.index(forKey: path)
         }
@@ -89,7 +89,7 @@ extension BlueZScanner {
         } else if interface == Self.deviceInterface {
             if live {
                 deviceChanged(path: path, properties: properties)
-            } else if devices[path] == nil, let parsed = DeviceRecord.parse(path: path) {
+            } else if devices[path] == nil, let parsed = DeviceRecord.parse(path: path), wants(parsed.adapter) {
                 // Objects from GetManagedObjects: cached, but their RSSI is old news, not a sighting.
                 var record = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
                 _ = record.apply(DeviceUpdate(properties))

@@ -20,7 +20,9 @@ public final class BlueZScanner: @unchecked Sendable {
     static let adapterInterface = "org.bluez.Adapter1"
     static let deviceInterface = "org.bluez.Device1"
 
-    let settings: ScannerSettings
+    /// Touched by the scanner's thread only; a reload's settings wait in `requested`.
+    var settings: ScannerSettings
+    private let requested = Mutex<ScannerSettings?>(nil)
     let clock: @Sendable () -> Timestamp
     let output: @Sendable (ScannerOutput) -> Void
     let log: @Sendable (LogRecord) -> Void
@@ -64,6 +66,10 @@ public final class BlueZScanner: @unchecked Sendable {
         self.batchStarted = clock()
     }
 
+    /// New `bluetooth:` settings from a reload, applied by the scanner's thread at its next
+    /// turn (`apply`); safe from any thread.
+    public func reconfigure(_ new: ScannerSettings) { requested.withLock { $0 = new } }
+
     /// Asks `run()` to return; safe from any thread. It returns within about 100 ms.
     public func stop() { stopRequested.store(true, ordering: .relaxed) }
 
@@ -82,6 +88,11 @@ public final class BlueZScanner: @unchecked Sendable {
     public func run() {
         log(LogRecord(.info, "bluez.scanner.start", [("scan", settings.passive ? "passive" : "active")]))
         while !stopping {
+            if let new = requested.withLock({ r in
+                defer { r = nil }; return r
+            }) {
+                apply(new)
+            }
             guard let connection = connection ?? connect() else {
                 attempted.store(true, ordering: .relaxed)
                 pause(milliseconds: 1000)

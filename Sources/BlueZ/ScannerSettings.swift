@@ -1,7 +1,8 @@
 import BeaconCore
 
-/// How the scanner uses BlueZ. Built from the config's `bluetooth:` section.
-public struct ScannerSettings: Sendable {
+/// How the scanner uses BlueZ. Built from the config's `bluetooth:` section, and replaced
+/// by a reload (`BlueZScanner.reconfigure`).
+public struct ScannerSettings: Sendable, Equatable {
     /// Adapters to scan with; nil means every adapter BlueZ has.
     public var adapters: Set<String>?
     /// Passed to BlueZ's discovery filter as `RSSI`.

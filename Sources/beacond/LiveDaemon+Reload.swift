@@ -1,6 +1,7 @@
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
+import BlueZ
 import Dispatch
 import Publishing
 import Storage
@@ -24,6 +25,13 @@ final class RunningConfig: Sendable {
 /// monitoring settings, assets, zones, alarms and webhooks change without losing region
 /// states (unchanged regions give no second enter) or outbox contents (it is in the store).
 extension LiveDaemon {
+    /// How the scanner uses BlueZ, from the `bluetooth:` section (at start and on a reload).
+    static func scannerSettings(_ bluetooth: BluetoothSettings) -> ScannerSettings {
+        ScannerSettings(
+            adapters: bluetooth.adapters.map(Set.init), minRSSI: bluetooth.minRSSI, passive: bluetooth.scan == .passive,
+            silenceRestart: bluetooth.silenceRestart, deviceTTL: bluetooth.deviceTTL)
+    }
+
     func handleReload(_ reload: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
         signal(SIGHUP, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "beacond.reload"))
@@ -33,8 +41,8 @@ extension LiveDaemon {
     }
 
     func reload(
-        running: RunningConfig, engine: LiveEngine, publisher: EventPublisher, store: StateStore,
-        outputs: DispatchGroup
+        running: RunningConfig, engine: LiveEngine, scanner: BlueZScanner, publisher: EventPublisher,
+        store: StateStore, outputs: DispatchGroup
     ) {
         notifier.reloading()
         log("info: config.reloading file=\(configPath)")
@@ -63,6 +71,9 @@ extension LiveDaemon {
         let summary = engine.perform { e, now in
             let applied = e.apply(reload, from: old, at: now)
             return (applied.summary, applied.events)
+        }
+        if reload.running.bluetooth != old.bluetooth {
+            scanner.reconfigure(Self.scannerSettings(reload.running.bluetooth))
         }
         let webhooks = reloadWebhooks(new.webhooks, publisher: publisher, store: store, outputs: outputs)
         running.replace(reload.running)

@@ -102,10 +102,7 @@ struct LiveDaemon {
             })
         let adapters = AdapterStates()
         let scanner = BlueZScanner(
-            settings: ScannerSettings(
-                adapters: config.bluetooth.adapters.map(Set.init), minRSSI: config.bluetooth.minRSSI,
-                passive: config.bluetooth.scan == .passive, silenceRestart: config.bluetooth.silenceRestart,
-                deviceTTL: config.bluetooth.deviceTTL),
+            settings: Self.scannerSettings(config.bluetooth),
             clock: WallClock.now,
             output: { output in
                 switch output {
@@ -213,7 +210,9 @@ struct LiveDaemon {
         start(in: outputs) { server.run() }
         for worker in workers { start(in: outputs) { worker.run() } }
         let reloads = handleReload {
-            reload(running: running, engine: engine, publisher: publisher, store: store, outputs: outputs)
+            reload(
+                running: running, engine: engine, scanner: scanner, publisher: publisher, store: store, outputs: outputs
+            )
         }
 
         // Ready: the socket listens (above) and BlueZ has been tried once, found or not.

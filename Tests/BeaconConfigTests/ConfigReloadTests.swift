@@ -34,6 +34,16 @@ import Testing
         #expect(ConfigReload(from: old, to: old).running == old)
     }
 
+    /// The scanner takes a new `bluetooth:` section live (`BluetoothReloadTests`).
+    @Test func theBluetoothSectionAppliesWithoutARestart() throws {
+        let old = try ConfigLoader.load(yaml: "bluetooth: {adapters: [hci0], min_rssi: -100}", file: "beacond.yaml")
+        let new = try ConfigLoader.load(
+            yaml: "bluetooth: {adapters: [hci1], min_rssi: -80, scan: passive}", file: "beacond.yaml")
+        let reload = ConfigReload(from: old, to: new)
+        #expect(reload.needsRestart.isEmpty)
+        #expect(reload.running.bluetooth == new.bluetooth)
+    }
+
     /// On a running engine: an unchanged region keeps its state (no second enter), an added
     /// one starts, a removed one stops, and the shorter exit timeout applies at once.
     @Test func anEngineReloadedKeepsWhatDidNotChange() throws {

@@ -7,6 +7,7 @@ Usage (DBUS_SYSTEM_BUS_ADDRESS must point at the private bus):
   bluez_mock.py set-powered hci0 true|false
   bluez_mock.py stop-discovery hci0
   bluez_mock.py calls hci0                       # the adapter's method calls, one per line
+  bluez_mock.py filters hci0                     # the RSSI of each SetDiscoveryFilter, one per line
   bluez_mock.py removed hci0                     # device paths beacond removed through RemoveDevice
   bluez_mock.py pair hci0 ADDRESS                # a paired device, as the operator's own
   bluez_mock.py monitor-capable hci0             # the adapter offers AdvertisementMonitorManager1
@@ -86,6 +87,10 @@ def main(argv):
     elif cmd == 'calls':
         for call in obj('/org/bluez/' + argv[1]).GetCalls(dbus_interface=MOCK):
             print(call[1])
+    elif cmd == 'filters':
+        for call in obj('/org/bluez/' + argv[1]).GetCalls(dbus_interface=MOCK):
+            if call[1] == 'SetDiscoveryFilter':
+                print(int(call[2][0].get('RSSI', 0)))
     elif cmd == 'removed':
         for call in obj('/org/bluez/' + argv[1]).GetCalls(dbus_interface=MOCK):
             if call[1] == 'RemoveDevice':
@@ -98,6 +103,7 @@ def main(argv):
         o.AddProperties('org.bluez.AdvertisementMonitorManager1',
                         {'SupportedMonitorTypes': dbus.Array(['or_patterns'], signature='s')}, dbus_interface=MOCK)
         o.AddMethod('org.bluez.AdvertisementMonitorManager1', 'RegisterMonitor', 'o', '', '', dbus_interface=MOCK)
+        o.AddMethod('org.bluez.AdvertisementMonitorManager1', 'UnregisterMonitor', 'o', '', '', dbus_interface=MOCK)
     elif cmd == 'monitor-objects':
         # As BlueZ does after RegisterMonitor: read the monitors the client exports.
         names = BUS.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus').ListNames(
