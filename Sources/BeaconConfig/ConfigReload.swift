@@ -21,11 +21,6 @@ public struct ConfigReload: Sendable, Equatable {
             needsRestart.append("api")
             running.api = old.api
         }
-        // Monitoring applies live, but for enter_sightings (each region's sighting memory).
-        if new.monitoring.enterSightings != old.monitoring.enterSightings {
-            needsRestart.append("monitoring.enter_sightings")
-            running.monitoring.enterSightings = old.monitoring.enterSightings
-        }
         self.running = running
         self.needsRestart = needsRestart
     }
@@ -39,7 +34,7 @@ extension BeaconEngine {
         -> (events: [Event], summary: ReloadSummary)
     {
         let new = reload.running
-        if new.monitoring != old.monitoring { _ = updateMonitoring(new.monitoring) }
+        if new.monitoring != old.monitoring { updateMonitoring(new.monitoring) }
         var (events, summary) = reconfigureRegions(from: old.clients, to: new.clients, at: t)
         summary.siteReplaced = reconfigureSite(new.site, calibrations: new.engineConfiguration.receivers, at: t)
         return (events, summary)

@@ -66,18 +66,18 @@ extension BeaconEngine {
 extension BeaconEngine {
     /// Applies changed monitoring settings to the running regions: timers are re-armed from
     /// each region's own times, so a shorter `exit_timeout` exits regions whose beacons went
-    /// quiet longer ago than that. A changed `enter_sightings` resizes each region's sighting
-    /// memory and is refused (false): it needs a restart.
-    public mutating func updateMonitoring(_ new: MonitoringSettings) -> Bool {
-        guard new.enterSightings == settings.enterSightings else { return false }
+    /// quiet longer ago than that. A changed `enter_sightings` resizes each region's memory of
+    /// its latest sightings, keeping the newest, so it counts at the region's next sighting.
+    public mutating func updateMonitoring(_ new: MonitoringSettings) {
+        let resize = new.enterSightings != settings.enterSightings
         settings = new
         tracker?.lostAfter = new.exitTimeout
         for client in clients.values {
             for slot in client.slots.values {
+                if resize { regions[Int(slot)].resizeSightingMemory(to: new.enterSightings) }
                 regions[Int(slot)].armedAt = nil
                 arm(slot)
             }
         }
-        return true
     }
 }

@@ -121,6 +121,17 @@ struct RegionMonitor: Sendable {
         }
     }
 
+    /// Keeps the latest sightings that fit a new `enter_sightings` (a reload), oldest first, so
+    /// that a region part of the way to an enter counts on from what it has heard.
+    mutating func resizeSightingMemory(to enterSightings: Int) {
+        let capacity = max(1, enterSightings)
+        let heard = (0..<recentCount).map { recent[Int((recentHead + $0) % Int32(recent.count))] }.suffix(capacity)
+        recent = [Timestamp](repeating: startedAt, count: capacity)
+        recent.replaceSubrange(0..<heard.count, with: heard)
+        recentHead = 0
+        recentCount = Int32(heard.count)
+    }
+
     /// Records a qualifying sighting; true when `enterSightings` of them fall within `enterWindow`.
     /// Sightings at the same instant (one packet heard by two receivers) count once.
     private mutating func record(_ t: Timestamp, _ settings: MonitoringSettings) -> Bool {
