@@ -26,6 +26,11 @@ public struct RuntimeStatus: Sendable {
     public var adapters: [Adapter] = []
     /// The file the daemon runs from (absolute), for `beaconctl doctor` to check that one.
     public var configFile: String?
+    /// `ConfigDigest` of the text the running configuration was loaded from, when, and the
+    /// sections a reload left for a restart (`gateway`, `api`).
+    public var configDigest: String?
+    public var configLoadedAt: Timestamp?
+    public var configNeedsRestart: [String] = []
     /// `--simulate`: sightings come from the site simulator; BlueZ is not used.
     public var simulated = false
     public var bluezReachable = false

@@ -24,6 +24,9 @@ extension APIRouter {
             ("started", .time(context.started)),
             ("uptime_s", .round(uptime.seconds, places: 10)),
             ("config_file", runtime.configFile.map { .string($0) } ?? .null),
+            ("config_digest", runtime.configDigest.map { .string($0) } ?? .null),
+            ("config_loaded_at", .time(runtime.configLoadedAt)),
+            ("config_needs_restart", .array(runtime.configNeedsRestart.map { .string($0) })),
             ("input", .string(runtime.simulated ? "simulated" : "bluez")),
             (
                 "bluez",

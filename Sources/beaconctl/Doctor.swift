@@ -41,7 +41,7 @@ struct Doctor: ParsableCommand {
         // The file the daemon runs from, unless told otherwise: a unit started with another
         // --config must not be judged by /etc/beacond/beacond.yaml.
         let file = config ?? status?["config_file"]?.stringValue ?? Self.defaultConfig
-        let (configVerdict, webhooks) = configCheckAndWebhooks(file)
+        let (configVerdict, webhooks) = configCheckAndWebhooks(file, status: status)
         var checks = [configVerdict]
         if webhooks > 0 { checks.append(libcurlCheck()) }
         checks.append(daemon)
@@ -95,8 +95,10 @@ struct Doctor: ParsableCommand {
         return Check(name: "libcurl", verdict: .ok, detail: "libcurl.so.4 loads (webhooks need it)")
     }
 
-    /// The configuration's verdict, and how many webhooks it names.
-    func configCheckAndWebhooks(_ config: String) -> (check: Check, webhooks: Int) {
+    /// The configuration's verdict, and how many webhooks it names. A valid file that the
+    /// daemon is not running (edited since it was loaded, or with sections a reload could not
+    /// apply) is a warning: the commonest reason an edit "does nothing".
+    func configCheckAndWebhooks(_ config: String, status: JSONValue?) -> (check: Check, webhooks: Int) {
         let text: String
         do {
             text = try readTextFile(config)
@@ -110,7 +112,7 @@ struct Doctor: ParsableCommand {
             let loaded = try ConfigLoader.load(
                 yaml: text, file: config, defaultGatewayID: "beacond",
                 fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
-            return (Check(name: "config", verdict: .ok, detail: "\(config) is valid"), loaded.webhooks.count)
+            return (runningCheck(config, text: text, status: status), loaded.webhooks.count)
         } catch {
             let check = Check(
                 name: "config", verdict: .fail, detail: error.errors.map(\.description).joined(separator: "; "),
@@ -119,6 +121,28 @@ struct Doctor: ParsableCommand {
             )
             return (check, 0)
         }
+    }
+
+    /// Whether the daemon runs what the valid file `config` says (only when it runs from it).
+    func runningCheck(_ config: String, text: String, status: JSONValue?) -> Check {
+        guard let status, status["config_file"]?.stringValue == config else {
+            return Check(name: "config", verdict: .ok, detail: "\(config) is valid")
+        }
+        if let digest = status["config_digest"]?.stringValue, digest != ConfigDigest.of(text) {
+            return Check(
+                name: "config", verdict: .warn,
+                detail: "\(config) is valid but changed since the daemon loaded it "
+                    + "(\(status["config_loaded_at"]?.cell ?? "-")): it runs the earlier one",
+                fix: "systemctl reload beacond")
+        }
+        let pending = (status["config_needs_restart"]?.items ?? []).map(\.cell)
+        if !pending.isEmpty {
+            return Check(
+                name: "config", verdict: .warn,
+                detail: "\(config) is loaded, but its \(pending.joined(separator: ", ")) section(s) wait for a restart",
+                fix: "systemctl restart beacond")
+        }
+        return Check(name: "config", verdict: .ok, detail: "\(config) is valid and is what the daemon runs")
     }
 
     /// Bluetooth radios blocked by rfkill (soft: a setting; hard: a switch).

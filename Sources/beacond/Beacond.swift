@@ -52,7 +52,7 @@ struct Daemon: ParsableCommand {
     var logLevel: String?
 
     func run() throws {
-        let loaded = try ConfigFile.load(config)
+        let (loaded, digest) = try ConfigFile.loadWithDigest(config)
         if checkConfig {
             let regions = loaded.clients.reduce(0) { $0 + $1.regions.count }
             print(
@@ -70,7 +70,8 @@ struct Daemon: ParsableCommand {
                 "--log-level: expected error, warning, notice, info or debug, got \"\(logLevel ?? "")\"")
         }
         try LiveDaemon(
-            config: loaded, path: config, printEvents: printEvents, simulationSeed: simulate ? seed : nil,
+            config: loaded, digest: digest, path: config, printEvents: printEvents,
+            simulationSeed: simulate ? seed : nil,
             logLevel: level
         ).run()
     }

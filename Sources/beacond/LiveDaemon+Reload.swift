@@ -12,12 +12,29 @@ import Systemd
     import Glibc
 #endif
 
-/// The configuration the daemon is running, replaced by a successful reload.
+/// The configuration the daemon is running, replaced by a successful reload, and what
+/// `/v1/status` says of it: the digest of the text it came from, when that was loaded, and
+/// the sections the file changes that wait for a restart.
 final class RunningConfig: Sendable {
-    private let value: Mutex<Config>
-    init(_ config: Config) { value = Mutex(config) }
-    var current: Config { value.withLock { $0 } }
-    func replace(_ config: Config) { value.withLock { $0 = config } }
+    private struct Loaded {
+        var config: Config
+        var digest: String
+        var at: Timestamp
+        var needsRestart: [String] = []
+    }
+
+    private let value: Mutex<Loaded>
+    init(_ config: Config, digest: String, at t: Timestamp) {
+        value = Mutex(Loaded(config: config, digest: digest, at: t))
+    }
+    var current: Config { value.withLock { $0.config } }
+    var loaded: (digest: String, at: Timestamp, needsRestart: [String]) {
+        value.withLock { ($0.digest, $0.at, $0.needsRestart) }
+    }
+
+    func replace(_ config: Config, digest: String, at t: Timestamp, needsRestart: [String]) {
+        value.withLock { $0 = Loaded(config: config, digest: digest, at: t, needsRestart: needsRestart) }
+    }
 }
 
 /// SIGHUP (SPEC §2): read the file again; a bad file is refused with the same located
@@ -47,8 +64,9 @@ extension LiveDaemon {
         notifier.reloading()
         log("info: config.reloading file=\(configPath)")
         let new: Config
+        let text: String
         do {
-            let text = try readTextFile(configPath)
+            text = try readTextFile(configPath)
             new = try ConfigLoader.load(
                 yaml: text, file: configPath, defaultGatewayID: ConfigFile.hostName(),
                 fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
@@ -76,7 +94,8 @@ extension LiveDaemon {
             scanner.reconfigure(Self.scannerSettings(reload.running.bluetooth))
         }
         let webhooks = reloadWebhooks(new.webhooks, publisher: publisher, store: store, outputs: outputs)
-        running.replace(reload.running)
+        running.replace(
+            reload.running, digest: ConfigDigest.of(text), at: WallClock.now(), needsRestart: reload.needsRestart)
         log(
             "info: config.reloaded regions_added=\(summary?.added ?? 0) regions_replaced=\(summary?.replaced ?? 0) "
                 + "regions_removed=\(summary?.removed ?? 0) regions_unchanged=\(summary?.unchanged ?? 0) "

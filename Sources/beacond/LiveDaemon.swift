@@ -21,6 +21,8 @@ import Systemd
 /// region states, then webhooks make a last delivery attempt and the API closes.
 struct LiveDaemon {
     let config: Config
+    /// `ConfigDigest` of the text `config` was loaded from.
+    let configDigest: String
     /// Where the configuration came from (SIGHUP reads it again).
     let configPath: String
     /// The same, absolute, for `/v1/status` (beaconctl doctor checks that file).
@@ -33,8 +35,12 @@ struct LiveDaemon {
     let journal: JournalLog
     let notifier = ServiceNotifier()
 
-    init(config: Config, path: String, printEvents: Bool, simulationSeed: UInt64?, logLevel: JournalLog.Level) {
+    init(
+        config: Config, digest: String, path: String, printEvents: Bool, simulationSeed: UInt64?,
+        logLevel: JournalLog.Level
+    ) {
         self.config = config
+        configDigest = digest
         configPath = path
         configFile = Self.absolute(path)
         self.printEvents = printEvents
@@ -128,7 +134,7 @@ struct LiveDaemon {
 
         let hub = EventStreamHub(store: store)
         publisher.addListener(hub.publish)
-        let running = RunningConfig(config)
+        let running = RunningConfig(config, digest: configDigest, at: started)
         late.handle { applyLateStore(store, engine: engine, running: running) }
         let context = APIContext(
             configuration: { running.current }, version: BeaconVersion.string, started: started, engine: engine,
@@ -136,6 +142,7 @@ struct LiveDaemon {
             runtime: {
                 var status = RuntimeStatus()
                 status.configFile = configFile
+                (status.configDigest, status.configLoadedAt, status.configNeedsRestart) = running.loaded
                 status.simulated = simulationSeed != nil
                 status.adapters = adapters.all.map {
                     RuntimeStatus.Adapter(

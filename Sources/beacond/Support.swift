@@ -21,7 +21,10 @@ enum ConfigFile {
     static let defaultPath = "/etc/beacond/beacond.yaml"
 
     /// Loads and validates, or prints every located error and exits 78 (EX_CONFIG).
-    static func load(_ path: String) throws -> Config {
+    static func load(_ path: String) throws -> Config { try loadWithDigest(path).config }
+
+    /// The same, and the digest of the text it loaded (`ConfigDigest`).
+    static func loadWithDigest(_ path: String) throws -> (config: Config, digest: String) {
         let text: String
         do {
             text = try readTextFile(path)
@@ -30,9 +33,10 @@ enum ConfigFile {
             throw ExitCode(ExitStatus.config)
         }
         do {
-            return try ConfigLoader.load(
+            let config = try ConfigLoader.load(
                 yaml: text, file: path, defaultGatewayID: hostName(),
                 fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
+            return (config, ConfigDigest.of(text))
         } catch {
             for e in error.errors { standardError(e.description) }
             throw ExitCode(ExitStatus.config)
