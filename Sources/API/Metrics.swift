@@ -104,7 +104,7 @@ extension APIRouter {
         m.gauge("beacond_engine_last_turn_seconds", "Duration of the latest engine turn.", timing.lastTurn.seconds)
         m.gauge(
             "beacond_engine_last_turn_timestamp_seconds",
-            "When the engine last finished a turn (at least once a second while it runs; an alert on its age finds a stuck engine).",
+            "When the engine last answered or finished a turn (at least once a second while it runs; an alert on its age finds a stuck engine).",
             (glance.lastTurn ?? context.started).unixSeconds)
         m.gauge("beacond_stream_clients", "Open event streams.", Double(stream.count))
         m.gauge("beacond_uptime_seconds", "Seconds since start.", (now - context.started).seconds)

@@ -51,15 +51,15 @@ public final class LiveEngine: @unchecked Sendable {
 
     public var timing: Timing { timingState.withLock { $0 } }
 
-    /// What the engine said of itself at the end of its last turn. `/v1/status` and
-    /// `/metrics` read it without waiting for the engine's thread: a daemon whose engine is
+    /// What the engine says of itself for `/v1/status` and `/metrics`: asked on its thread
+    /// when it answers, else as it was at the end of its last turn. A daemon whose engine is
     /// stuck is when an operator most needs them to answer, and to say since when.
     public struct Glance: Sendable {
         public var counters: EngineCounters
         public var beacons: Int
         public var clients: Int
         public var unplacedReceivers: [String: Int]
-        /// When the last turn ended (nil: none yet).
+        /// When the engine last answered or ended a turn (nil: neither yet).
         public var lastTurn: Timestamp?
 
         init(_ engine: BeaconEngine, lastTurn: Timestamp?) {

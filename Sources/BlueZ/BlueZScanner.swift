@@ -70,6 +70,13 @@ public final class BlueZScanner: @unchecked Sendable {
     /// turn (`apply`); safe from any thread.
     public func reconfigure(_ new: ScannerSettings) { requested.withLock { $0 = new } }
 
+    private func takeRequested() -> ScannerSettings? {
+        requested.withLock { pending in
+            defer { pending = nil }
+            return pending
+        }
+    }
+
     /// Asks `run()` to return; safe from any thread. It returns within about 100 ms.
     public func stop() { stopRequested.store(true, ordering: .relaxed) }
 
@@ -88,11 +95,7 @@ public final class BlueZScanner: @unchecked Sendable {
     public func run() {
         log(LogRecord(.info, "bluez.scanner.start", [("scan", settings.passive ? "passive" : "active")]))
         while !stopping {
-            if let new = requested.withLock({ r in
-                defer { r = nil }; return r
-            }) {
-                apply(new)
-            }
+            if let new = takeRequested() { apply(new) }
             guard let connection = connection ?? connect() else {
                 attempted.store(true, ordering: .relaxed)
                 pause(milliseconds: 1000)
