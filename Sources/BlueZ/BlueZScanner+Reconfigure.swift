@@ -69,20 +69,26 @@ extension BlueZScanner {
     /// settings now want and the scanner did not have.
     private func adoptAdapters(_ c: DBusConnection, besides known: Set<String>) {
         do {
-            let reply = try c.call(
-                destination: Self.service, path: "/", interface: "org.freedesktop.DBus.ObjectManager",
-                method: "GetManagedObjects")
-            reply.reader.forEachElement { entry in
-                var kv = entry.recurse()
-                guard let path = kv.string(), let adapter = Self.adapterOf(path), wants(adapter),
-                    !known.contains(adapter)
-                else { return }
-                kv.next()
-                objectAdded(path: path, interfaces: kv, live: false)
+            try takeManagedObjects(c) { path in
+                Self.adapterOf(path).map { wants($0) && !known.contains($0) } ?? false
             }
         } catch {
             // BlueZ went away meanwhile: its return is a full sync, which takes them.
             log(LogRecord(.warning, "bluez.sync_failed", [("error", error.description), ("retry", "at its return")]))
+        }
+    }
+
+    /// BlueZ's objects as they are now (`GetManagedObjects`), each whose path `taking` accepts
+    /// handled as found (their RSSI is old news, not a sighting).
+    func takeManagedObjects(_ c: DBusConnection, _ taking: (String) -> Bool) throws(DBusFailure) {
+        let reply = try c.call(
+            destination: Self.service, path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+            method: "GetManagedObjects")
+        reply.reader.forEachElement { entry in
+            var kv = entry.recurse()
+            guard let path = kv.string(), taking(path) else { return }
+            kv.next()
+            objectAdded(path: path, interfaces: kv, live: false)
         }
     }
 

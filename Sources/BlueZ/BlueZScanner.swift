@@ -208,15 +208,7 @@ public final class BlueZScanner: @unchecked Sendable {
         bluezOwner = owner
         bluezReachable.store(true, ordering: .relaxed)
         do {
-            let reply = try c.call(
-                destination: Self.service, path: "/", interface: "org.freedesktop.DBus.ObjectManager",
-                method: "GetManagedObjects")
-            reply.reader.forEachElement { entry in
-                var kv = entry.recurse()
-                guard let path = kv.string() else { return }
-                kv.next()
-                objectAdded(path: path, interfaces: kv, live: false)
-            }
+            try takeManagedObjects(c) { _ in true }
             log(LogRecord(.info, "bluez.present", [("owner", owner), ("adapters", "\(adapters.count)")]))
         } catch {
             log(LogRecord(.warning, "bluez.sync_failed", [("error", error.description), ("retry", "1s")]))
