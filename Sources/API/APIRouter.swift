@@ -48,6 +48,7 @@ public final class APIRouter: Sendable {
         if route.is("GET", "v1/events/stream") { return stream.open(request) }
         if route.is("POST", "v1/sightings") { return sightings(request.body) }
         if route.is("GET", "v1/outbox") { return outbox() }
+        if let c = route.match("POST", "v1/webhooks/*/test") { return testWebhook(id: c[0]) }
         if Self.knownPaths.contains(where: { Route(method: "", parts: parts).match("", $0) != nil }) {
             return Reply.error(405, "method_not_allowed", "\(request.method) is not allowed on \(request.path)")
         }
@@ -57,7 +58,7 @@ public final class APIRouter: Sendable {
     private static let knownPaths = [
         "metrics", "v1/status", "v1/clients", "v1/clients/*/regions", "v1/clients/*/regions/*",
         "v1/clients/*/regions/*/request-state", "v1/beacons", "v1/assets", "v1/assets/*", "v1/zones", "v1/alarms",
-        "v1/alarms/*", "v1/events", "v1/events/stream", "v1/sightings", "v1/outbox",
+        "v1/alarms/*", "v1/events", "v1/events/stream", "v1/sightings", "v1/outbox", "v1/webhooks/*/test",
     ]
 
     /// Parses a JSON request body, or says what is wrong with it.

@@ -52,7 +52,7 @@ public final class WebhookWorker: @unchecked Sendable {
 
     public let settings: Settings
     private let store: StateStore
-    private let clock: @Sendable () -> Timestamp
+    let clock: @Sendable () -> Timestamp
     private let log: @Sendable (String) -> Void
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
@@ -285,7 +285,7 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
-    private func headers(body: [UInt8], at t: Timestamp) -> [String] {
+    func headers(body: [UInt8], at t: Timestamp) -> [String] {
         var headers = [
             "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
             "X-Beacond-Webhook: \(settings.id)",

@@ -20,7 +20,7 @@ struct Beaconctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Status.self, Beacons.self, Regions.self, Assets.self, Zones.self, Alarms.self, Events.self, Outbox.self,
-            Doctor.self, Monitor.self, Unmonitor.self,
+            Doctor.self, Monitor.self, Unmonitor.self, TestWebhook.self,
         ]
     )
 }
@@ -368,5 +368,25 @@ extension JSONValue {
     var boolValue: Bool? {
         if case let .bool(b) = self { return b }
         return nil
+    }
+}
+
+struct TestWebhook: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a webhook one signed test event now and say what its receiver answered.",
+        discussion: "The event's type is beacond.webhook.test; it is not stored or sent again. Exit 0 on a 2xx.")
+    @OptionGroup var common: Common
+    @Argument(help: "The webhook's id in the configuration.") var webhook: String
+
+    func run() throws {
+        try common.run { api throws(APIClient.Failure) in
+            let response = try api.request("POST", "/v1/webhooks/\(percentEncode(webhook))/test")
+            guard !common.json else { return print(response.body) }
+            let answer = response.json
+            print(
+                "\(webhook): HTTP \(answer?["status"]?.cell ?? "-") from \(answer?["url"]?.cell ?? "-") in "
+                    + "\(answer?["took_ms"]?.cell ?? "-") ms"
+                    + (answer?["signed"]?.boolValue == true ? ", signed" : ", unsigned (no secret_file)"))
+        }
     }
 }

@@ -44,7 +44,8 @@ extension Doctor {
                 detail: "failing: \(hook["last_error"]?.cell ?? "-"); \(hook["pending"]?.cell ?? "0") waiting"
                     + reachable,
                 fix: "\(url) takes connections, so the fault is in the exchange: a TLS certificate, the path, "
-                    + "or the receiver answering errors (its logs)")
+                    + "or the receiver answering errors (its logs); beaconctl test-webhook \(hook["id"]?.cell ?? "ID") "
+                    + "tries it now")
         }
         if hook["dead_letters"]?.numberValue ?? 0 > 0 {
             return Check(

@@ -1,0 +1,52 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `beaconctl test-webhook` (`POST /v1/webhooks/{id}/test`): one signed event to a real
+/// receiver, what it answered, and nothing stored or sent again.
+@Suite(.serialized) struct WebhookTestDeliveryTests {
+    func testWebhook(_ d: APIDaemon, _ id: String) throws -> CommandOutput {
+        try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "test-webhook", id])
+    }
+
+    @Test func aTestEventReachesTheReceiverSignedAndIsNotKept() throws {
+        let good = try WebhookReceiver(secret: "s3cret")
+        let failing = try WebhookReceiver(fail: 100, failStatus: 500)
+        let dir = try Executables.temporaryDirectory()
+        let secret = dir.appendingPathComponent("hook.secret").path
+        try "s3cret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let d = try APIDaemon(
+            extra: "webhooks:\n" + WebhookDeliveryTests.webhook("crm", good, secretFile: secret)
+                + WebhookDeliveryTests.webhook("wms", failing)
+                + "  - {id: gone, url: \"http://127.0.0.1:9/hook\"}\n",
+            dir: dir)
+        try d.start()
+
+        let sent = try testWebhook(d, "crm")
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stdout.hasPrefix("crm: HTTP 200 from \(good.url) in "), "\(sent.stdout)")
+        #expect(sent.stdout.contains(", signed"))
+        try good.waitUntil("the test request") { $0.count == 1 }
+        let request = good.requests[0]
+        #expect(request["types"] as? [String] == ["beacond.webhook.test"])
+        #expect(request["signature_ok"] as? Bool == true)
+        #expect(request["content_type"] as? String == "application/cloudevents-batch+json")
+
+        let refused = try testWebhook(d, "wms")
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("wms: HTTP 500 from \(failing.url) after "), "\(refused.stderr)")
+        let unreachable = try testWebhook(d, "gone")
+        #expect(unreachable.status != 0)
+        #expect(unreachable.stderr.contains("gone: ") && !unreachable.stderr.contains("HTTP"), "\(unreachable.stderr)")
+        let unknown = try testWebhook(d, "nope")
+        #expect(unknown.stderr.contains("no webhook \"nope\" in the configuration"), "\(unknown.stderr)")
+
+        // Not an event of the gateway's: not in the history, not in any outbox, not sent again.
+        #expect(try d.history().isEmpty)
+        let outbox = try d.client.request("GET", "/v1/outbox").object
+        let hooks = outbox["webhooks"] as? [[String: Any]] ?? []
+        #expect(hooks.count == 3 && hooks.allSatisfy { ($0["pending"] as? Int) == 0 }, "\(outbox)")
+        #expect(good.requests.count == 1)
+        #expect(d.stop() == 0)
+    }
+}
