@@ -13,18 +13,13 @@ extension APIRouter {
             return Reply.error(404, "unknown_webhook", "no webhook \"\(id)\" in the configuration")
         }
         let now = context.clock()
-        let event = JSONValue.object([
-            ("specversion", .string("1.0")), ("id", .string("test-\(now.nanoseconds)")),
-            ("source", .string("beacond://\(context.config.gateway.id)")), ("type", .string("beacond.webhook.test")),
-            ("time", .time(now)), ("subject", .string(id)), ("datacontenttype", .string("application/json")),
-            (
-                "data",
-                .object([
-                    ("webhook", .string(id)),
-                    ("note", .string("a test delivery asked for by an operator; not an alert, not sent again")),
-                ])
-            ),
-        ])
+        let event = CloudEvent.envelope(
+            id: "test-\(now.nanoseconds)", gatewayID: context.config.gateway.id, kind: "webhook.test", time: now,
+            subject: id,
+            data: .object([
+                ("webhook", .string(id)),
+                ("note", .string("a test delivery asked for by an operator; not an alert, not sent again")),
+            ]))
         let result = worker.sendTest(event.serialized, at: now)
         let took = Int(result.millis.rounded())
         let answer = result.status.map { "HTTP \($0)" } ?? result.error ?? "no answer"

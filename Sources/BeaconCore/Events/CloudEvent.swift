@@ -2,15 +2,25 @@
 /// of the same replay differ only in `id`.
 public enum CloudEvent {
     public static func json(_ event: Event, id: String, gatewayID: String) -> JSONValue {
+        envelope(
+            id: id, gatewayID: gatewayID, kind: event.payload.kind, time: event.time, subject: subject(event.payload),
+            data: data(event.payload))
+    }
+
+    /// The CloudEvents envelope around `data`, for an event of type `beacond.<kind>`: the
+    /// engine's events, and a webhook's test delivery, which is not one of them.
+    public static func envelope(
+        id: String, gatewayID: String, kind: String, time: Timestamp, subject: String, data: JSONValue
+    ) -> JSONValue {
         .object([
             ("specversion", "1.0"),
             ("id", .string(id)),
             ("source", .string("beacond://\(gatewayID)")),
-            ("type", .string("beacond.\(event.payload.kind)")),
-            ("time", .string(RFC3339.format(event.time))),
-            ("subject", .string(subject(event.payload))),
+            ("type", .string("beacond.\(kind)")),
+            ("time", .string(RFC3339.format(time))),
+            ("subject", .string(subject)),
             ("datacontenttype", "application/json"),
-            ("data", data(event.payload)),
+            ("data", data),
         ])
     }
 
