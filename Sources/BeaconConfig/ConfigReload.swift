@@ -1,26 +1,34 @@
 import BeaconCore
 
-/// What a reload (SIGHUP) makes of a new file while the daemon runs on an old one: some
-/// sections apply in place, others only at the next start. Kept here, beside the `Config` it
+/// What a reload (SIGHUP) makes of a new file while the daemon runs on an old one: most
+/// settings apply in place, a few only at the next start. Kept here, beside the `Config` it
 /// compares, so that the daemon and the fuzzer's reload leg apply a reload the same way.
+///
+/// What waits for a restart is what the running process is built on: the gateway's id (the
+/// `source` of every event, the name its history and outboxes were written under), the state
+/// directory (the open state file) and the API's socket (what every client and the systemd
+/// unit connect to). The log level and the API's admin group apply at once: an operator
+/// turning on debug logging to look at a live fault, or taking someone's write access away,
+/// should not have to restart the daemon and lose its ranging and positions to do it.
 public struct ConfigReload: Sendable, Equatable {
-    /// The configuration to run from now on: the new file, with the sections that need a
+    /// The configuration to run from now on: the new file, with the settings that need a
     /// restart kept as they were.
     public let running: Config
-    /// Sections that changed but keep their old values until a restart, for the log.
+    /// Settings that changed but keep their old values until a restart (`gateway.id`,
+    /// `gateway.state_dir`, `api.socket`), for the log and `/v1/status`.
     public let needsRestart: [String]
 
     public init(from old: Config, to new: Config) {
         var running = new
         var needsRestart: [String] = []
-        if new.gateway != old.gateway {
-            needsRestart.append("gateway")
-            running.gateway = old.gateway
+        func keep<T: Equatable>(_ key: String, _ path: WritableKeyPath<Config, T>) {
+            guard new[keyPath: path] != old[keyPath: path] else { return }
+            needsRestart.append(key)
+            running[keyPath: path] = old[keyPath: path]
         }
-        if new.api != old.api {
-            needsRestart.append("api")
-            running.api = old.api
-        }
+        keep("gateway.id", \.gateway.id)
+        keep("gateway.state_dir", \.gateway.stateDir)
+        keep("api.socket", \.api.socket)
         self.running = running
         self.needsRestart = needsRestart
     }

@@ -1,5 +1,6 @@
 import CSystemd
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -19,6 +20,16 @@ public struct JournalLog: Sendable {
 
         public static func < (a: Level, b: Level) -> Bool { a.rawValue > b.rawValue }
 
+        init(_ level: Logger.Level) {
+            switch level {
+            case .trace, .debug: self = .debug
+            case .info: self = .info
+            case .notice: self = .notice
+            case .warning: self = .warning
+            case .error, .critical: self = .error
+            }
+        }
+
         var loggerLevel: Logger.Level {
             switch self {
             case .error: .error
@@ -31,15 +42,24 @@ public struct JournalLog: Sendable {
     }
 
     public let toJournal: Bool
-    public let threshold: Level
+    /// The lowest level logged. It can change while the daemon runs (`gateway.log_level` on a
+    /// reload); every copy of `logger` follows it.
+    public var threshold: Level { Level(rawValue: shared.threshold.load(ordering: .relaxed)) ?? .info }
     /// The daemon's logger; libraries given a `Logger` log through the same handler.
     public let logger: Logger
+    private let shared: SharedThreshold
 
     public init(threshold: Level) {
-        self.threshold = threshold
         let toJournal = JournalLog.stderrIsJournal()
         self.toJournal = toJournal
-        logger = Logger(label: "beacond") { _ in JournalLogHandler(level: threshold.loggerLevel, toJournal: toJournal) }
+        let shared = SharedThreshold(threshold)
+        self.shared = shared
+        logger = Logger(label: "beacond") { _ in JournalLogHandler(threshold: shared, toJournal: toJournal) }
+    }
+
+    /// Logs from now on at `level` and above, through every copy of `logger`.
+    public func setThreshold(_ level: Level) {
+        shared.threshold.store(level.rawValue, ordering: .relaxed)
     }
 
     /// systemd sets `JOURNAL_STREAM=dev:inode` for the stream it connected; if standard error
@@ -99,4 +119,11 @@ public struct JournalLog: Sendable {
         }
         return out
     }
+}
+
+/// The threshold one `JournalLog` and all its handlers share, so that a change reaches loggers
+/// already handed out.
+final class SharedThreshold: Sendable {
+    let threshold: Atomic<Int>
+    init(_ level: JournalLog.Level) { threshold = Atomic(level.rawValue) }
 }

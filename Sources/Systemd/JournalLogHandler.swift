@@ -1,5 +1,6 @@
 import CSystemd
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -15,14 +16,24 @@ import Logging
 /// swift-log is appended to the text as more `key=value` pairs (sorted by key, quoted when
 /// they contain spaces), so that the line and the journal fields say the same thing.
 public struct JournalLogHandler: LogHandler {
-    public var logLevel: Logger.Level
+    /// Shared with the `JournalLog` that made this handler (and its other handlers): setting
+    /// it here sets it for all of them.
+    public var logLevel: Logger.Level {
+        get { (JournalLog.Level(rawValue: threshold.threshold.load(ordering: .relaxed)) ?? .info).loggerLevel }
+        set { threshold.threshold.store(JournalLog.Level(newValue).rawValue, ordering: .relaxed) }
+    }
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     /// True when standard error is the journal's stream (see `JournalLog.stderrIsJournal`).
     public let toJournal: Bool
+    private let threshold: SharedThreshold
 
     public init(level: Logger.Level, toJournal: Bool = JournalLog.stderrIsJournal()) {
-        logLevel = level
+        self.init(threshold: SharedThreshold(JournalLog.Level(level)), toJournal: toJournal)
+    }
+
+    init(threshold: SharedThreshold, toJournal: Bool) {
+        self.threshold = threshold
         self.toJournal = toJournal
     }
 

@@ -139,7 +139,8 @@ struct Doctor: ParsableCommand {
         if !pending.isEmpty {
             return Check(
                 name: "config", verdict: .warn,
-                detail: "\(config) is loaded, but its \(pending.joined(separator: ", ")) section(s) wait for a restart",
+                detail:
+                    "\(config) is loaded, but changed settings wait for a restart: \(pending.joined(separator: ", "))",
                 fix: "systemctl restart beacond")
         }
         return Check(name: "config", verdict: .ok, detail: "\(config) is valid and is what the daemon runs")

@@ -72,7 +72,7 @@ struct Daemon: ParsableCommand {
         try LiveDaemon(
             config: loaded, digest: digest, path: config, printEvents: printEvents,
             simulationSeed: simulate ? seed : nil,
-            logLevel: level
+            logLevel: level, logLevelFromCommandLine: logLevel != nil
         ).run()
     }
 }

@@ -83,9 +83,10 @@ extension LiveDaemon {
         let reload = ConfigReload(from: old, to: new)
         if !reload.needsRestart.isEmpty {
             log(
-                "warning: config.needs_restart sections=\(reload.needsRestart.joined(separator: ",")) "
+                "warning: config.needs_restart settings=\(reload.needsRestart.joined(separator: ",")) "
                     + "next=these keep their old values until systemctl restart beacond")
         }
+        applyLogLevel(from: old, to: new)
         let summary = engine.perform { e, now in
             let applied = e.apply(reload, from: old, at: now)
             return (applied.summary, applied.events)
@@ -101,6 +102,25 @@ extension LiveDaemon {
                 + "regions_removed=\(summary?.removed ?? 0) regions_unchanged=\(summary?.unchanged ?? 0) "
                 + "site=\(summary?.siteReplaced == true ? "replaced" : "unchanged") webhooks=\"\(webhooks)\"")
         notifier.ready(status: "configuration reloaded")
+    }
+
+    /// `gateway.log_level` on a reload, unless `--log-level` set it: the daemon logs at the new
+    /// level from this line on. (The loader has checked the name.)
+    func applyLogLevel(from old: Config, to new: Config) {
+        guard new.gateway.logLevel != old.gateway.logLevel, let level = JournalLog.Level(name: new.gateway.logLevel)
+        else { return }
+        if logLevelFromCommandLine {
+            log(
+                "warning: config.log_level_kept level=\(journal.threshold) file_level=\(level) "
+                    + "next=--log-level was given on the command line and wins over gateway.log_level")
+            return
+        }
+        // Said at the more verbose of the two levels, so that the change shows either way.
+        let was = journal.threshold
+        let line = "notice: config.log_level level=\(level) was=\(was)"
+        if level >= was { log(line) }  // less verbose from now on: said before
+        journal.setThreshold(level)
+        if level < was { log(line) }
     }
 
     /// Webhooks on a reload. Each is built afresh from the file, its secret file read again

@@ -33,11 +33,13 @@ struct LiveDaemon {
     let simulationSeed: UInt64?
     let errors = RecentErrors()
     let journal: JournalLog
+    /// `--log-level` was given: it wins over `gateway.log_level`, at start and on a reload.
+    let logLevelFromCommandLine: Bool
     let notifier = ServiceNotifier()
 
     init(
         config: Config, digest: String, path: String, printEvents: Bool, simulationSeed: UInt64?,
-        logLevel: JournalLog.Level
+        logLevel: JournalLog.Level, logLevelFromCommandLine: Bool = false
     ) {
         self.config = config
         configDigest = digest
@@ -46,6 +48,7 @@ struct LiveDaemon {
         self.printEvents = printEvents
         self.simulationSeed = simulationSeed
         journal = JournalLog(threshold: logLevel)
+        self.logLevelFromCommandLine = logLevelFromCommandLine
     }
 
     /// The path made absolute, so that `/v1/status` names it wherever beaconctl runs.

@@ -52,6 +52,29 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// Write access taken away by a reload is gone at the next request, not at a restart.
+    @Test func anAdminGroupChangedByAReloadAppliesToTheNextRequest() throws {
+        let d = try APIDaemon(
+            extra: "clients: [{id: app, regions: [{id: store, uuid: \(APIDaemon.uuid)}]}]\n", adminGroup: "nogroup")
+        try d.start()
+        chmod(d.socketPath, 0o666)
+        let put = ["-X", "PUT", "-d", "{\"uuid\": \"\(APIDaemon.uuid)\"}", "http://localhost/v1/clients/app/regions/a"]
+        #expect(try curlAsNobody(d, put).status == 200)
+
+        let text = try String(contentsOfFile: d.configPath, encoding: .utf8)
+        try text.replacingOccurrences(of: "admin_group: nogroup", with: "admin_group: beacond-test-admins")
+            .write(toFile: d.configPath, atomically: true, encoding: .utf8)
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        try d.daemon!.waitUntil("the reload") { _, logs in logs.contains { $0.contains("config.reloaded") } }
+        let refused = try curlAsNobody(d, put.dropLast() + ["http://localhost/v1/clients/app/regions/b"])
+        #expect(refused.status == 403)
+        #expect(refused.body.contains("beacond-test-admins"))
+        #expect(!d.daemon!.logs.contains { $0.contains("config.needs_restart") })
+        let status = try d.client.request("GET", "/v1/status").object
+        #expect(status["config_needs_restart"] as? [String] == [])
+        #expect(d.stop() == 0)
+    }
+
     @Test func aStaleSocketIsReplacedAndALiveOneIsNot() throws {
         let d = try APIDaemon()
         try d.start()

@@ -26,12 +26,35 @@ import Testing
         let old = try Self.config(regions: [1])
         let new = try Self.config(gateway: "renamed", enterSightings: 3, exitTimeout: "10s", regions: [1])
         let reload = ConfigReload(from: old, to: new)
-        #expect(reload.needsRestart == ["gateway"])
+        #expect(reload.needsRestart == ["gateway.id"])
         #expect(reload.running.gateway.id == "gw")
         #expect(reload.running.monitoring.enterSightings == 3, "applies live")
         #expect(reload.running.monitoring.exitTimeout == .seconds(10), "applies live")
         #expect(ConfigReload(from: old, to: old).needsRestart.isEmpty)
         #expect(ConfigReload(from: old, to: old).running == old)
+    }
+
+    /// The log level and the admin group apply live; the id, the state directory and the
+    /// socket wait for a restart, each named.
+    @Test func onlyTheIdTheStateDirectoryAndTheSocketWaitForARestart() throws {
+        let old = try ConfigLoader.load(
+            yaml: "gateway: {id: gw, state_dir: /var/lib/a, log_level: info}\n"
+                + "api: {socket: /run/a/api.sock, admin_group: ops}", file: "beacond.yaml")
+        let live = try ConfigLoader.load(
+            yaml: "gateway: {id: gw, state_dir: /var/lib/a, log_level: debug}\n"
+                + "api: {socket: /run/a/api.sock, admin_group: wheel}", file: "beacond.yaml")
+        let both = ConfigReload(from: old, to: live)
+        #expect(both.needsRestart.isEmpty)
+        #expect(both.running == live)
+
+        let moved = try ConfigLoader.load(
+            yaml: "gateway: {id: gw2, state_dir: /var/lib/b, log_level: debug}\n"
+                + "api: {socket: /run/b/api.sock, admin_group: wheel}", file: "beacond.yaml")
+        let reload = ConfigReload(from: old, to: moved)
+        #expect(reload.needsRestart == ["gateway.id", "gateway.state_dir", "api.socket"])
+        #expect(reload.running.gateway.id == "gw" && reload.running.gateway.stateDir == "/var/lib/a")
+        #expect(reload.running.api.socket == "/run/a/api.sock")
+        #expect(reload.running.gateway.logLevel == "debug" && reload.running.api.adminGroup == "wheel")
     }
 
     /// The scanner takes a new `bluetooth:` section live (`BluetoothReloadTests`).

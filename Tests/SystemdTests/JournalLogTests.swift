@@ -48,6 +48,16 @@ import Testing
         #expect(priorities == [7, 7, 6, 5, 4, 3, 2])
     }
 
+    /// A reload's `gateway.log_level` reaches loggers already handed out.
+    @Test func aNewThresholdReachesEveryCopyOfTheLogger() {
+        let log = JournalLog(threshold: .warning)
+        let handedOut = log.logger
+        log.setThreshold(.debug)
+        #expect(handedOut.logLevel == .debug && log.threshold == .debug)
+        log.setThreshold(.error)
+        #expect(handedOut.logLevel == .error && log.logger.logLevel == .error)
+    }
+
     @Test func theThresholdFiltersThroughSwiftLog() {
         let log = JournalLog(threshold: .warning)
         #expect(log.logger.logLevel == .warning)
