@@ -17,8 +17,6 @@ enum Reply {
     }
 
     static func noContent() -> HTTPReply { .response(HTTPResponse(status: 204)) }
-
-    static let engineBusy = error(503, "engine_unavailable", "the engine did not answer (stopping or overloaded)")
 }
 
 extension JSONValue {

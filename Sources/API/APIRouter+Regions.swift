@@ -9,10 +9,10 @@ import Storage
 extension APIRouter {
     func clients() -> HTTPReply {
         let limit = context.config.monitoring.regionLimit
-        let list = context.engine.perform { engine, _ in
+        let list = onEngine { engine, _ in
             (engine.clientIDs.map { ($0, engine.regionStatuses(client: $0).count) }, [])
         }
-        guard let list else { return Reply.engineBusy }
+        guard let list else { return engineUnavailable() }
         return Reply.json(
             .object([
                 (
@@ -26,10 +26,10 @@ extension APIRouter {
     }
 
     func regions(client: String) -> HTTPReply {
-        let answer = context.engine.perform { engine, _ in
+        let answer = onEngine { engine, _ in
             (engine.clientIDs.contains(client) ? engine.regionStatuses(client: client) : nil, [])
         }
-        guard let answer else { return Reply.engineBusy }
+        guard let answer else { return engineUnavailable() }
         guard let statuses = answer else { return Reply.error(404, "unknown_client", "no client \"\(client)\"") }
         return Reply.json(.object([("client", .string(client)), ("regions", .array(statuses.map(Self.json)))]))
     }
@@ -57,11 +57,11 @@ extension APIRouter {
         } catch {
             return Reply.error(422, "invalid_region", error.description)
         }
-        let answer = context.engine.perform { engine, now -> (RegionChange, [Event]) in
+        let answer = onEngine { engine, now -> (RegionChange, [Event]) in
             let change = engine.monitor(client: client, region: spec, at: now)
             return (change, change.events)
         }
-        guard let change = answer else { return Reply.engineBusy }
+        guard let change = answer else { return engineUnavailable() }
         if let failure = change.failure {
             let limit = context.config.monitoring.regionLimit
             return Reply.error(
@@ -76,8 +76,8 @@ extension APIRouter {
     }
 
     func unmonitor(client: String, region id: String) -> HTTPReply {
-        let removed = context.engine.perform { engine, _ in (engine.stopMonitoring(client: client, region: id), []) }
-        guard let removed else { return Reply.engineBusy }
+        let removed = onEngine { engine, _ in (engine.stopMonitoring(client: client, region: id), []) }
+        guard let removed else { return engineUnavailable() }
         guard removed else {
             return Reply.error(404, "region_not_found", "client \"\(client)\" has no region \"\(id)\"")
         }
@@ -90,11 +90,11 @@ extension APIRouter {
     }
 
     func requestState(client: String, region id: String) -> HTTPReply {
-        let answer = context.engine.perform { engine, now -> (RegionChange, [Event]) in
+        let answer = onEngine { engine, now -> (RegionChange, [Event]) in
             let change = engine.requestState(client: client, region: id, at: now)
             return (change, change.events)
         }
-        guard let change = answer else { return Reply.engineBusy }
+        guard let change = answer else { return engineUnavailable() }
         guard change.failure == nil,
             case let .regionState(_, _, state)? = change.events.last(where: {
                 if case .regionState = $0.payload { return true } else { return false }

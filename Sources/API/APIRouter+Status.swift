@@ -10,7 +10,7 @@ extension APIRouter {
     func status() -> HTTPReply {
         let now = context.clock()
         // A stuck engine is when this must answer most: then from its last turn.
-        let glance = context.engine.glance(waiting: 1)
+        let glance = currentGlance()
         let (counters, beacons, clients, unplaced) = (
             glance.counters, glance.beacons, glance.clients, glance.unplacedReceivers
         )
@@ -90,10 +90,10 @@ extension APIRouter {
     }
 
     func beacons() -> HTTPReply {
-        let list = context.engine.perform { engine, now in
+        let list = onEngine { engine, now in
             (engine.beaconStatuses(at: now, within: engine.settings.exitTimeout), [])
         }
-        guard let list else { return Reply.engineBusy }
+        guard let list else { return engineUnavailable() }
         return Reply.json(
             .object([
                 (
@@ -122,8 +122,8 @@ extension APIRouter {
 
     /// Configured assets with their latest fix, zones and last sighting.
     func assets(id: String?) -> HTTPReply {
-        let fixes = context.engine.perform { engine, _ in (engine.tracker?.fixes ?? [], []) }
-        guard let fixes else { return Reply.engineBusy }
+        let fixes = onEngine { engine, _ in (engine.tracker?.fixes ?? [], []) }
+        guard let fixes else { return engineUnavailable() }
         let all = context.config.assets.map { asset -> JSONValue in
             let state = fixes.first { $0.id == asset.id }
             let fix = state?.fix
@@ -191,10 +191,10 @@ extension APIRouter {
 
     func alarmList() -> HTTPReply {
         let alarms = context.config.alarms
-        let flags = context.engine.perform { engine, _ in
+        let flags = onEngine { engine, _ in
             (alarms.map { engine.tracker?.alarmIsActive($0.id) ?? $0.active }, [])
         }
-        guard let flags else { return Reply.engineBusy }
+        guard let flags else { return engineUnavailable() }
         return Reply.json(
             .object([("alarms", .array(zip(context.config.alarms, flags).map { alarmJSON($0, active: $1) }))]))
     }
@@ -225,8 +225,8 @@ extension APIRouter {
         if let other = members.first(where: { $0.0 != "active" }) {
             return Reply.error(422, "invalid_alarm", "\(other.0): only \"active\" can be changed")
         }
-        let applied = context.engine.perform { engine, _ in (engine.setAlarm(id, active: active), []) }
-        guard applied != nil else { return Reply.engineBusy }
+        let applied = onEngine { engine, _ in (engine.setAlarm(id, active: active), []) }
+        guard applied != nil else { return engineUnavailable() }
         do {
             try context.store?.saveAlarmFlag(id, active: active)
         } catch {

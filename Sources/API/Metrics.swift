@@ -9,7 +9,7 @@ import Storage
 /// conventions: `_total` for counters, base units (seconds), labels for reasons and types.
 extension APIRouter {
     func metrics() -> HTTPReply {
-        let glance = context.engine.glance(waiting: 1)
+        let glance = currentGlance()
         let (counters, beacons) = (glance.counters, glance.beacons)
         let runtime = context.runtime()
         let depths = (try? context.store?.outboxDepths()) ?? []

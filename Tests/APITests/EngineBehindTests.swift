@@ -92,6 +92,18 @@ import Testing
         #expect(doctor.status == 1)
         #expect(doctor.stdout.contains("[FAIL] engine: has not run for "), "\(doctor.stdout)")
         #expect(doctor.stdout.contains("\(dropped) sightings dropped since the daemon started"), "\(doctor.stdout)")
+
+        // What needs the engine is refused at once, saying why, rather than holding the API's
+        // one thread (and with it every other client) while it waits for an answer.
+        for (method, path) in [
+            ("GET", "/v1/beacons"), ("GET", "/v1/clients/app/regions"), ("GET", "/v1/clients"),
+            ("POST", "/v1/clients/app/regions/r1/request-state"),
+        ] {
+            let answer = try d.client.request(method, path)
+            #expect(answer.status == 503, "\(method) \(path)")
+            let message = (answer.object["error"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(message.contains("the engine has not run for") && message.contains("not waiting"), "\(message)")
+        }
         d.crash()
     }
 
