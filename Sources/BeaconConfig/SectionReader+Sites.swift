@@ -90,7 +90,13 @@ extension SectionReader {
         return parts.count == 6 && parts.allSatisfy { $0.utf8.count == 2 && Hex.decode(String($0)) != nil }
     }
 
-    func readZones(_ node: Node, receivers: Set<String>, ids written: inout Set<String>) -> [ZoneSpec] {
+    /// `site`: the floor's outline, if given, and the levels receivers are on, if any: a zone
+    /// wholly off the floor or on a level no receiver is on can never be entered, which is a
+    /// mistake in the file, not a zone to run for months with no alert.
+    func readZones(
+        _ node: Node, receivers: Set<String>, ids written: inout Set<String>,
+        site: (floor: [Point]?, levels: Set<Int>) = (nil, [])
+    ) -> [ZoneSpec] {
         return entries(node, "zones", allowed: ["id", "level", "polygon", "receiver", "within"], ids: &written) {
             f, id, item in
             let path = f.path
@@ -99,10 +105,24 @@ extension SectionReader {
                     reader.fail(item, path, "a zone is either a polygon or receiver + within, not both")
                     return nil
                 }
-                var level = 0
-                with(f, "level") { n, p in level = reader.int(n, p, -100...200) ?? 0 }
+                var level: Int? = 0
+                with(f, "level") { n, p in level = reader.int(n, p, -100...200) }
+                if let level, !site.levels.isEmpty, !site.levels.contains(level) {
+                    reader.fail(
+                        f["level"] ?? item, f["level"] == nil ? path : f.path("level"),
+                        "no receiver is on level \(level) (receivers are on "
+                            + "\(site.levels.sorted().map(String.init).joined(separator: ", "))): "
+                            + "no asset is ever placed in this zone")
+                }
                 guard let points = readPolygon(polygonNode, f.path("polygon")) else { return nil }
-                return ZoneSpec(id: id, shape: .polygon(level: level, points: points))
+                if let floor = site.floor, !Polygon(floor).overlaps(Polygon(points.map { Point(x: $0[0], y: $0[1]) })) {
+                    reader.fail(
+                        polygonNode, f.path("polygon"),
+                        "lies wholly outside positioning.floor, where positions are placed: "
+                            + "no asset is ever in this zone")
+                    return nil
+                }
+                return ZoneSpec(id: id, shape: .polygon(level: level ?? 0, points: points))
             }
             guard let receiverNode = required(f, "receiver", in: item) else { return nil }
             guard let receiver = reader.identifier(receiverNode, f.path("receiver")) else { return nil }
@@ -117,10 +137,18 @@ extension SectionReader {
         }
     }
 
+    /// The most corners an outline may have (each is checked against every other edge).
+    static let maxPolygonPoints = 1_000
+
     func readPolygon(_ node: Node, _ path: String) -> [[Double]]? {
         guard let items = reader.sequence(node, path) else { return nil }
         guard items.count >= 3 else {
             reader.fail(node, path, "a polygon needs at least 3 points, got \(items.count)")
+            return nil
+        }
+        // A room or an aisle has a few corners; thousands are a drawing exported point by point.
+        guard items.count <= Self.maxPolygonPoints else {
+            reader.fail(node, path, "at most \(Self.maxPolygonPoints) points, got \(items.count): simplify the outline")
             return nil
         }
         var points: [[Double]] = []
@@ -132,7 +160,27 @@ extension SectionReader {
             guard let x = reader.double(pair[0], "\(path)[\(i)][0]", -1e6...1e6),
                 let y = reader.double(pair[1], "\(path)[\(i)][1]", -1e6...1e6)
             else { return nil }
-            points.append([x, y])
+            // A corner given twice in a row, and the first repeated as the last (an outline
+            // closed as GeoJSON closes it), say nothing more: taken once.
+            if points.last != [x, y] { points.append([x, y]) }
+        }
+        if points.count > 1 && points.first == points.last { points.removeLast() }
+        guard points.count >= 3 else {
+            reader.fail(node, path, "a polygon needs at least 3 different points, got \(points.count)")
+            return nil
+        }
+        let outline = Polygon(points.map { Point(x: $0[0], y: $0[1]) })
+        if let (i, j) = outline.firstCrossing() {
+            let n = points.count
+            reader.fail(
+                node, path,
+                "its edges \(i)→\((i + 1) % n) and \(j)→\((j + 1) % n) cross (corners out of order?): "
+                    + "list the corners in order around the outline")
+            return nil
+        }
+        guard outline.area > 1e-6 else {
+            reader.fail(node, path, "encloses no area: its points lie on one line")
+            return nil
         }
         return points
     }

@@ -22,9 +22,18 @@ struct SectionReader {
         var zoneIDs: Set<String> = []
         if let n = root["receivers"] { config.receivers = readReceivers(n, ids: &receiverIDs) }
         if let n = root["assets"] { config.assets = readAssets(n, ids: &assetIDs) }
-        if let n = root["zones"] { config.zones = readZones(n, receivers: receiverIDs, ids: &zoneIDs) }
-        if let n = root["alarms"] { config.alarms = readAlarms(n, zones: zoneIDs, assets: assetIDs) }
+        // Before the zones: each zone is checked against the floor and the receivers' levels.
         if let n = root["positioning"] { readPositioning(n, &config.positioning) }
+        if let n = root["zones"] {
+            config.zones = readZones(
+                n, receivers: receiverIDs, ids: &zoneIDs,
+                site: (
+                    floor: config.positioning.floor,
+                    // Only when every receiver was read: a broken one's level is not known.
+                    levels: config.receivers.count == receiverIDs.count ? Set(config.receivers.map(\.level)) : []
+                ))
+        }
+        if let n = root["alarms"] { config.alarms = readAlarms(n, zones: zoneIDs, assets: assetIDs) }
         if let n = root["api"] { readAPI(n, &config.api) }
         if let n = root["webhooks"] { config.webhooks = readWebhooks(n) }
         if let n = root["simulation"] { config.simulation = readSimulation(n) }

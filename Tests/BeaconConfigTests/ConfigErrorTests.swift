@@ -131,6 +131,81 @@ import Testing
             ])
     }
 
+    /// Outlines an operator cannot have meant: two corners swapped (a bow tie, whose "inside"
+    /// is two triangles and a hole), an edge turning back on itself, points on one line.
+    @Test func outlinesThatCannotBeWhatWasMeantAreRefused() {
+        #expect(
+            errors("zones:\n  - {id: aisle, polygon: [[0, 0], [4, 0], [0, 3], [4, 3]]}\n") == [
+                "beacond.yaml:2:26: zones[0].polygon: its edges 1→2 and 3→0 cross (corners out of order?): "
+                    + "list the corners in order around the outline"
+            ])
+        #expect(
+            errors("zones:\n  - {id: aisle, polygon: [[0, 0], [4, 0], [2, 0], [2, 3]]}\n") == [
+                "beacond.yaml:2:26: zones[0].polygon: its edges 0→1 and 1→2 cross (corners out of order?): "
+                    + "list the corners in order around the outline"
+            ])
+        #expect(
+            errors("zones:\n  - {id: aisle, polygon: [[0, 0], [1, 1], [3, 3]]}\n") == [
+                "beacond.yaml:2:26: zones[0].polygon: encloses no area: its points lie on one line"
+            ])
+        #expect(
+            errors("positioning:\n  floor: [[0, 0], [0, 0], [5, 5], [0, 0]]\n") == [
+                "beacond.yaml:2:10: positioning.floor: a polygon needs at least 3 different points, got 2"
+            ])
+        #expect(
+            errors("positioning:\n  floor: [[0, 0], [9, 9], [9, 0], [0, 9]]\n").first?.hasPrefix(
+                "beacond.yaml:2:10: positioning.floor: its edges 0→1 and 2→3 cross") == true)
+        // Closed as GeoJSON closes it, or with a corner written twice: the same outline.
+        let square = [[0.0, 0.0], [4, 0], [4, 3], [0, 3]]
+        for written in ["[[0, 0], [4, 0], [4, 3], [0, 3], [0, 0]]", "[[0, 0], [4, 0], [4, 0], [4, 3], [0, 3]]"] {
+            let config = try? ConfigLoader.load(yaml: "zones: [{id: a, polygon: \(written)}]\n", file: "beacond.yaml")
+            #expect(config?.zones.first?.shape == .polygon(level: 0, points: square), "\(written)")
+        }
+        let many = (0..<1_001).map { "[\($0), \($0 % 2)]" }.joined(separator: ", ")
+        #expect(
+            errors("positioning: {floor: [\(many)]}\n") == [
+                "beacond.yaml:1:22: positioning.floor: at most 1000 points, got 1001: simplify the outline"
+            ])
+        // A concave outline, listed clockwise, is what was meant.
+        #expect(errors("zones: [{id: l, polygon: [[0, 0], [0, 4], [1, 4], [1, 1], [4, 1], [4, 0]]}]\n") == [])
+    }
+
+    /// Zones no asset can ever be in: wholly off the floor, or on a level with no receiver.
+    @Test func zonesNoAssetCanEverBeInAreRefused() {
+        let site = """
+            receivers:
+              - {id: a, position: {x: 0, y: 0, level: 0}}
+              - {id: b, position: {x: 9, y: 0, level: 2}}
+            positioning:
+              floor: [[0, 0], [10, 0], [10, 10], [0, 10]]
+
+            """
+        #expect(
+            errors(
+                site + """
+                    zones:
+                      - {id: yard, polygon: [[20, 20], [25, 20], [25, 25]]}
+                      - {id: edge, polygon: [[8, 8], [12, 8], [12, 12], [8, 12]]}
+                      - {id: mezzanine, level: 1, polygon: [[0, 0], [2, 0], [2, 2]]}
+                      - {id: top, level: 2, polygon: [[0, 0], [2, 0], [2, 2]]}
+
+                    """) == [
+                    "beacond.yaml:7:25: zones[0].polygon: lies wholly outside positioning.floor, where positions are "
+                        + "placed: no asset is ever in this zone",
+                    "beacond.yaml:9:28: zones[2].level: no receiver is on level 1 (receivers are on 0, 2): no asset "
+                        + "is ever placed in this zone",
+                ])
+        // Without `level`, a zone is on level 0.
+        let upstairs = "receivers: [{id: a, position: {x: 0, y: 0, level: 1}}]\n"
+        #expect(
+            errors(upstairs + "zones: [{id: z, polygon: [[0, 0], [2, 0], [2, 2]]}]\n") == [
+                "beacond.yaml:2:9: zones[0]: no receiver is on level 0 (receivers are on 1): no asset is ever placed "
+                    + "in this zone"
+            ])
+        // No receivers written: nothing to check against.
+        #expect(errors("zones: [{id: z, level: 3, polygon: [[0, 0], [2, 0], [2, 2]]}]\n") == [])
+    }
+
     @Test func everyErrorIsReportedNotJustTheFirst() {
         let yaml = "gateway:\n  idd: x\nmonitoring:\n  exit_timeout: soon\n  min_rssi: loud\n"
         #expect(errors(yaml).count == 3)
