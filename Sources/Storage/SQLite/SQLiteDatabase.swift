@@ -24,11 +24,18 @@ public final class SQLiteDatabase: Sendable {
         self.path = path
         self.migrations = migrations
         let connection = try SQLiteConnection(path: path)
-        try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        try connection.execute(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = \(Self.walSizeLimit)")
         try Self.migrate(connection, migrations)
         connection.setBusyTimeout(milliseconds: Self.writerWaitMilliseconds)
         writer = Mutex(connection)
     }
+
+    /// The write-ahead log is cut back to this size once it has been copied into the file.
+    /// It grows past it only while another process holds a read open (the log cannot be
+    /// copied past that reader's view), and SQLite would otherwise keep the grown file for
+    /// good. A little over the 1,000 pages (4 MB) at which it is copied back normally.
+    public static let walSizeLimit = 6 << 20
 
     /// How long a write waits for a lock another process holds (an operator's `sqlite3` shell
     /// with a transaction open) before it fails. Short, because the engine's thread writes:
