@@ -46,7 +46,11 @@ public final class UnsavedKeep: Sendable {
 
     /// What an earlier run kept, if anything. It stays here (this keep holds it) until the
     /// state store has taken it: `eventsStored` and `statesSaved`.
-    public func takeOver() -> (events: [StateStore.StoredEvent], state: EngineSnapshot)? {
+    ///
+    /// `state` is nil when no states were kept, and otherwise the whole of them: an asset it
+    /// does not list was in no zone (only assets inside one are saved), whatever the state
+    /// store says.
+    public func takeOver() -> (events: [StateStore.StoredEvent], state: EngineSnapshot?)? {
         guard access(directory + "/beacond.sqlite", F_OK) == 0 else { return nil }
         return state.withLock { c in
             do {
@@ -56,11 +60,13 @@ public final class UnsavedKeep: Sendable {
                 let assets = try store.loadAssets().snapshots
                 c.store = store
                 c.hasEvents = !events.isEmpty
-                c.hasStates = !regions.isEmpty || !assets.isEmpty
+                // Saved states may be empty (every asset out of its zones): the mark tells.
+                c.hasStates = access(statesMark, F_OK) == 0 || !regions.isEmpty || !assets.isEmpty
                 log(
                     "info: state.unsaved_found events=\(events.count) regions=\(regions.count) assets=\(assets.count) "
-                        + "from=\(directory) next=stored and delivered as soon as the state store writes")
-                return (events, EngineSnapshot(regions: regions, assets: assets))
+                        + "states=\(c.hasStates ? "kept" : "none") from=\(directory) next=stored and delivered as soon "
+                        + "as the state store writes")
+                return (events, c.hasStates ? EngineSnapshot(regions: regions, assets: assets) : nil)
             } catch {
                 log("error: state.unsaved_unreadable dir=\(directory) error=\(error) next=removed")
                 c.store = nil
@@ -84,9 +90,20 @@ public final class UnsavedKeep: Sendable {
         write { c, store in
             try store.saveRegions(snapshot.regions)
             try store.saveAssets(snapshot.assets)
+            let mark = open(statesMark, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            guard mark >= 0 else { throw MarkFailed(reason: String(cString: strerror(errno))) }
+            close(mark)
             c.hasStates = true
         }
     }
+
+    struct MarkFailed: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { "cannot mark the states kept: \(reason)" }
+    }
+
+    /// Present while the keep holds states, which may be none at all.
+    private var statesMark: String { directory + "/states" }
 
     /// The state store took the held events.
     public func eventsStored() {
@@ -104,6 +121,7 @@ public final class UnsavedKeep: Sendable {
             if c.hasStates {
                 try store.saveRegions([])
                 try store.saveAssets([])
+                unlink(statesMark)
             }
             c.hasStates = false
         }
@@ -146,6 +164,7 @@ public final class UnsavedKeep: Sendable {
     static func remove(_ directory: String) {
         let file = directory + "/beacond.sqlite"
         for tail in ["", "-wal", "-shm"] { unlink(file + tail) }
+        unlink(directory + "/states")
         rmdir(directory)
     }
 }

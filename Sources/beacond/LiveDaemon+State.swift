@@ -88,12 +88,14 @@ extension LiveDaemon {
     /// Applies the regions added or removed through the API (over the file's regions), then
     /// puts back the saved region states: no second enter for a region that stayed inside,
     /// an exit dated from the last sighting for one whose beacons left.
-    func restoreRegions(from store: StateStore, into engine: inout BeaconEngine) {
+    /// `assetsKept`: the runtime directory holds newer zone memberships, which replace the
+    /// file's whole (an asset the file has in a zone may have left it since).
+    func restoreRegions(from store: StateStore, into engine: inout BeaconEngine, assetsKept: Bool = false) {
         do {
             let (overrides, _) = try applyAPIChanges(from: store, to: &engine, clients: config.clients)
             let (snapshots, skipped) = try store.loadRegions()
             let restored = snapshots.filter { engine.restore($0) }.count
-            let (assets, skippedAssets) = try store.loadAssets()
+            let (assets, skippedAssets) = assetsKept ? ([], 0) : try store.loadAssets()
             let restoredAssets = assets.filter { engine.restore($0) }.count
             let ahead = snapshots.filter { $0.lastSeen > engine.now }.count
             if ahead > 0 {

@@ -63,13 +63,14 @@ struct LiveDaemon {
         let late = LateOpening()
         let store = openStore(late: late)
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
-        if store.openFailure == nil { restoreRegions(from: store, into: &core) }
-        // States an earlier run could not save (a full disk) are newer than the store's.
+        // States an earlier run could not save (a full disk) are newer than the store's: each
+        // region's replaces the store's, and the assets' replace the store's whole.
         let keep = UnsavedKeep(directory: UnsavedKeep.directory(apiSocket: config.api.socket), log: log)
         let unsaved = keep.takeOver()
-        if let unsaved {
-            for region in unsaved.state.regions { _ = core.restore(region) }
-            for asset in unsaved.state.assets { _ = core.restore(asset) }
+        if store.openFailure == nil { restoreRegions(from: store, into: &core, assetsKept: unsaved?.state != nil) }
+        if let unsaved, let kept = unsaved.state {
+            for region in kept.regions { _ = core.restore(region) }
+            for asset in kept.assets { _ = core.restore(asset) }
             let restored = core.savedState()
             if (try? store.saveRegions(restored.regions)) != nil, (try? store.saveAssets(restored.assets)) != nil {
                 keep.statesSaved()

@@ -283,24 +283,25 @@ import Testing
 
         """
 
-    /// Address-only sightings of the pallet at (2, 5) from the four receivers.
-    static func sightings() -> [String] {
+    /// Address-only sightings of the pallet at `at` (in the dock by default) from the four receivers.
+    static func sightings(at: (x: Double, y: Double) = (2, 5)) -> [String] {
         let t = String(format: "%.3f", Date().timeIntervalSince1970)
         return [(0.0, 0.0, "r1"), (10, 0, "r2"), (10, 10, "r3"), (0, 10, "r4")].map { x, y, r in
-            let d = ((2 - x) * (2 - x) + (5 - y) * (5 - y)).squareRoot()
+            let d = ((at.x - x) * (at.x - x) + (at.y - y) * (at.y - y)).squareRoot()
             let rssi = Int((-59 - 20 * log10(d)).rounded())
             return "{\"t\":\(t),\"receiver\":\"\(r)\",\"address\":\"d0:00:00:00:00:09\",\"rssi\":\(rssi)}"
         }
     }
 
-    /// Posts the pallet's sightings (every 200 ms, 15 s at most) until the history satisfies
+    /// Posts the pallet's sightings at `at` (every 200 ms, 15 s at most) until the history satisfies
     /// `condition`; returns the history.
-    static func hear(_ d: APIDaemon, until what: String, _ condition: ([[String: Any]]) -> Bool) throws
-        -> [[String: Any]]
-    {
+    static func hear(
+        _ d: APIDaemon, at: (x: Double, y: Double) = (2, 5), until what: String,
+        _ condition: ([[String: Any]]) -> Bool
+    ) throws -> [[String: Any]] {
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            try d.post(sightings())
+            try d.post(sightings(at: at))
             let events = try d.history()
             if condition(events) { return events }
             usleep(200_000)

@@ -45,7 +45,7 @@ import Testing
         let next = UnsavedKeep(directory: dir, log: logs.write)
         let taken = try #require(next.takeOver())
         #expect(taken.events.map(\.id) == ["E2", "E3"])
-        #expect(taken.state.regions == Self.snapshot.regions)
+        #expect(taken.state?.regions == Self.snapshot.regions)
         #expect(logs.all.contains { $0.contains("info: state.unsaved_found events=2 regions=1") })
     }
 
@@ -58,11 +58,24 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: file), "the events are still only here")
         let afterStates = try #require(UnsavedKeep(directory: dir, log: { _ in }).takeOver())
         #expect(afterStates.events.map(\.id) == ["E1"])
-        #expect(afterStates.state.regions.isEmpty, "states the store saved are not taken back over newer ones")
+        #expect(afterStates.state == nil, "states the store saved are not taken back over newer ones")
         keep.eventsStored()
         #expect(!FileManager.default.fileExists(atPath: file))
         #expect(!FileManager.default.fileExists(atPath: dir))
         #expect(UnsavedKeep(directory: dir, log: { _ in }).takeOver() == nil)
+    }
+
+    /// Every asset out of its zones is a state to keep too: the next run must not take the
+    /// state store's older memberships for it.
+    @Test func statesThatAreEmptyAreKeptAsStates() throws {
+        let (keep, dir, _) = try Self.keep()
+        keep.held([Self.event(1)], dropped: [])
+        keep.statesUnsaved(EngineSnapshot(regions: [], assets: []))
+        let taken = try #require(UnsavedKeep(directory: dir, log: { _ in }).takeOver())
+        #expect(taken.state.map { $0.regions.isEmpty && $0.assets.isEmpty } == true, "kept, and empty")
+
+        keep.statesSaved()
+        #expect(UnsavedKeep(directory: dir, log: { _ in }).takeOver()?.state == nil)
     }
 
     @Test func aKeepThatCannotBeWrittenIsToldOnceAndIsNotWhole() throws {
