@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A fleet's bad week in minutes: the live daemon on the simulated store (config/sim-store.yaml,
-zone alerts to a webhook) while, at random every few seconds, the webhook's receiver answers
+zone alerts to a webhook), with five iBeacon regions whose beacons another gateway relays
+through `POST /v1/sightings` as they come and go at random, while, at random every few seconds, the webhook's receiver answers
 500, hangs, or is down (connection refused), and the daemon is reloaded (SIGHUP), stopped
 (SIGTERM) and started again, or killed (`kill -9`) and started again. At the end the receiver
 comes back, the outbox drains, and the run checks what an operator is promised:
 
-- every zone alert in the history reached the receiver (none lost);
+- every zone and region alert in the history reached the receiver (none lost);
 - in the history's order (the first delivery of each);
 - twice only where a crash or a cut request allows it (at-least-once; counted);
-- per asset and zone, enters and exits alternate across every restart (no doubled alert);
+- per asset and zone, and per region, enters and exits alternate across every restart (no
+  doubled alert);
 - no dead letters, nothing held, no daemon exit other than the ones the run caused.
 
     python3 bench/chaos.py [binary=.build/release/beacond] [minutes=10] [seed=1] [disk]
@@ -113,7 +115,7 @@ def api(d, path):
 def history(d):
     events, after = [], ""
     while True:
-        page = api(d, f"/v1/events?type=zone.*&limit=1000" + (f"&after={urllib.parse.quote(after)}" if after else ""))
+        page = api(d, f"/v1/events?type=zone.*,region.*&limit=1000" + (f"&after={urllib.parse.quote(after)}" if after else ""))
         events += page["events"]
         if not page.get("next"):
             return events
@@ -133,10 +135,34 @@ def fill(full):
     elif os.path.exists(filler):
         os.remove(filler)
 receiver = Receiver()
-base = write_config(d, 20, "webhooks:\n"
-                    f"  - {{id: wms, url: 'http://127.0.0.1:{receiver.port}/hook', events: ['zone.*'], "
+# Five iBeacon regions, their beacons relayed through POST /v1/sightings by another gateway
+# (a thread below) that hears each come and go at random.
+UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+regions = "".join(f"      - {{id: r{m}, uuid: {UUID}, major: {m}}}\n" for m in range(1, 6))
+base = write_config(d, 20, "clients:\n  - id: app\n    regions:\n" + regions + "webhooks:\n"
+                    f"  - {{id: wms, url: 'http://127.0.0.1:{receiver.port}/hook', events: ['zone.*', 'region.*'], "
                     "max_age: 1h, batch: {max_delay: 0s}}\n")
-config_text = open(base).read()
+config_text = open(base).read().replace("exit_timeout: 30s", "exit_timeout: 5s")
+open(base, "w").write(config_text)
+present = set()
+stop_relay = threading.Event()
+
+
+def relay():
+    """Every half second, one sighting of each beacon present; each comes or goes at random."""
+    relay_rng = random.Random(seed + 1)
+    payload = lambda major: "0215" + UUID.replace("-", "").lower() + f"{major:04x}0001c5"
+    while not stop_relay.is_set():
+        for major in range(1, 6):
+            if relay_rng.random() < 0.03:
+                present.symmetric_difference_update({major})
+        body = "".join(json.dumps({"t": round(time.time(), 3), "receiver": "relay-1",
+                                   "address": f"C3:11:22:33:44:{major:02X}", "rssi": -60,
+                                   "manufacturer_data": {"76": payload(major)}}) + "\n" for major in sorted(present))
+        if body:
+            subprocess.run(["curl", "-s", "--max-time", "2", "--unix-socket", f"{d}/api.sock", "--data-binary", body,
+                            "http://localhost/v1/sightings"], capture_output=True)
+        stop_relay.wait(0.5)
 
 
 def start():
@@ -154,6 +180,7 @@ def wait_for_socket():
 
 daemon = start()
 wait_for_socket()
+threading.Thread(target=relay, daemon=True).start()
 faults = ["sighup", "sigterm", "kill9", "500", "hang", "down", "ok", "ok"] + (["full", "room"] if disk else [])
 counts = {f: 0 for f in faults}
 unexpected_exits = []
@@ -189,6 +216,7 @@ while time.time() < end:
     print(f"{time.strftime('%H:%M:%S')} {fault:7s} receiver={receiver.mode:4s} delivered={len(receiver.accepted)}",
           flush=True)
 
+stop_relay.set()
 # The receiver comes back, the disk has room; the outbox drains (backoff is at most what the
 # last fault allowed).
 receiver.set("ok")
@@ -222,7 +250,8 @@ twice = len(receiver.accepted) - len(seen)
 doubled = []
 last = {}
 for e in events:
-    key = (e["data"]["asset"], e["data"]["zone"])
+    data = e["data"]
+    key = (data["asset"], data["zone"]) if e["type"].startswith("beacond.zone.") else (data["client"], data["region"])
     kind = e["type"].split(".")[-1]
     if kind not in ("enter", "exit"):
         continue
@@ -231,7 +260,8 @@ for e in events:
     last[key] = kind
 
 print(f"\n{minutes:g} min, seed {seed}: faults {counts}")
-print(f"zone alerts in the history: {len(ids)}; delivered: {len(seen)} distinct, {twice} again; "
+regions_seen = sum(e["type"] in ("beacond.region.enter", "beacond.region.exit") for e in events)
+print(f"alerts in the history: {len(ids)} ({regions_seen} region enters and exits); delivered: {len(seen)} distinct, {twice} again; "
       f"requests {receiver.requests}")
 print(f"lost: {len(lost)}; in order: {in_order}; doubled enters/exits: {len(doubled)}; "
       f"dead letters: {status['outbox']['dead_letters']}; held: {status['counts']['events_held']}; "
