@@ -143,7 +143,7 @@ public struct SiteSimulator: Sendable {
         d = max(d, 0.1)
         var rssi = settings.rssiAt1m - 10 * settings.pathLossExponent * log10(d)
         rssi -= updatedShadowing(tag: a, receiver: r)
-        for wall in settings.walls where crosses(tag.position, receiver.position, wall.from, wall.to) {
+        for wall in settings.walls where Polygon.segmentsMeet(tag.position, receiver.position, wall.from, wall.to) {
             rssi -= wall.lossDB
         }
         // The body sits behind the direction of travel: a receiver behind the carrier loses most.
@@ -211,16 +211,6 @@ public struct SiteSimulator: Sendable {
 
 func distance(_ a: Point, _ b: Point) -> Double {
     ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
-}
-
-/// Whether segment p–q crosses segment a–b.
-func crosses(_ p: Point, _ q: Point, _ a: Point, _ b: Point) -> Bool {
-    func side(_ u: Point, _ v: Point, _ w: Point) -> Double { (v.x - u.x) * (w.y - u.y) - (v.y - u.y) * (w.x - u.x) }
-    let d1 = side(a, b, p)
-    let d2 = side(a, b, q)
-    let d3 = side(p, q, a)
-    let d4 = side(p, q, b)
-    return (d1 > 0) != (d2 > 0) && (d3 > 0) != (d4 > 0)
 }
 
 /// The truth file's lines: `{"kind":"position",...}` per tag per step and

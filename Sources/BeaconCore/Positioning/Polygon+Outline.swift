@@ -58,8 +58,9 @@ extension Polygon {
         (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
     }
 
-    /// Whether segments pq and rs have a point in common (touching counts).
-    static func segmentsMeet(_ p: Point, _ q: Point, _ r: Point, _ s: Point) -> Bool {
+    /// Whether segments pq and rs have a point in common (touching counts): outlines' edges
+    /// here, and the simulator's signal paths through walls.
+    public static func segmentsMeet(_ p: Point, _ q: Point, _ r: Point, _ s: Point) -> Bool {
         let eps = 1e-12
         let d1 = cross(r, s, p)
         let d2 = cross(r, s, q)
