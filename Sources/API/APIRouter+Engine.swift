@@ -42,8 +42,7 @@ extension APIRouter {
 
     /// How long the engine has not run, when that is past `engineStuckAfter`.
     private func stuckFor() -> TimeSpan? {
-        guard let last = context.engine.glance.lastTurn else { return nil }
-        let age = context.clock() - last
+        guard let age = context.engine.timeSinceLastTurn(now: context.clock()) else { return nil }
         return age >= Self.engineStuckAfter ? age : nil
     }
 }

@@ -37,7 +37,11 @@ extension APIRouter {
                 "engine",
                 .object([
                     ("last_turn", .time(glance.lastTurn)),
-                    ("last_turn_age_s", .round((now - (glance.lastTurn ?? context.started)).seconds, places: 10)),
+                    (
+                        "last_turn_age_s",
+                        .round(
+                            (context.engine.timeSinceLastTurn(now: now) ?? now - context.started).seconds, places: 10)
+                    ),
                 ])
             ),
             (

@@ -61,13 +61,18 @@ public final class LiveEngine: @unchecked Sendable {
         public var unplacedReceivers: [String: Int]
         /// When the engine last answered or ended a turn (nil: neither yet).
         public var lastTurn: Timestamp?
+        /// The same moment as time since boot (`LiveEngine.elapsed`), when the daemon gives it:
+        /// what the turn's age is measured on, so that a step of the wall clock is not taken
+        /// for an engine that stopped running.
+        var lastTurnElapsed: TimeSpan?
 
-        init(_ engine: BeaconEngine, lastTurn: Timestamp?) {
+        init(_ engine: BeaconEngine, lastTurn: Timestamp?, elapsed: TimeSpan? = nil) {
             counters = engine.counters
             beacons = engine.beaconCount
             clients = engine.clientIDs.count
             unplacedReceivers = engine.tracker?.unplacedReceivers ?? [:]
             self.lastTurn = lastTurn
+            lastTurnElapsed = elapsed
         }
     }
 
@@ -78,7 +83,21 @@ public final class LiveEngine: @unchecked Sendable {
     /// As of now, when the engine answers within `timeout` seconds (so that what was queued
     /// before this call is counted); else as of the end of its last turn.
     public func glance(waiting timeout: Double) -> Glance {
-        perform(timeout: timeout) { engine, now in (Glance(engine, lastTurn: now), []) } ?? glance
+        let elapsed = self.elapsed
+        return perform(timeout: timeout) { engine, now in (Glance(engine, lastTurn: now, elapsed: elapsed?()), []) }
+            ?? glance
+    }
+
+    /// How long ago the engine last ended a turn or answered (nil: never yet). Measured on
+    /// `elapsed` when it is set: NTP setting a gateway's clock forward between two turns is
+    /// not time the engine stood still, and must not turn the API's engine requests into
+    /// "the engine has not run" 503s until the next turn.
+    public func timeSinceLastTurn(now: Timestamp) -> TimeSpan? {
+        let last = glance
+        if let turned = last.lastTurnElapsed, let elapsed {
+            return TimeSpan(nanoseconds: elapsed().nanoseconds - turned.nanoseconds)
+        }
+        return last.lastTurn.map { now - $0 }
     }
 
     /// Called on the engine's thread after every turn of `run()` (at least once a second):
@@ -200,7 +219,7 @@ public final class LiveEngine: @unchecked Sendable {
                 $0.busy = TimeSpan(nanoseconds: $0.busy.nanoseconds + took.nanoseconds)
                 $0.lastTurn = took
             }
-            let glance = Glance(engine, lastTurn: started + took)
+            let glance = Glance(engine, lastTurn: started + took, elapsed: elapsed?())
             glanceState.withLock { $0 = glance }
             onTurn?(started + took)
         }

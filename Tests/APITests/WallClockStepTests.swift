@@ -47,6 +47,32 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// Between the step and the engine's next turn (up to a second) the last turn looked an
+    /// hour old on the wall clock, and every request that needs the engine was refused with
+    /// "the engine has not run for 3600 s". Its age is now measured on the time since boot.
+    @Test func aStepForwardIsNotTakenForAStuckEngine() throws {
+        let d = try APIDaemon(
+            extra: Self.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 30s")
+        let offset = try Self.startWithAMovableClock(d)
+        try d.post([APIDaemon.sighting(major: 7)])
+        _ = try d.waitForHistory("the region's first state") { events in
+            events.contains { $0["type"] as? String == "beacond.region.state" }
+        }
+        try "+3600\n".write(toFile: offset, atomically: true, encoding: .utf8)
+        var refused: [String] = []
+        var ages: [Double] = []
+        let until = Date().addingTimeInterval(1.5)
+        while Date() < until {
+            let answer = try d.client.request("GET", "/v1/clients/app/regions")
+            if answer.status != 200 { refused.append("\(answer.status) \(answer.body)") }
+            let engine = try d.client.request("GET", "/v1/status").object["engine"] as? [String: Any]
+            ages.append(engine?["last_turn_age_s"] as? Double ?? -1)
+        }
+        #expect(refused.isEmpty, "\(refused.prefix(2))")
+        #expect(!ages.isEmpty && ages.allSatisfy { (0..<2).contains($0) }, "\(ages.max() ?? -1)")
+        #expect(d.stop() == 0)
+    }
+
     /// Webhook events waiting through a step forward longer than `max_age` keep their age:
     /// it is time they waited, and the step is not (a gateway booted days behind, its network
     /// and so NTP and the webhook back at once).
