@@ -9,7 +9,12 @@ import Storage
 /// `{"error": {"code", "message"}}`.
 enum Reply {
     static func json(_ value: JSONValue, status: Int = 200) -> HTTPReply {
-        .response(HTTPResponse(status: status, contentType: "application/json", body: value.serialized + "\n"))
+        .response(jsonResponse(value, status: status))
+    }
+
+    /// The same, for an answer given later (`HTTPReply.later`).
+    static func jsonResponse(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "application/json", body: value.serialized + "\n")
     }
 
     static func error(_ status: Int, _ code: String, _ message: String) -> HTTPReply {

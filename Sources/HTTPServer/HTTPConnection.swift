@@ -10,6 +10,8 @@ final class HTTPConnection {
         case body(HTTPRequestParser.Head, consumedHead: Int)
         /// A stream is open; input is ignored until the client closes.
         case streaming(StreamID)
+        /// A handler answers later (`HTTPReply.later`); input waits unread until it has.
+        case waiting(LaterID, keepAlive: Bool, method: String)
         /// An error response is queued; the connection closes once it is written.
         case closing
     }

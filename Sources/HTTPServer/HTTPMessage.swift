@@ -77,6 +77,16 @@ public enum HTTPReply: Sendable {
     /// Sends `head` (its body is ignored), then calls `opened` on the server's thread with
     /// the stream's id; the stream is then written with `HTTPServer.send(_:to:)`.
     case stream(head: HTTPResponse, opened: @Sendable (StreamID) -> Void)
+    /// The answer comes later, from work that waits on something else (the network): `start`
+    /// is called on the server's thread with `answer`, which the work calls once, from any
+    /// thread. Meanwhile the server serves every other client; this connection's next
+    /// requests wait behind the answer, as HTTP/1.1 orders them.
+    case later(start: @Sendable (_ answer: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+}
+
+/// A request whose answer is owed (`HTTPReply.later`).
+struct LaterID: Hashable, Sendable {
+    let raw: Int
 }
 
 /// An open stream, for `HTTPServer.send` and `close`.

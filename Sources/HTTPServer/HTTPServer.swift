@@ -15,8 +15,10 @@ import Synchronization
 /// `streamBufferLimit` is closed, so a client that stops reading costs a bounded amount of
 /// memory and never stalls the daemon.
 ///
-/// Handlers run on the server's thread and must answer promptly (they read state, they do
-/// not wait on the network). Streams are written from any thread with `send(_:to:)`.
+/// Handlers run on the server's thread and must answer promptly (they read state); one that
+/// waits on the network answers `HTTPReply.later` and finishes on a thread of its own, so that
+/// a receiver taking its time holds up only its own client. Streams are written from any
+/// thread with `send(_:to:)`.
 public final class HTTPServer: @unchecked Sendable {
     public struct Settings: Sendable {
         public var socketPath: String
@@ -49,6 +51,10 @@ public final class HTTPServer: @unchecked Sendable {
     private var connections: [Int32: HTTPConnection] = [:]
     private var streams: [Int: Int32] = [:]
     private var nextStream = 1
+    /// Connections waiting for a `later` answer, by its id.
+    private var waiting: [Int: Int32] = [:]
+    private var nextLater = 1
+    private let answers = Mutex<[(LaterID, HTTPResponse)]>([])
     private let outbound = Mutex<[(StreamID, [UInt8]?)]>([])
     private let stopRequested = Atomic<Bool>(false)
 
@@ -160,10 +166,16 @@ public final class HTTPServer: @unchecked Sendable {
             switch connection.state {
             case .streaming, .closing:
                 connection.discardInput()
+            case .waiting:
+                break
             default:
                 process(connection)
             }
-            if !open && connection.pendingOutput == 0 { return drop(connection.fd) }
+            if case .waiting = connection.state {
+                // The answer is still owed, even to a client that has finished sending.
+            } else if !open && connection.pendingOutput == 0 {
+                return drop(connection.fd)
+            }
             if !open, case .streaming = connection.state { return drop(connection.fd) }
         }
         finishWrite(connection)
@@ -200,7 +212,7 @@ public final class HTTPServer: @unchecked Sendable {
                     c.state = .head
                     respond(c, head: head, body: body)
                     if case .head = c.state {} else { return }
-                case .streaming, .closing:
+                case .streaming, .closing, .waiting:
                     return
                 }
             } catch let error as HTTPRequestParser.Failure {
@@ -247,6 +259,35 @@ public final class HTTPServer: @unchecked Sendable {
             openStreams.add(1, ordering: .relaxed)
             c.queue(response.head(keepAlive: false, streaming: true))
             opened(id)
+        case let .later(start):
+            let id = LaterID(raw: nextLater)
+            nextLater += 1
+            waiting[id.raw] = c.fd
+            c.state = .waiting(id, keepAlive: head.keepAlive, method: head.method)
+            start { [weak self] response in
+                guard let self else { return }
+                self.answers.withLock { $0.append((id, response)) }
+                self.wake()
+            }
+        }
+    }
+
+    /// Writes the `later` answers that have come, and goes on with each connection's next
+    /// requests. An answer for a connection that has closed meanwhile is dropped.
+    private func deliverAnswers() {
+        let done = answers.withLock { list -> [(LaterID, HTTPResponse)] in
+            defer { list.removeAll() }
+            return list
+        }
+        for (id, response) in done {
+            guard let fd = waiting.removeValue(forKey: id.raw), let c = connections[fd],
+                case let .waiting(owed, keepAlive, method) = c.state, owed == id
+            else { continue }
+            c.queue(response.head(keepAlive: keepAlive))
+            if method != "HEAD" { c.queue(response.body) }
+            c.state = keepAlive ? .head : .closing
+            process(c)
+            finishWrite(c)
         }
     }
 
@@ -259,10 +300,16 @@ public final class HTTPServer: @unchecked Sendable {
             c.lingerUntil = monotonicMillis() + HTTPServer.lingerMillis
         }
         let wantWrite = c.pendingOutput > 0
-        watch(c.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (wantWrite ? EPOLLOUT.rawValue : 0), modify: true)
+        // While an answer is owed, input stays in the kernel (the client's next requests wait
+        // there); a client that goes away is still seen (EPOLLHUP is always reported).
+        var wantRead = true
+        if case .waiting = c.state { wantRead = false }
+        let events = (wantRead ? EPOLLIN.rawValue | EPOLLRDHUP.rawValue : 0) | (wantWrite ? EPOLLOUT.rawValue : 0)
+        watch(c.fd, events: events, modify: true)
     }
 
     private func deliverOutbound() {
+        deliverAnswers()
         let items = outbound.withLock { queue -> [(StreamID, [UInt8]?)] in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
@@ -294,6 +341,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let c = connections.removeValue(forKey: fd) else { return }
         epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nil)
         Glibc.close(fd)
+        if case let .waiting(id, _, _) = c.state { waiting[id.raw] = nil }
         if case let .streaming(id) = c.state {
             streams[id.raw] = nil
             openStreams.subtract(1, ordering: .relaxed)

@@ -1,4 +1,6 @@
 import BeaconCore
+import BeaconRuntime
+import Synchronization
 
 /// A test delivery (`POST /v1/webhooks/{id}/test`, `beaconctl test-webhook`): what an operator
 /// wiring a CRM or WMS to the gateway needs to see before the first real alert depends on it —
@@ -11,6 +13,22 @@ extension WebhookWorker {
         public var error: String?
         public var millis: Double
         public var ok: Bool { status.map { (200..<300).contains($0) } ?? false }
+    }
+
+    /// `sendTest` on a thread of its own, then `done` with what came of it. False, and no
+    /// call, when a test of this webhook is still under way: an operator pressing again at a
+    /// receiver that hangs must not pile up threads behind it.
+    public func startTest(
+        _ event: String, at t: Timestamp, done: @escaping @Sendable (TestResult) -> Void
+    ) -> Bool {
+        guard testRunning.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        detachThread { [self] in
+            let result = sendTest(event, at: t)
+            testRunning.store(false, ordering: .releasing)
+            done(result)
+        }
+        return true
     }
 
     /// Sends `event` (one CloudEvent's JSON) now, as a batch of one, with the headers and

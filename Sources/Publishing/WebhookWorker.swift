@@ -76,6 +76,8 @@ public final class WebhookWorker: @unchecked Sendable {
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
     private let poster = Mutex<HTTPPoster?>(nil)
+    /// A test delivery is under way (`startTest`).
+    let testRunning = Atomic<Bool>(false)
 
     public init(
         settings: Settings, store: StateStore, clock: @escaping @Sendable () -> Timestamp,

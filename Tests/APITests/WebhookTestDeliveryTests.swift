@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -47,6 +48,36 @@ import Testing
         let hooks = outbox["webhooks"] as? [[String: Any]] ?? []
         #expect(hooks.count == 3 && hooks.allSatisfy { ($0["pending"] as? Int) == 0 }, "\(outbox)")
         #expect(good.requests.count == 1)
+        #expect(d.stop() == 0)
+    }
+
+    /// A receiver that hangs keeps the operator who asked waiting, up to the webhook's timeout,
+    /// and no one else: before, the API's one thread waited with it, and status, metrics and
+    /// the relays' sightings waited too. A second test of the same webhook meanwhile is 409.
+    @Test func aReceiverThatHangsHoldsUpOnlyItsOwnTest() throws {
+        let hanging = try WebhookReceiver(hang: true)
+        let d = try APIDaemon(
+            extra: "webhooks:\n" + WebhookDeliveryTests.webhook("wms", hanging, extra: ", timeout: 4s"))
+        try d.start()
+        let result = Mutex<CommandOutput?>(nil)
+        let test = Thread { [self] in
+            let output = try? testWebhook(d, "wms")
+            result.withLock { $0 = output }
+        }
+        test.start()
+        try hanging.waitUntil("the test request") { $0.count == 1 }
+
+        let status = try d.client.request("GET", "/v1/status")
+        #expect(status.status == 200)
+        let again = try d.client.request("POST", "/v1/webhooks/wms/test")
+        #expect(again.status == 409 && again.body.contains("a test of wms is still waiting"), "\(again.body)")
+        #expect(result.withLock { $0 } == nil, "status and the second test were answered while the first waited")
+
+        let deadline = Date().addingTimeInterval(10)
+        while result.withLock({ $0 }) == nil && Date() < deadline { usleep(20_000) }
+        let output = try #require(result.withLock { $0 })
+        #expect(output.status != 0 && output.stderr.contains("wms: "), "\(output.stderr)")
+        #expect(hanging.requests.count == 1, "the second test was not sent")
         #expect(d.stop() == 0)
     }
 }

@@ -65,6 +65,32 @@ public struct UnixHTTPClient: Sendable {
         return try Self.parse(data)
     }
 
+    /// Sends `bytes` as they are (several requests in a row, say), optionally says it has
+    /// finished sending (`shutdown(SHUT_WR)`), and returns all the server writes until it closes.
+    public func exchange(_ bytes: [UInt8], halfClose: Bool = false) throws -> String {
+        let fd = try open(sending: bytes)
+        defer { close(fd) }
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 { break }
+            data += chunk[0..<n]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A connection with `bytes` sent on it, for a test that reads or closes it itself.
+    public func open(sending bytes: [UInt8]) throws -> Int32 {
+        let fd = try connect()
+        do { try sendAll(fd, bytes) } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
     static func parse(_ data: [UInt8]) throws -> Response {
         let text = String(decoding: data, as: UTF8.self)
         guard let split = text.range(of: "\r\n\r\n") else { throw TestFailure("no complete response: \(text)") }
