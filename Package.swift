@@ -88,7 +88,7 @@ let package = Package(
                 "CFuzzer", "CDBus", "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "HTTPServer", "API",
                 "Publishing", "Simulation", "Storage",
             ]),
-        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "Simulation"]),
+        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "BeaconConfig", "Simulation"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
