@@ -77,6 +77,7 @@ extension APIRouter {
             ("webhooks", .array(context.webhooks.map { Self.json($0, depths: depths) })),
             ("state_store", context.store.map { .string($0.path) } ?? .null),
             ("state_store_error", context.store?.openFailure.map { .string($0) } ?? .null),
+            ("state_store_wal_bytes", context.store.map { .int($0.walBytes) } ?? .null),
             ("last_errors", .array(context.errors.all.map { .string($0) })),
             (
                 "unplaced_receivers",

@@ -55,6 +55,12 @@ extension APIRouter {
             "beacond_state_store_emptied_total",
             "Times the state file was found corrupt while running and emptied in place (a failing storage card?).",
             context.store?.timesEmptied ?? 0)
+        if let store = context.store {
+            m.gauge(
+                "beacond_state_wal_bytes",
+                "Size of the state file's write-ahead log; it grows past 6 MB only while another process holds a read open on the file.",
+                Double(store.walBytes))
+        }
         m.family("beacond_events_total", "counter", "Events published, by type.")
         for (type, count) in context.publisher.countsByType.sorted(by: { $0.key < $1.key }) {
             m.sample("beacond_events_total", ["type": type], Double(count))

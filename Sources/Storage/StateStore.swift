@@ -173,6 +173,18 @@ struct SavedRows<Key: Hashable & Sendable, Row: Sendable>: Sendable {
     var generation: Int
 }
 
+extension StateStore {
+    /// The size of the file's write-ahead log (0 when there is none). It stays under
+    /// `SQLiteDatabase.walSizeLimit` but while another process holds a read transaction open
+    /// on the file (a `sqlite3` shell left in a terminal, a backup tool): then nothing can be
+    /// copied back and it grows with every write, towards a full card. Reported by status and
+    /// metrics so that `beaconctl doctor` can tell.
+    public var walBytes: Int {
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
+    }
+}
+
 extension Optional {
     /// The rows saved in `generation`, or nil.
     func rows<Key, Row>(in generation: Int) -> [Key: Row]? where Wrapped == SavedRows<Key, Row> {

@@ -143,6 +143,26 @@ extension Doctor {
 }
 
 extension Doctor {
+    /// The state file's write-ahead log past this is held by another process's read: the
+    /// daemon keeps it under 6 MB (`SQLiteDatabase.walSizeLimit`) otherwise.
+    static let pinnedLogBytes = 24 << 20
+
+    /// A reader left open on the state file (a `sqlite3` shell in a forgotten terminal, a
+    /// backup that hangs) stops the log from being copied back: it grows with every write the
+    /// daemon makes, towards a full card, and nothing else says so. Shown only when it does.
+    func pinnedLogCheck(_ file: String, status s: JSONValue) -> Check? {
+        guard let bytes = s["state_store_wal_bytes"]?.numberValue, Int(bytes) > Self.pinnedLogBytes else { return nil }
+        return Check(
+            name: "state store log", verdict: .warn,
+            detail: "\(file)-wal is \(Int(bytes / 1_000_000)) MB and grows with every write: another process holds "
+                + "a read transaction open on \(file), so the log cannot be copied back into it",
+            fix: "end that process (`fuser -v \(file)` lists those that have it open besides beacond: a sqlite3 "
+                + "shell, a backup tool); the log shrinks "
+                + "back to 6 MB at the daemon's next writes")
+    }
+}
+
+extension Doctor {
     /// State files the daemon found corrupt at start and renamed (`StateStore.open`), oldest
     /// first; none when the directory cannot be read.
     func setAsideFiles(in directory: String) -> [String] {

@@ -194,7 +194,10 @@ struct Doctor: ParsableCommand {
                     fix: "are beacons powered and in range? is bluetooth.min_rssi too high?"))
         if let behind = engineCheck(s) { checks.append(behind) }
         checks += siteChecks(s)
-        if let store = s["state_store"]?.stringValue { checks.append(storageCheck(store, status: s)) }
+        if let store = s["state_store"]?.stringValue {
+            checks.append(storageCheck(store, status: s))
+            if let pinned = pinnedLogCheck(store, status: s) { checks.append(pinned) }
+        }
         checks += (s["webhooks"]?.items ?? []).map(webhookCheck)
         return checks
     }

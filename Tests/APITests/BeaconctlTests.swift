@@ -113,6 +113,62 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// Another process's read left open on the state file (here python's, as a `sqlite3`
+    /// shell left in a terminal would) pins its write-ahead log, which then grows with every
+    /// write; doctor says so, and names the way out. Once the reader is gone the daemon's own
+    /// writes bring the log back under its 6 MB.
+    @Test func doctorWarnsOfALogThatAnotherReaderHoldsOpen() throws {
+        let d = try APIDaemon(extra: WallClockStepTests.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 30s")
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 7)])
+        _ = try d.waitForSightings(1)
+        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
+        let pin = """
+            import sqlite3, sys
+            reader = sqlite3.connect(sys.argv[1], isolation_level=None)
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM event").fetchone()
+            writer = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+            writer.execute("CREATE TABLE IF NOT EXISTS ballast (b BLOB)")
+            for _ in range(30):
+                writer.execute("INSERT INTO ballast VALUES (zeroblob(1000000))")
+            print("pinned", flush=True)
+            sys.stdin.read()
+            reader.execute("COMMIT")
+            """
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = ["-c", pin, file]
+        let input = Pipe()
+        let output = Pipe()
+        python.standardInput = input
+        python.standardOutput = output
+        try python.run()
+        let said = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        try #require(said.hasPrefix("pinned"), "\(said)")
+
+        let doctor = try ctl(d, ["doctor"])
+        #expect(
+            doctor.stdout.contains("[WARN] state store log: \(file)-wal is ")
+                && doctor.stdout.contains("another process holds a read transaction open on \(file)"),
+            "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("fuser -v \(file)"))
+        let metrics = try d.client.request("GET", "/metrics").body
+        #expect(metrics.contains("beacond_state_wal_bytes "))
+
+        try input.fileHandleForWriting.close()
+        python.waitUntilExit()
+        // The daemon saves last-seen times every 5 s: its next two writes copy the log back
+        // and cut it down.
+        let shrunk = try d.waitForStatus("the log back under 6 MB", timeout: 20) { status in
+            try? d.post([APIDaemon.sighting(major: 7)])
+            return status["state_store_wal_bytes"] as? Int ?? .max <= 6 << 20
+        }
+        #expect(shrunk["state_store_wal_bytes"] as? Int ?? .max <= 6 << 20)
+        #expect(!(try ctl(d, ["doctor"]).stdout.contains("state store log")))
+        #expect(d.stop() == 0)
+    }
+
     /// The usual reasons positions never come, named by doctor: a relay (or an adapter) whose
     /// receiver id is not in `receivers:`, and a relay whose records are too old to use.
     @Test func doctorNamesReceiversWithNoPositionAndRelaysOutOfTime() throws {
