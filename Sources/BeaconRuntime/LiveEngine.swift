@@ -113,8 +113,8 @@ public final class LiveEngine: @unchecked Sendable {
     private var steps = ClockStepDetector()
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
-    private let publish: @Sendable ([Event]) -> Void
-    private let persist: (@Sendable (EngineSnapshot) -> Void)?
+    private let commit: @Sendable ([Event], EngineSnapshot?) -> Void
+    private let savesState: Bool
     private var lastPersisted: Timestamp?
     /// Region states and assets' zones are saved at least this often (last-seen times move on
     /// every sighting), and at once after any region or zone event (an enter must not be
@@ -126,15 +126,31 @@ public final class LiveEngine: @unchecked Sendable {
     ///   - publish: receives every event batch, in order, on the engine's thread.
     ///   - persist: receives every region's state and every asset's zones to save, on the
     ///     engine's thread.
-    public init(
+    public convenience init(
         engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp,
         publish: @escaping @Sendable ([Event]) -> Void, persist: (@Sendable (EngineSnapshot) -> Void)? = nil
+    ) {
+        self.init(engine: engine, clock: clock, savingState: persist != nil) { events, state in
+            if !events.isEmpty { publish(events) }
+            if let state { persist?(state) }
+        }
+    }
+
+    /// - Parameters:
+    ///   - savingState: whether the engine's states are handed to `commit` to be saved.
+    ///   - commit: receives each turn's events, in order, on the engine's thread, and with
+    ///     them the region states and assets' zones to save when they are due: the daemon
+    ///     writes both in one transaction, so that a crash cannot keep an alert and lose the
+    ///     state it moved to (`StateStore.commit`).
+    public init(
+        engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp, savingState: Bool,
+        commit: @escaping @Sendable (_ events: [Event], _ state: EngineSnapshot?) -> Void
     ) {
         self.engine = engine
         glanceState = Mutex(Glance(engine, lastTurn: nil))
         self.clock = clock
-        self.publish = publish
-        self.persist = persist
+        self.commit = commit
+        savesState = savingState
     }
 
     /// Queues an input for the engine's thread. False when it was a batch of sightings and
@@ -190,18 +206,20 @@ public final class LiveEngine: @unchecked Sendable {
             }
         }
         events += engine.advance(to: now)
-        if !events.isEmpty { publish(events) }
-        guard let persist else { return }
-        let stateChanged = events.contains {
-            switch $0.payload {
-            case .regionState, .regionEnter, .regionExit, .regionDwell, .zone: return true
-            case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition: return false
+        var state: EngineSnapshot?
+        if savesState {
+            let stateChanged = events.contains {
+                switch $0.payload {
+                case .regionState, .regionEnter, .regionExit, .regionDwell, .zone: return true
+                case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition: return false
+                }
+            }
+            if stateChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
+                state = engine.savedState()
+                lastPersisted = now
             }
         }
-        if stateChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
-            persist(engine.savedState())
-            lastPersisted = now
-        }
+        if !events.isEmpty || state != nil { commit(events, state) }
     }
 
     /// Loops until `stop()`: waits for input or the engine's next deadline, then takes a turn.
@@ -224,7 +242,7 @@ public final class LiveEngine: @unchecked Sendable {
             onTurn?(started + took)
         }
         turn(now: clock(), elapsed: elapsed?())
-        persist?(engine.savedState())
+        if savesState { commit([], engine.savedState()) }
         finished.store(true, ordering: .relaxed)
         // Anyone still waiting in perform() gets an answer.
         let late = queue.withLock { pending -> [Input] in

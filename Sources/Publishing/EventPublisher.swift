@@ -59,9 +59,10 @@ public final class EventPublisher: @unchecked Sendable {
     /// Events published so far, by CloudEvents type.
     public var countsByType: [String: Int] { byType.withLock { $0 } }
 
-    /// Called on the engine's thread with each batch, in order.
-    public func publish(_ events: [Event]) {
-        guard !events.isEmpty else { return }
+    /// Called on the engine's thread with each batch, in order, and with the engine's states
+    /// when they are to be saved: stored with the events in one transaction (see `onStates`).
+    public func publish(_ events: [Event], states: EngineSnapshot? = nil) {
+        guard !events.isEmpty || states != nil else { return }
         var stored: [StateStore.StoredEvent] = []
         stored.reserveCapacity(events.count)
         for event in events {
@@ -70,7 +71,9 @@ public final class EventPublisher: @unchecked Sendable {
             stored.append(.init(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json))
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
-        let routed = storeDurably(stored, now: clock())
+        let (routed, saved) = storeDurably(stored, states: states, now: clock())
+        if let states, let saved { onStates?(states, saved.error) }
+        guard !stored.isEmpty else { return }
         if echo { writeAll(fd: 1, stored.map { $0.body + "\n" }.joined()) }
         for listener in listeners { listener(stored) }
         if routed { for worker in workers { worker.notify() } }
@@ -81,7 +84,7 @@ public final class EventPublisher: @unchecked Sendable {
     /// waiting for the next event). With `now`, without waiting for `retryInterval` (at stop).
     public func retryHeld(now force: Bool = false) {
         if force { durable.withLock { $0.nextAttempt = nil } }
-        if storeDurably([], now: clock()) { for worker in workers { worker.notify() } }
+        if storeDurably([], states: nil, now: clock()).routed { for worker in workers { worker.notify() } }
     }
 
     /// Events held in memory because the state store could not write them, and those given
@@ -97,6 +100,16 @@ public final class EventPublisher: @unchecked Sendable {
             d.held.hold(events + later)
             d.nextAttempt = nil
         }
+    }
+
+    /// Called after each `publish` given states, with nil when they were saved and otherwise
+    /// why not (the store failed, or is failing and was not tried). Set before events flow.
+    public var onStates: (@Sendable (EngineSnapshot, (any Error)?) -> Void)?
+
+    /// Why states were not saved: the store is failing, and is not tried again before
+    /// `retryInterval` has passed since it last failed.
+    public struct NotTried: Error, CustomStringConvertible {
+        public var description: String { "the state store is failing; tried again within 5 s" }
     }
 
     /// Called (on the storing thread) each time held events have been stored. Set before
@@ -118,32 +131,43 @@ public final class EventPublisher: @unchecked Sendable {
         var droppedTotal = 0
     }
 
-    /// Writes `fresh` events, after any held ones, to the history and the webhooks' outboxes
-    /// in one transaction. When the store cannot write (a full disk), they are held in
-    /// memory in order (and copied by `onHold`) and written, with what comes after them, once
-    /// it can: nothing made while the disk was full is lost unless the hold overflows. True
-    /// when a webhook got events.
-    private func storeDurably(_ fresh: [StateStore.StoredEvent], now: Timestamp) -> Bool {
-        guard let store else { return false }
+    /// What came of saving states: nil error when they were saved.
+    struct StatesSaved {
+        var error: (any Error)?
+    }
+
+    /// Writes `fresh` events, after any held ones, to the history and the webhooks' outboxes,
+    /// and `states`, in one transaction. When the store cannot write (a full disk), the events
+    /// are held in memory in order (and copied by `onHold`) and written, with what comes after
+    /// them, once it can: nothing made while the disk was full is lost unless the hold
+    /// overflows. `routed` when a webhook got events; `saved` when states were given.
+    private func storeDurably(_ fresh: [StateStore.StoredEvent], states: EngineSnapshot?, now: Timestamp)
+        -> (routed: Bool, saved: StatesSaved?)
+    {
+        guard let store else { return (false, nil) }
         let workers = self.workers
         return durable.withLock { d in
             if !d.held.isEmpty, let next = d.nextAttempt, now < next {
                 hold(fresh, in: &d)
-                return false
+                return (false, states.map { _ in StatesSaved(error: NotTried()) })
             }
             let batch = d.held.isEmpty ? fresh : d.held.events + fresh
-            guard !batch.isEmpty else { return false }
+            guard !batch.isEmpty || states != nil else { return (false, nil) }
             var routed = false
             do {
                 // Alerts reach the disk before anyone is told of them; positions and ranging
                 // updates, superseded within seconds, do not wait for an fsync each.
                 let synced = batch.contains { !HeldEvents.supersededTypes.contains($0.type) }
-                try store.append(batch, at: now, synced: synced) { event in
-                    let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
-                    if !targets.isEmpty { routed = true }
-                    return targets.map(\.settings.id)
-                }
+                try store.commit(
+                    batch, at: now, synced: synced,
+                    webhooks: { event in
+                        let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
+                        if !targets.isEmpty { routed = true }
+                        return targets.map(\.settings.id)
+                    }, regions: states?.regions, assets: states?.assets)
             } catch {
+                // States alone: the daemon tells of their failure (`onStates`).
+                guard !batch.isEmpty else { return (false, StatesSaved(error: error)) }
                 if d.episode.failed(at: now) {
                     log(
                         "error: state.write_failed error=\(error) next=events are held in memory (at most "
@@ -152,8 +176,10 @@ public final class EventPublisher: @unchecked Sendable {
                 }
                 hold(fresh, in: &d)
                 d.nextAttempt = now + Self.retryInterval
-                return false
+                return (false, states.map { _ in StatesSaved(error: error) })
             }
+            let saved = states.map { _ in StatesSaved(error: nil) }
+            guard !batch.isEmpty else { return (false, saved) }
             d.nextAttempt = nil
             let heldStored = !d.held.isEmpty
             if let took = d.episode.succeeded(at: now) {
@@ -163,7 +189,7 @@ public final class EventPublisher: @unchecked Sendable {
             }
             _ = d.held.clear()
             if heldStored { onHeldStored?() }
-            return routed
+            return (routed, saved)
         }
     }
 

@@ -12,29 +12,39 @@ extension StateStore {
     /// Returns the rows written.
     @discardableResult
     public func saveAssets(_ snapshots: [AssetSnapshot]) throws -> Int {
-        let current = Set(snapshots.map(\.asset))
-        return try savedAssets.withLock { cache in
-            let db = try self.db
-            let generation = db.generation
-            let saved = cache.rows(in: generation)
+        try commit([], assets: snapshots)
+    }
+
+    /// What a save of memberships writes over the rows `saved` last (nil: unknown, so all are
+    /// replaced); nil when nothing is worth writing.
+    struct AssetRows {
+        var kept: [String: AssetSnapshot]
+        var changed: [AssetSnapshot]
+        var removed: [String]
+        var replaceAll: Bool
+        /// Zone memberships are what a reboot must not take back (a second zone.enter).
+        var zonesChanged: Bool
+        var count: Int { changed.count + removed.count }
+
+        init?(_ snapshots: [AssetSnapshot], over saved: [String: AssetSnapshot]?) {
+            let current = Set(snapshots.map(\.asset))
             let previous = saved ?? [:]
-            let changed = snapshots.filter { s in previous[s.asset].map { Self.worthWriting(s, over: $0) } ?? true }
-            let removed = previous.keys.filter { !current.contains($0) }
-            guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return 0 }
-            // Zone memberships are what a reboot must not take back (a second zone.enter).
-            let zonesChanged = !removed.isEmpty || changed.contains { s in previous[s.asset]?.zones != s.zones }
-            try db.write(synced: zonesChanged) { (db) throws(SQLiteError) in
-                if saved == nil { try db.execute("DELETE FROM asset_state") }
-                let upsert = try db.prepare("INSERT OR REPLACE INTO asset_state (asset, snapshot) VALUES (?, ?)")
-                for s in changed { try upsert.execute([s.asset, Self.json(s).serialized]) }
-                let delete = try db.prepare("DELETE FROM asset_state WHERE asset = ?")
-                for asset in removed { try delete.execute([asset]) }
-            }
-            var kept = previous.filter { current.contains($0.key) }
+            changed = snapshots.filter { s in previous[s.asset].map { StateStore.worthWriting(s, over: $0) } ?? true }
+            removed = previous.keys.filter { !current.contains($0) }
+            replaceAll = saved == nil
+            guard replaceAll || !changed.isEmpty || !removed.isEmpty else { return nil }
+            let changed = self.changed
+            zonesChanged = !removed.isEmpty || changed.contains { s in previous[s.asset]?.zones != s.zones }
+            kept = previous.filter { current.contains($0.key) }
             for s in changed { kept[s.asset] = s }
-            // Emptied while it wrote (found corrupt): everything is written again next time.
-            cache = db.generation == generation ? SavedRows(rows: kept, generation: generation) : nil
-            return changed.count + removed.count
+        }
+
+        func write(in db: SQLiteConnection) throws(SQLiteError) {
+            if replaceAll { try db.execute("DELETE FROM asset_state") }
+            let upsert = try db.prepare("INSERT OR REPLACE INTO asset_state (asset, snapshot) VALUES (?, ?)")
+            for s in changed { try upsert.execute([s.asset, StateStore.json(s).serialized]) }
+            let delete = try db.prepare("DELETE FROM asset_state WHERE asset = ?")
+            for asset in removed { try delete.execute([asset]) }
         }
     }
 

@@ -1,4 +1,5 @@
 import BeaconCore
+import Synchronization
 
 extension StateStore {
     /// A published event: its id, type, time and CloudEvent JSON text.
@@ -29,21 +30,65 @@ extension StateStore {
         webhooks: (StoredEvent) -> [String] = { _ in [] }
     ) throws {
         guard !events.isEmpty else { return }
-        try db.write(synced: synced) { (db) throws(SQLiteError) in
-            let insertEvent = try db.prepare(
-                "INSERT OR IGNORE INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)")
-            let insertOutbox = try db.prepare(
-                "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
-            for e in events {
-                try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body])
-                // Stored already (a copy kept through a crash, `UnsavedKeep`): routed already.
-                guard db.changes > 0 else { continue }
-                for webhook in webhooks(e) {
-                    try insertOutbox.execute([webhook, e.id, e.type, e.body, now.nanoseconds])
+        try commit(events, at: now, synced: synced, webhooks: webhooks)
+    }
+
+    /// `append`, `saveRegions` and `saveAssets` in one transaction: the events of an engine's
+    /// turn and the region and zone states they moved to are on the disk together or not at
+    /// all. Apart, a crash between the two commits (a worn card's fsync takes 100 ms and
+    /// more) left an alert that would be delivered with the state from before it, so the next
+    /// start raised it again; and an alert cost two fsyncs. nil states are left as they are.
+    /// Synced when `synced` says so or a region's state or an asset's zones changed. Returns
+    /// the asset rows written.
+    @discardableResult
+    public func commit(
+        _ events: [StoredEvent], at now: Timestamp = Timestamp(nanoseconds: 0), synced: Bool = false,
+        webhooks: (StoredEvent) -> [String] = { _ in [] }, regions: [RegionSnapshot]? = nil,
+        assets: [AssetSnapshot]? = nil
+    ) throws -> Int {
+        try savedRegions.withLock { regionCache in
+            try savedAssets.withLock { assetCache in
+                let db = try self.db
+                let generation = db.generation
+                let regionRows = regions.flatMap { RegionRows($0, over: regionCache.rows(in: generation)) }
+                let assetRows = assets.flatMap { AssetRows($0, over: assetCache.rows(in: generation)) }
+                guard !events.isEmpty || regionRows != nil || assetRows != nil else { return 0 }
+                let sync = synced || regionRows?.stateChanged == true || assetRows?.zonesChanged == true
+                let historyLimit = self.historyLimit
+                try db.write(synced: sync) { (db) throws(SQLiteError) in
+                    if !events.isEmpty {
+                        try Self.insert(events, at: now, webhooks: webhooks, keeping: historyLimit, in: db)
+                    }
+                    try regionRows?.write(in: db)
+                    try assetRows?.write(in: db)
                 }
+                // Emptied while it wrote (found corrupt): everything is written again next time.
+                let same = db.generation == generation
+                if let regionRows {
+                    regionCache = same ? SavedRows(rows: regionRows.current, generation: generation) : nil
+                }
+                if let assetRows { assetCache = same ? SavedRows(rows: assetRows.kept, generation: generation) : nil }
+                return assetRows?.count ?? 0
             }
-            try db.execute("DELETE FROM event WHERE seq <= (SELECT MAX(seq) FROM event) - ?", [historyLimit])
         }
+    }
+
+    private static func insert(
+        _ events: [StoredEvent], at now: Timestamp, webhooks: (StoredEvent) -> [String], keeping historyLimit: Int,
+        in db: SQLiteConnection
+    ) throws(SQLiteError) {
+        let insertEvent = try db.prepare("INSERT OR IGNORE INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)")
+        let insertOutbox = try db.prepare(
+            "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
+        for e in events {
+            try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body])
+            // Stored already (a copy kept through a crash, `UnsavedKeep`): routed already.
+            guard db.changes > 0 else { continue }
+            for webhook in webhooks(e) {
+                try insertOutbox.execute([webhook, e.id, e.type, e.body, now.nanoseconds])
+            }
+        }
+        try db.execute("DELETE FROM event WHERE seq <= (SELECT MAX(seq) FROM event) - ?", [historyLimit])
     }
 
     /// The history after an id (from the oldest kept when nil), oldest first, optionally only

@@ -6,18 +6,29 @@ extension StateStore {
     /// changed since the last save are written, so saving after each region event costs what
     /// changed, not the number of regions.
     public func saveRegions(_ snapshots: [RegionSnapshot]) throws {
-        let current = Dictionary(snapshots.map { (RegionKey($0), $0) }, uniquingKeysWith: { $1 })
-        try savedRegions.withLock { cache in
-            let db = try self.db
-            let generation = db.generation
-            let saved = cache.rows(in: generation)
+        try commit([], regions: snapshots)
+    }
+
+    /// What a save of region states writes over the rows `saved` last (nil: unknown, so all
+    /// are replaced); nil when nothing changed.
+    struct RegionRows {
+        var current: [RegionKey: RegionSnapshot]
+        var changed: [RegionSnapshot]
+        var removed: [RegionKey]
+        var replaceAll: Bool
+        /// A state that a power cut took back would give a second enter after the reboot;
+        /// a last-seen time a few seconds old costs nothing: only this needs a synced commit.
+        var stateChanged: Bool
+
+        init?(_ snapshots: [RegionSnapshot], over saved: [RegionKey: RegionSnapshot]?) {
+            current = Dictionary(snapshots.map { (RegionKey($0), $0) }, uniquingKeysWith: { $1 })
             let previous = saved ?? [:]
-            let changed = snapshots.filter { previous[RegionKey($0)] != $0 }
-            let removed = previous.keys.filter { current[$0] == nil }
-            guard saved == nil || !changed.isEmpty || !removed.isEmpty else { return }
-            // A state that a power cut took back would give a second enter after the reboot;
-            // a last-seen time a few seconds old costs nothing.
-            let stateChanged =
+            changed = snapshots.filter { previous[RegionKey($0)] != $0 }
+            let current = self.current
+            removed = previous.keys.filter { current[$0] == nil }
+            replaceAll = saved == nil
+            guard replaceAll || !changed.isEmpty || !removed.isEmpty else { return nil }
+            stateChanged =
                 !removed.isEmpty
                 || changed.contains { s in
                     previous[RegionKey(s)].map {
@@ -25,25 +36,24 @@ extension StateStore {
                             || $0.spec != s.spec
                     } ?? true
                 }
-            try db.write(synced: stateChanged) { (db) throws(SQLiteError) in
-                if saved == nil { try db.execute("DELETE FROM region_state") }
-                let upsert = try db.prepare(
-                    """
-                    INSERT OR REPLACE INTO region_state
-                    (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """)
-                for s in changed {
-                    try upsert.execute([
-                        s.client, s.spec.id, s.spec.json.serialized, s.state.rawValue, s.lastSeen.nanoseconds,
-                        s.enteredAt.nanoseconds, s.dwellsFired,
-                    ])
-                }
-                let delete = try db.prepare("DELETE FROM region_state WHERE client = ? AND region = ?")
-                for key in removed { try delete.execute([key.client, key.region]) }
+        }
+
+        func write(in db: SQLiteConnection) throws(SQLiteError) {
+            if replaceAll { try db.execute("DELETE FROM region_state") }
+            let upsert = try db.prepare(
+                """
+                INSERT OR REPLACE INTO region_state
+                (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            for s in changed {
+                try upsert.execute([
+                    s.client, s.spec.id, s.spec.json.serialized, s.state.rawValue, s.lastSeen.nanoseconds,
+                    s.enteredAt.nanoseconds, s.dwellsFired,
+                ])
             }
-            // Emptied while it wrote (found corrupt): everything is written again next time.
-            cache = db.generation == generation ? SavedRows(rows: current, generation: generation) : nil
+            let delete = try db.prepare("DELETE FROM region_state WHERE client = ? AND region = ?")
+            for key in removed { try delete.execute([key.client, key.region]) }
         }
     }
 

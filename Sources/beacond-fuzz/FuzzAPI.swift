@@ -32,7 +32,7 @@ enum FuzzAPI {
             gateway: config.gateway.id, store: store, workers: [], echo: false, clock: now, log: { _ in })
         let engine = LiveEngine(
             engine: BeaconEngine(configuration: config.engineConfiguration, start: now()), clock: now,
-            publish: publisher.publish)
+            publish: { publisher.publish($0) })
         detachThread { engine.run() }
         let context = APIContext(
             configuration: { config }, version: "fuzz", started: now(), engine: engine, store: store,

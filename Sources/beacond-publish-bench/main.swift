@@ -115,7 +115,7 @@ func latency() throws {
     let engine = LiveEngine(
         engine: BeaconEngine(
             configuration: EngineConfiguration(monitoring: settings, clients: clients, receivers: [:]), start: now()),
-        clock: now, publish: publisher.publish,
+        clock: now, publish: { publisher.publish($0) },
         persist: { try? store.saveRegions($0.regions) })
     Thread { engine.run() }.start()
     Thread { hook.run() }.start()

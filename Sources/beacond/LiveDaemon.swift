@@ -89,27 +89,27 @@ struct LiveDaemon {
             publisher.retryHeld(now: true)
         }
         let persistFailures = Mutex(FailureEpisode())
-        let engine = LiveEngine(
-            engine: core, clock: WallClock.now, publish: publisher.publish,
-            persist: { state in
-                // Retried every turn that changes a state and every 5 s: logged when it starts
-                // failing and when it works again, not each time.
-                do {
-                    try store.saveRegions(state.regions)
-                    try store.saveAssets(state.assets)
-                    keep.statesSaved()
-                    if let took = persistFailures.withLock({ $0.succeeded(at: WallClock.now()) }) {
-                        log("info: state.saved_again after_s=\(Int(took.seconds.rounded()))")
-                    }
-                } catch {
-                    keep.statesUnsaved(state)
-                    if persistFailures.withLock({ $0.failed(at: WallClock.now()) }) {
-                        log(
-                            "error: state.write_failed error=\(error) next=region and zone states are saved when "
-                                + "the state store can write again; a restart before that restores older ones")
-                    }
+        // Retried every turn that changes a state and every 5 s: logged when it starts failing
+        // and when it works again, not each time.
+        publisher.onStates = { state, error in
+            guard let error else {
+                keep.statesSaved()
+                if let took = persistFailures.withLock({ $0.succeeded(at: WallClock.now()) }) {
+                    log("info: state.saved_again after_s=\(Int(took.seconds.rounded()))")
                 }
-            })
+                return
+            }
+            keep.statesUnsaved(state)
+            if persistFailures.withLock({ $0.failed(at: WallClock.now()) }) {
+                log(
+                    "error: state.write_failed error=\(error) next=region and zone states are saved when "
+                        + "the state store can write again; a restart before that restores older ones")
+            }
+        }
+        // A turn's events and the states they moved to are written in one transaction.
+        let engine = LiveEngine(engine: core, clock: WallClock.now, savingState: true) { events, state in
+            publisher.publish(events, states: state)
+        }
         let adapters = AdapterStates()
         let scanner = BlueZScanner(
             settings: Self.scannerSettings(config.bluetooth),

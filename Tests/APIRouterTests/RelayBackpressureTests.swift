@@ -34,7 +34,7 @@ import Testing
         // Never run: nothing leaves the queue
         let engine = LiveEngine(
             engine: BeaconEngine(configuration: config.engineConfiguration, start: Self.start),
-            clock: { Self.start }, publish: publisher.publish)
+            clock: { Self.start }, publish: { publisher.publish($0) })
         let context = APIContext(
             configuration: { config }, version: "test", started: Self.start, engine: engine, store: nil,
             publisher: publisher, runtime: { RuntimeStatus() }, errors: RecentErrors(), clock: { Self.start },
