@@ -55,14 +55,7 @@ public struct UnixHTTPClient: Sendable {
         head += "\r\n"
         // A server may answer (413) and stop reading before the body is sent: read its answer.
         try? sendAll(fd, Array(head.utf8) + (bodyBytes ?? []))
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n <= 0 { break }
-            data += chunk[0..<n]
-        }
-        return try Self.parse(data)
+        return try Self.parse(Self.readAll(fd))
     }
 
     /// Sends `bytes` as they are (several requests in a row, say), optionally says it has
@@ -71,6 +64,11 @@ public struct UnixHTTPClient: Sendable {
         let fd = try open(sending: bytes)
         defer { close(fd) }
         if halfClose { shutdown(fd, Int32(SHUT_WR)) }
+        return String(decoding: Self.readAll(fd), as: UTF8.self)
+    }
+
+    /// Everything the server writes until it closes (or the receive timeout passes).
+    static func readAll(_ fd: Int32) -> [UInt8] {
         var data: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -78,7 +76,7 @@ public struct UnixHTTPClient: Sendable {
             if n <= 0 { break }
             data += chunk[0..<n]
         }
-        return String(decoding: data, as: UTF8.self)
+        return data
     }
 
     /// A connection with `bytes` sent on it, for a test that reads or closes it itself.
