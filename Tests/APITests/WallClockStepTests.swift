@@ -19,13 +19,7 @@ import Testing
         """
 
     @Test func settingTheClockAnHourForwardExitsNoRegion() throws {
-        let d = try APIDaemon(
-            extra: Self.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 30s")
-        let offset = try Self.startWithAMovableClock(d)
-        try d.post([APIDaemon.sighting(major: 7)])
-        _ = try d.waitForHistory("the region's first state") { events in
-            events.contains { $0["type"] as? String == "beacond.region.state" }
-        }
+        let (d, offset) = try Self.startedInsideTheRegion()
         // The clock is set an hour forward; the engine turns at least once a second
         try "+3600\n".write(toFile: offset, atomically: true, encoding: .utf8)
         let deadline = Date().addingTimeInterval(10)
@@ -51,13 +45,7 @@ import Testing
     /// hour old on the wall clock, and every request that needs the engine was refused with
     /// "the engine has not run for 3600 s". Its age is now measured on the time since boot.
     @Test func aStepForwardIsNotTakenForAStuckEngine() throws {
-        let d = try APIDaemon(
-            extra: Self.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 30s")
-        let offset = try Self.startWithAMovableClock(d)
-        try d.post([APIDaemon.sighting(major: 7)])
-        _ = try d.waitForHistory("the region's first state") { events in
-            events.contains { $0["type"] as? String == "beacond.region.state" }
-        }
+        let (d, offset) = try Self.startedInsideTheRegion()
         try "+3600\n".write(toFile: offset, atomically: true, encoding: .utf8)
         var refused: [String] = []
         var ages: [Double] = []
@@ -129,6 +117,19 @@ import Testing
         let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
         #expect(regions?.first?["state"] as? String == "inside")
         #expect(d.stop() == 0)
+    }
+
+    /// A daemon on a movable clock whose one region its beacon has entered; and the clock's
+    /// offset file.
+    static func startedInsideTheRegion() throws -> (APIDaemon, String) {
+        let d = try APIDaemon(
+            extra: Self.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 30s")
+        let offset = try Self.startWithAMovableClock(d)
+        try d.post([APIDaemon.sighting(major: 7)])
+        _ = try d.waitForHistory("the region's first state") { events in
+            events.contains { $0["type"] as? String == "beacond.region.state" }
+        }
+        return (d, offset)
     }
 
     /// Starts the daemon with libfaketime's offset in a file (`+0`); returns the file's path.
