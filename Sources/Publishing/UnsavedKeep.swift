@@ -14,10 +14,15 @@ import Synchronization
 /// `kill -9` has no stop. Why `/run`: it is a different filesystem (memory), which the full
 /// disk does not stop; it lasts until a reboot (the unit keeps it across restarts). Nothing
 /// is written here while the state store writes.
+///
+/// The alerts among the held events, and the states, also go to the state directory's
+/// `DiskReserve`, room taken on the full disk while it had room: what a reboot (a power cut)
+/// would take from `/run` is there. Positions and ranging are not: each is superseded within
+/// seconds, and the reserve is kept small.
 public final class UnsavedKeep: Sendable {
     public let directory: String
     private let log: @Sendable (String) -> Void
-    private let state = Mutex(Contents())
+    private let state: Mutex<Contents>
 
     private struct Contents {
         var store: StateStore?
@@ -27,11 +32,21 @@ public final class UnsavedKeep: Sendable {
         var failing = false
         /// A write failed since the held events were last stored: some are not in the keep.
         var incomplete = false
+        var reserve: DiskReserve?
+        var reserveHasEvents = false
+        var reserveHasStates = false
+        /// Told once until a write to the reserve works again; its being full, once until emptied.
+        var reserveFailing = false
+        var reserveFull = false
     }
 
-    public init(directory: String, log: @escaping @Sendable (String) -> Void) {
+    /// - Parameter reserve: the state directory's reserve, nil when it could not be made.
+    public init(directory: String, reserve: DiskReserve? = nil, log: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.log = log
+        var contents = Contents()
+        contents.reserve = reserve
+        state = Mutex(contents)
     }
 
     /// `$RUNTIME_DIRECTORY/unsaved` under systemd, else `unsaved` beside the API socket.
@@ -44,36 +59,65 @@ public final class UnsavedKeep: Sendable {
         return (parent.isEmpty ? "/" : parent) + "/unsaved"
     }
 
-    /// What an earlier run kept, if anything. It stays here (this keep holds it) until the
+    /// What an earlier run kept, if anything: the runtime directory's copy, and what the disk
+    /// reserve has that the copy lacks (all of it after a reboot). It stays kept until the
     /// state store has taken it: `eventsStored` and `statesSaved`.
     ///
     /// `state` is nil when no states were kept, and otherwise the whole of them: an asset it
     /// does not list was in no zone (only assets inside one are saved), whatever the state
-    /// store says.
+    /// store says. The copy's states are the newer when both have them.
     public func takeOver() -> (events: [StateStore.StoredEvent], state: EngineSnapshot?)? {
-        guard access(directory + "/beacond.sqlite", F_OK) == 0 else { return nil }
-        return state.withLock { c in
-            do {
-                let store = try StateStore(directory: directory)
-                let events = try store.events(limit: .max)
-                let regions = try store.loadRegions().snapshots
-                let assets = try store.loadAssets().snapshots
-                c.store = store
-                c.hasEvents = !events.isEmpty
-                // Saved states may be empty (every asset out of its zones): the mark tells.
-                c.hasStates = access(statesMark, F_OK) == 0 || !regions.isEmpty || !assets.isEmpty
+        state.withLock { c in
+            let copied = takeOverCopy(&c)
+            let reserved = takeOverReserve(&c)
+            guard copied != nil || reserved != nil else { return nil }
+            var events = copied?.events ?? []
+            let known = Set(events.map(\.id))
+            let missing = reserved?.events.filter { !known.contains($0.id) } ?? []
+            // Ids sort in the order events were made, across runs too.
+            if !missing.isEmpty { events = (events + missing).sorted { $0.id < $1.id } }
+            if let reserved, !missing.isEmpty || (copied?.state == nil && reserved.states != nil) {
                 log(
-                    "info: state.unsaved_found events=\(events.count) regions=\(regions.count) assets=\(assets.count) "
-                        + "states=\(c.hasStates ? "kept" : "none") from=\(directory) next=stored and delivered as soon "
-                        + "as the state store writes")
-                return (events, c.hasStates ? EngineSnapshot(regions: regions, assets: assets) : nil)
-            } catch {
-                log("error: state.unsaved_unreadable dir=\(directory) error=\(error) next=removed")
-                c.store = nil
-                Self.remove(directory)
-                return nil
+                    "info: state.reserve_found events=\(reserved.events.count) not_in_runtime_copy=\(missing.count) "
+                        + "regions=\(reserved.states?.regions.count ?? 0) assets=\(reserved.states?.assets.count ?? 0) "
+                        + "states=\(copied?.state == nil && reserved.states != nil ? "taken" : "older") "
+                        + "from=\(c.reserve!.path) next=stored and delivered as soon as the state store writes")
             }
+            return (events, copied?.state ?? reserved?.states)
         }
+    }
+
+    /// The runtime directory's copy.
+    private func takeOverCopy(_ c: inout Contents) -> (events: [StateStore.StoredEvent], state: EngineSnapshot?)? {
+        guard access(directory + "/beacond.sqlite", F_OK) == 0 else { return nil }
+        do {
+            let store = try StateStore(directory: directory)
+            let events = try store.events(limit: .max)
+            let regions = try store.loadRegions().snapshots
+            let assets = try store.loadAssets().snapshots
+            c.store = store
+            c.hasEvents = !events.isEmpty
+            // Saved states may be empty (every asset out of its zones): the mark tells.
+            c.hasStates = access(statesMark, F_OK) == 0 || !regions.isEmpty || !assets.isEmpty
+            log(
+                "info: state.unsaved_found events=\(events.count) regions=\(regions.count) assets=\(assets.count) "
+                    + "states=\(c.hasStates ? "kept" : "none") from=\(directory) next=stored and delivered as soon "
+                    + "as the state store writes")
+            return (events, c.hasStates ? EngineSnapshot(regions: regions, assets: assets) : nil)
+        } catch {
+            log("error: state.unsaved_unreadable dir=\(directory) error=\(error) next=removed")
+            c.store = nil
+            Self.remove(directory)
+            return nil
+        }
+    }
+
+    /// The disk reserve's contents, nil when it holds nothing.
+    private func takeOverReserve(_ c: inout Contents) -> DiskReserve.Contents? {
+        guard let contents = c.reserve?.read(), !contents.events.isEmpty || contents.states != nil else { return nil }
+        c.reserveHasEvents = !contents.events.isEmpty
+        c.reserveHasStates = contents.states != nil
+        return contents
     }
 
     /// Events just held in memory, and those the hold's bound dropped.
@@ -82,6 +126,19 @@ public final class UnsavedKeep: Sendable {
             try store.append(events)
             try store.removeEvents(dropped)
             c.hasEvents = true
+        }
+        let alerts = events.filter { !HeldEvents.supersededTypes.contains($0.type) }
+        guard !alerts.isEmpty else { return }
+        reserve { c in
+            let fitted = try c.reserve?.append(alerts) ?? 0
+            c.reserveHasEvents = c.reserveHasEvents || fitted > 0
+            if fitted < alerts.count && !c.reserveFull {
+                c.reserveFull = true
+                log(
+                    "error: state.reserve_full path=\(c.reserve!.path) next=later alerts held while the disk is full "
+                        + "are in memory and the runtime directory only: a reboot before the state store writes "
+                        + "loses them")
+            }
         }
     }
 
@@ -94,6 +151,10 @@ public final class UnsavedKeep: Sendable {
             guard mark >= 0 else { throw MarkFailed(reason: String(cString: strerror(errno))) }
             close(mark)
             c.hasStates = true
+        }
+        reserve { c in
+            try c.reserve?.write(snapshot)
+            c.reserveHasStates = c.reserve != nil
         }
     }
 
@@ -113,6 +174,12 @@ public final class UnsavedKeep: Sendable {
             if c.hasEvents { try store.removeAllEvents() }
             c.hasEvents = false
         }
+        reserve { c in
+            guard c.reserveHasEvents else { return }
+            try c.reserve?.clearEvents()
+            c.reserveHasEvents = false
+            c.reserveFull = false
+        }
     }
 
     /// The state store saved the states.
@@ -124,6 +191,11 @@ public final class UnsavedKeep: Sendable {
                 unlink(statesMark)
             }
             c.hasStates = false
+        }
+        reserve { c in
+            guard c.reserveHasStates else { return }
+            try c.reserve?.clearStates()
+            c.reserveHasStates = false
         }
     }
 
@@ -145,6 +217,25 @@ public final class UnsavedKeep: Sendable {
                 }
                 c.failing = true
                 c.incomplete = true
+            }
+        }
+    }
+
+    /// Runs `body` on the reserve; a failure is told once until a write works again.
+    private func reserve(_ body: (inout Contents) throws -> Void) {
+        state.withLock { c in
+            guard let path = c.reserve?.path else { return }
+            do {
+                try body(&c)
+                if c.reserveFailing { log("info: state.reserve_written_again path=\(path)") }
+                c.reserveFailing = false
+            } catch {
+                if !c.reserveFailing {
+                    log(
+                        "error: state.reserve_not_written path=\(path) error=\(error) next=alerts held while the "
+                            + "disk is full survive a restart (runtime directory) but not a reboot")
+                }
+                c.reserveFailing = true
             }
         }
     }

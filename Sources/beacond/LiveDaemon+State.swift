@@ -45,6 +45,22 @@ extension LiveDaemon {
         return store
     }
 
+    /// The state directory's `DiskReserve`, made at the first start: room on the state disk
+    /// for the alerts and states a full disk would otherwise keep only until a reboot. Nil,
+    /// and said, when it cannot be made (the disk is full already, or the store is not open).
+    func openReserve(_ store: StateStore) -> DiskReserve? {
+        let path = config.gateway.stateDir + "/" + DiskReserve.fileName
+        guard store.openFailure == nil else { return nil }
+        do {
+            return try DiskReserve(path: path)
+        } catch {
+            log(
+                "warning: state.reserve_unavailable path=\(path) error=\(error) next=if the disk fills, alerts held "
+                    + "meanwhile survive a restart but not a reboot; it is made again at the next start")
+            return nil
+        }
+    }
+
     /// Reads the whole state file once the daemon is ready, and then once a day, on a thread of
     /// its own (`StateStore.verify`): damage in pages nothing reads for a while is found and
     /// mended while the daemon can still carry over what reads, instead of at a restart that

@@ -65,7 +65,8 @@ struct LiveDaemon {
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
         // States an earlier run could not save (a full disk) are newer than the store's: each
         // region's replaces the store's, and the assets' replace the store's whole.
-        let keep = UnsavedKeep(directory: UnsavedKeep.directory(apiSocket: config.api.socket), log: log)
+        let keep = UnsavedKeep(
+            directory: UnsavedKeep.directory(apiSocket: config.api.socket), reserve: openReserve(store), log: log)
         let unsaved = keep.takeOver()
         if store.openFailure == nil { restoreRegions(from: store, into: &core, assetsKept: unsaved?.state != nil) }
         if let unsaved, let kept = unsaved.state {
@@ -250,7 +251,8 @@ struct LiveDaemon {
                 log(
                     "warning: state.events_kept held=\(held) dir=\(keep.directory) next=the state store "
                         + "could not write them before the stop; they and the region and zone states are taken back "
-                        + "at the next start (the directory lasts until a reboot)")
+                        + "at the next start (the directory lasts until a reboot, the state directory's reserve "
+                        + "keeps the alerts through one)")
             } else {
                 log(
                     "error: state.events_lost held=\(held) "

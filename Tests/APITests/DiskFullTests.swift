@@ -151,6 +151,39 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A power cut while the disk is full: the daemon dies and the reboot empties the runtime
+    /// directory (`/run` is memory), so its copy of the held alert and states is gone. The
+    /// state directory's reserve, room taken on the same disk while it had room, still has
+    /// them: the next start delivers the alert without any new sighting and knows the region
+    /// entered meanwhile, so the same beacon is no news. Before, the alert was lost for good.
+    @Test(.enabled(if: getuid() == 0)) func aRebootWhileTheDiskIsFullLosesNoAlert() throws {
+        let receiver = try WebhookReceiver()
+        let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
+        defer { Self.unmount(state) }
+        let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
+        try d.daemon!.waitUntil("the region states unsaved") { _, logs in
+            logs.contains { $0.contains("state.write_failed") && $0.contains("region and zone states") }
+        }
+        d.crash()
+        try FileManager.default.removeItem(at: d.dir.appendingPathComponent("unsaved"))
+
+        try FileManager.default.removeItem(atPath: filler)
+        try d.start()
+        try receiver.waitUntil("the alert held at the power cut, with no new sighting") { _ in
+            receiver.acceptedIDs.count == 2
+        }
+        try d.post([APIDaemon.sighting(major: 2, rssi: -50), APIDaemon.sighting(major: 3)])
+        _ = try d.waitForHistory("r3 entered") { events in
+            events.contains { ($0["data"] as? [String: Any])?["region"] as? String == "r3" }
+        }
+        let history = try d.history(type: "region.*")
+        #expect(history.compactMap { ($0["data"] as? [String: Any])?["region"] as? String } == ["r1", "r2", "r3"])
+        try receiver.waitUntil("r3") { _ in receiver.acceptedIDs.count == 3 }
+        #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String }, "each once, in order")
+        #expect(d.daemon!.logs.contains { $0.contains("info: state.reserve_found events=1 not_in_runtime_copy=1") })
+        #expect(d.stop() == 0)
+    }
+
     /// A pallet leaves its zone while the disk is full, and the daemon is killed before there
     /// is room: the state file still has it in the zone, the runtime directory's copy has it in
     /// none. The copy is the newer: the next start must not send the exit again (found by

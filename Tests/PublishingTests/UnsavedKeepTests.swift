@@ -97,4 +97,49 @@ import Testing
         keep.held([Self.event(1)], dropped: [])
         #expect(keep.isWhole, "a new keep in its place")
     }
+
+    /// A reboot while the disk is full empties the runtime directory: the state directory's
+    /// reserve still has the alerts (positions are superseded and not kept there) and the
+    /// states, and the next run takes them over. Once the store has them, the reserve is empty.
+    @Test func aRebootLeavesTheAlertsAndTheStatesInTheReserve() throws {
+        let (_, dir, _) = try Self.keep()
+        let reservePath = dir + ".reserve"
+        let position = StateStore.StoredEvent(
+            id: "E2", type: "beacond.asset.position", time: .seconds(2), body: "{}")
+        let before = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        before.held([Self.event(1), position, Self.event(3)], dropped: [])
+        before.statesUnsaved(Self.snapshot)
+        try FileManager.default.removeItem(atPath: dir)
+
+        let logs = Log()
+        let after = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: logs.write)
+        let taken = try #require(after.takeOver())
+        #expect(taken.events.map(\.id) == ["E1", "E3"])
+        #expect(taken.state?.regions == Self.snapshot.regions)
+        #expect(
+            logs.all.contains { $0.contains("info: state.reserve_found events=2 not_in_runtime_copy=2 regions=1") },
+            "\(logs.all)")
+        after.eventsStored()
+        after.statesSaved()
+        let emptied = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        #expect(emptied.takeOver() == nil)
+    }
+
+    /// Without a reboot both the runtime copy and the reserve have the alerts: each is taken
+    /// once, in order, and the copy's states (newer or the same) are the ones taken.
+    @Test func theCopyAndTheReserveTogetherGiveEachEventOnce() throws {
+        let (_, dir, _) = try Self.keep()
+        let reservePath = dir + ".reserve"
+        let before = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        before.held([Self.event(1), Self.event(2)], dropped: [])
+        before.statesUnsaved(Self.snapshot)
+        before.held([Self.event(3)], dropped: [])
+
+        let logs = Log()
+        let after = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: logs.write)
+        let taken = try #require(after.takeOver())
+        #expect(taken.events.map(\.id) == ["E1", "E2", "E3"])
+        #expect(taken.state?.regions == Self.snapshot.regions)
+        #expect(!logs.all.contains { $0.contains("state.reserve_found") }, "nothing the copy lacked")
+    }
 }
