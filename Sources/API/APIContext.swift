@@ -36,6 +36,9 @@ public struct RuntimeStatus: Sendable {
     public var bluezReachable = false
     public var dbusSignals = 0
     public var dbusReconnects = 0
+    /// The state directory's disk reserve (`DiskReserve`): its file, size and the alerts it
+    /// keeps now; nil when it could not be made.
+    public var stateReserve: (file: String, bytes: Int, alerts: Int)?
 
     public init() {}
 }

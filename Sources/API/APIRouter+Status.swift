@@ -78,6 +78,12 @@ extension APIRouter {
             ("state_store", context.store.map { .string($0.path) } ?? .null),
             ("state_store_error", context.store?.openFailure.map { .string($0) } ?? .null),
             ("state_store_wal_bytes", context.store.map { .int($0.walBytes) } ?? .null),
+            (
+                "state_reserve",
+                runtime.stateReserve.map {
+                    .object([("file", .string($0.file)), ("bytes", .int($0.bytes)), ("alerts_kept", .int($0.alerts))])
+                } ?? .null
+            ),
             ("last_errors", .array(context.errors.all.map { .string($0) })),
             (
                 "unplaced_receivers",

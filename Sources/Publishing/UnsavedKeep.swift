@@ -35,6 +35,8 @@ public final class UnsavedKeep: Sendable {
         var reserve: DiskReserve?
         var reserveHasEvents = false
         var reserveHasStates = false
+        /// Alerts in the reserve now.
+        var reserveEvents = 0
         /// Told once until a write to the reserve works again; its being full, once until emptied.
         var reserveFailing = false
         var reserveFull = false
@@ -117,6 +119,7 @@ public final class UnsavedKeep: Sendable {
         guard let contents = c.reserve?.read(), !contents.events.isEmpty || contents.states != nil else { return nil }
         c.reserveHasEvents = !contents.events.isEmpty
         c.reserveHasStates = contents.states != nil
+        c.reserveEvents = contents.events.count
         return contents
     }
 
@@ -132,6 +135,7 @@ public final class UnsavedKeep: Sendable {
         reserve { c in
             let fitted = try c.reserve?.append(alerts) ?? 0
             c.reserveHasEvents = c.reserveHasEvents || fitted > 0
+            c.reserveEvents += fitted
             if fitted < alerts.count && !c.reserveFull {
                 c.reserveFull = true
                 log(
@@ -178,6 +182,7 @@ public final class UnsavedKeep: Sendable {
             guard c.reserveHasEvents else { return }
             try c.reserve?.clearEvents()
             c.reserveHasEvents = false
+            c.reserveEvents = 0
             c.reserveFull = false
         }
     }
@@ -197,6 +202,11 @@ public final class UnsavedKeep: Sendable {
             try c.reserve?.clearStates()
             c.reserveHasStates = false
         }
+    }
+
+    /// The disk reserve, its size and how many alerts it keeps now; nil when there is none.
+    public var reserveStatus: (file: String, bytes: Int, alerts: Int)? {
+        state.withLock { c in c.reserve.map { ($0.path, $0.size, c.reserveEvents) } }
     }
 
     /// Whether every event held now is here (not after a failed write).

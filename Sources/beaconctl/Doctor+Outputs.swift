@@ -105,8 +105,9 @@ extension Doctor {
                 name: "state store", verdict: .fail,
                 detail: "it cannot write: \(held) events held in memory, \(dropped) given up on"
                     + (lastFailure.map { "; \($0)" } ?? ""),
-                fix: "free space in \(directory); held events are stored within 5 s of there being room, "
-                    + "and lost if the daemon stops first")
+                fix: "free space in \(directory); held events are stored within 5 s of there being room. Until "
+                    + "then they survive a restart (the runtime directory), and alerts a reboot too ("
+                    + "\(Self.reserveFile), \(Int(s["state_reserve"]?["alerts_kept"]?.numberValue ?? 0)) kept)")
         }
         var fs = statvfs()
         guard statvfs(directory.isEmpty ? "/" : directory, &fs) == 0 else {
@@ -159,6 +160,25 @@ extension Doctor {
             fix: "end that process (`fuser -v \(file)` lists those that have it open besides beacond: a sqlite3 "
                 + "shell, a backup tool); the log shrinks "
                 + "back to 6 MB at the daemon's next writes")
+    }
+}
+
+extension Doctor {
+    /// Without the state directory's reserve (`DiskReserve`, made at start when there is room)
+    /// a full disk keeps the alerts it holds through a restart but not through a reboot or a
+    /// power cut. Shown only when it is missing.
+    /// `DiskReserve.fileName` (beaconctl does not link the state store).
+    static let reserveFile = "beacond.reserve"
+
+    func reserveCheck(_ file: String, status s: JSONValue) -> Check? {
+        guard s["state_store_error"]?.isNull ?? true, s["state_reserve"]?.isNull == true else { return nil }
+        let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
+        return Check(
+            name: "state reserve", verdict: .warn,
+            detail: "\(directory)/\(Self.reserveFile) could not be made at start (see the daemon's log, "
+                + "state.reserve_unavailable): if the disk fills, alerts made meanwhile are lost at a reboot",
+            fix: "free 4 MB in \(directory) and restart beacond; the reserve is made at "
+                + "start")
     }
 }
 

@@ -197,6 +197,7 @@ struct Doctor: ParsableCommand {
         if let store = s["state_store"]?.stringValue {
             checks.append(storageCheck(store, status: s))
             if let pinned = pinnedLogCheck(store, status: s) { checks.append(pinned) }
+            if let reserve = reserveCheck(store, status: s) { checks.append(reserve) }
         }
         checks += (s["webhooks"]?.items ?? []).map(webhookCheck)
         return checks

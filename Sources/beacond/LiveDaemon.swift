@@ -156,6 +156,7 @@ struct LiveDaemon {
                 status.bluezReachable = scanner.bluezReachable.load(ordering: .relaxed)
                 status.dbusSignals = scanner.signalsReceived.load(ordering: .relaxed)
                 status.dbusReconnects = scanner.reconnects.load(ordering: .relaxed)
+                status.stateReserve = keep.reserveStatus
                 return status
             }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, log: log)
         let router = APIRouter(context: context, stream: hub)

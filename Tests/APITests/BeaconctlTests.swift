@@ -117,6 +117,29 @@ import Testing
     /// shell left in a terminal would) pins its write-ahead log, which then grows with every
     /// write; doctor says so, and names the way out. Once the reader is gone the daemon's own
     /// writes bring the log back under its 6 MB.
+    /// A state directory where the disk reserve cannot be made (here a directory is in its
+    /// way; on a gateway, a disk already full at start): the daemon runs and says so, and
+    /// doctor warns that a reboot while the disk is full would lose alerts.
+    @Test func doctorWarnsWhenTheDiskReserveCouldNotBeMade() throws {
+        let d = try APIDaemon(extra: WallClockStepTests.oneRegion)
+        let reserve = d.dir.appendingPathComponent("state/beacond.reserve")
+        try FileManager.default.createDirectory(at: reserve, withIntermediateDirectories: true)
+        try d.start()
+        #expect(d.daemon!.logs.contains { $0.contains("warning: state.reserve_unavailable path=\(reserve.path)") })
+        let status = try d.client.request("GET", "/v1/status").object
+        #expect(status["state_reserve"] is NSNull)
+        let doctor = try ctl(d, ["doctor"])
+        #expect(doctor.stdout.contains("[WARN] state reserve: \(reserve.path) could not be made"), "\(doctor.stdout)")
+        #expect(d.stop() == 0)
+
+        try FileManager.default.removeItem(at: reserve)
+        try d.start()
+        let made = try d.client.request("GET", "/v1/status").object["state_reserve"] as? [String: Any]
+        #expect(made?["file"] as? String == reserve.path)
+        #expect(!(try ctl(d, ["doctor"])).stdout.contains("state reserve"))
+        #expect(d.stop() == 0)
+    }
+
     @Test func doctorWarnsOfALogThatAnotherReaderHoldsOpen() throws {
         let d = try APIDaemon(extra: WallClockStepTests.oneRegion, monitoring: "enter_sightings: 1, exit_timeout: 30s")
         try d.start()

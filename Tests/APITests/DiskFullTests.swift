@@ -164,6 +164,9 @@ import Testing
         try d.daemon!.waitUntil("the region states unsaved") { _, logs in
             logs.contains { $0.contains("state.write_failed") && $0.contains("region and zone states") }
         }
+        let reserve = try d.client.request("GET", "/v1/status").object["state_reserve"] as? [String: Any]
+        #expect(reserve?["alerts_kept"] as? Int == 1)
+        #expect(reserve?["bytes"] as? Int == 4 << 20)
         d.crash()
         try FileManager.default.removeItem(at: d.dir.appendingPathComponent("unsaved"))
 
@@ -181,6 +184,8 @@ import Testing
         try receiver.waitUntil("r3") { _ in receiver.acceptedIDs.count == 3 }
         #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String }, "each once, in order")
         #expect(d.daemon!.logs.contains { $0.contains("info: state.reserve_found events=1 not_in_runtime_copy=1") })
+        let emptied = try d.client.request("GET", "/v1/status").object["state_reserve"] as? [String: Any]
+        #expect(emptied?["alerts_kept"] as? Int == 0, "emptied once stored")
         #expect(d.stop() == 0)
     }
 
