@@ -37,6 +37,16 @@ import Testing
         return filler
     }
 
+    /// `fillAfterTheFirstEvent`, and waits until the region states too could not be saved:
+    /// logged after they went to the runtime directory and the reserve.
+    static func fillWithTheStatesUnsaved(_ d: APIDaemon, to receiver: WebhookReceiver, state: URL) throws -> String {
+        let filler = try fillAfterTheFirstEvent(d, to: receiver, state: state)
+        try d.daemon!.waitUntil("the region states unsaved") { _, logs in
+            logs.contains { $0.contains("state.write_failed") && $0.contains("region and zone states") }
+        }
+        return filler
+    }
+
     static func unmount(_ state: URL) { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), ["-l", state.path]) }
 
     /// Fills the filesystem to the last byte; returns the file to delete to make room.
@@ -120,19 +130,12 @@ import Testing
     /// directory as it is held. The next start delivers the held event without any new
     /// sighting, and knows the region entered meanwhile, so the same beacon is no news. Before,
     /// the event was lost and the next start reported the region again.
-    @Test(.enabled(if: getuid() == 0)) func aCrashWhileTheDiskIsFullLosesNothingItHeld() throws {
-        let receiver = try WebhookReceiver()
-        let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
-        defer { Self.unmount(state) }
-        let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
-        // Logged after the states went to the runtime directory.
-        try d.daemon!.waitUntil("the region states unsaved") { _, logs in
-            logs.contains { $0.contains("state.write_failed") && $0.contains("region and zone states") }
-        }
-        d.crash()
-        let kept = d.dir.appendingPathComponent("unsaved/beacond.sqlite").path
-        #expect(FileManager.default.fileExists(atPath: kept))
-
+    /// After a crash with the second region's event held (`fillAfterTheFirstEvent`): frees
+    /// the disk and starts again; the held event is delivered with no new sighting, and
+    /// hearing its beacon again is no news (the states were kept too): r1, r2, r3, each once.
+    static func restartWithRoomAndExpectTheHeldEventOnce(
+        _ d: APIDaemon, receiver: WebhookReceiver, filler: String
+    ) throws {
         try FileManager.default.removeItem(atPath: filler)
         try d.start()
         try receiver.waitUntil("the event held at the crash, with no new sighting") { _ in
@@ -146,6 +149,18 @@ import Testing
         #expect(history.compactMap { ($0["data"] as? [String: Any])?["region"] as? String } == ["r1", "r2", "r3"])
         try receiver.waitUntil("r3") { _ in receiver.acceptedIDs.count == 3 }
         #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String }, "each once, in order")
+    }
+
+    @Test(.enabled(if: getuid() == 0)) func aCrashWhileTheDiskIsFullLosesNothingItHeld() throws {
+        let receiver = try WebhookReceiver()
+        let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
+        defer { Self.unmount(state) }
+        let filler = try Self.fillWithTheStatesUnsaved(d, to: receiver, state: state)
+        d.crash()
+        let kept = d.dir.appendingPathComponent("unsaved/beacond.sqlite").path
+        #expect(FileManager.default.fileExists(atPath: kept))
+
+        try Self.restartWithRoomAndExpectTheHeldEventOnce(d, receiver: receiver, filler: filler)
         #expect(!FileManager.default.fileExists(atPath: kept), "removed once stored")
         #expect(d.daemon!.logs.contains { $0.contains("info: state.unsaved_found events=1 regions=3") })
         #expect(d.stop() == 0)
@@ -160,29 +175,14 @@ import Testing
         let receiver = try WebhookReceiver()
         let (d, state) = try Self.daemon(regions: 3, webhook: receiver)
         defer { Self.unmount(state) }
-        let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
-        try d.daemon!.waitUntil("the region states unsaved") { _, logs in
-            logs.contains { $0.contains("state.write_failed") && $0.contains("region and zone states") }
-        }
+        let filler = try Self.fillWithTheStatesUnsaved(d, to: receiver, state: state)
         let reserve = try d.client.request("GET", "/v1/status").object["state_reserve"] as? [String: Any]
         #expect(reserve?["alerts_kept"] as? Int == 1)
         #expect(reserve?["bytes"] as? Int == 4 << 20)
         d.crash()
         try FileManager.default.removeItem(at: d.dir.appendingPathComponent("unsaved"))
 
-        try FileManager.default.removeItem(atPath: filler)
-        try d.start()
-        try receiver.waitUntil("the alert held at the power cut, with no new sighting") { _ in
-            receiver.acceptedIDs.count == 2
-        }
-        try d.post([APIDaemon.sighting(major: 2, rssi: -50), APIDaemon.sighting(major: 3)])
-        _ = try d.waitForHistory("r3 entered") { events in
-            events.contains { ($0["data"] as? [String: Any])?["region"] as? String == "r3" }
-        }
-        let history = try d.history(type: "region.*")
-        #expect(history.compactMap { ($0["data"] as? [String: Any])?["region"] as? String } == ["r1", "r2", "r3"])
-        try receiver.waitUntil("r3") { _ in receiver.acceptedIDs.count == 3 }
-        #expect(receiver.acceptedIDs == history.compactMap { $0["id"] as? String }, "each once, in order")
+        try Self.restartWithRoomAndExpectTheHeldEventOnce(d, receiver: receiver, filler: filler)
         #expect(d.daemon!.logs.contains { $0.contains("info: state.reserve_found events=1 not_in_runtime_copy=1") })
         let emptied = try d.client.request("GET", "/v1/status").object["state_reserve"] as? [String: Any]
         #expect(emptied?["alerts_kept"] as? Int == 0, "emptied once stored")
