@@ -115,8 +115,11 @@ func latency() throws {
     let engine = LiveEngine(
         engine: BeaconEngine(
             configuration: EngineConfiguration(monitoring: settings, clients: clients, receivers: [:]), start: now()),
-        clock: now, publish: { publisher.publish($0) },
-        persist: { try? store.saveRegions($0.regions) })
+        clock: now, savingState: true
+    ) { events, state in
+        // As the daemon does: a turn's events and the states they moved to in one commit.
+        publisher.publish(events, states: state)
+    }
     Thread { engine.run() }.start()
     Thread { hook.run() }.start()
     var submitted: [String: Timestamp] = [:]
