@@ -16,11 +16,14 @@ comes back, the outbox drains, and the run checks what an operator is promised:
     python3 bench/chaos.py [binary=.build/release/beacond] [minutes=10] [seed=1] [disk]
 
 With `disk` (root: it mounts a 64 MB tmpfs as the state directory), the state directory's
-filesystem is also filled to the last byte and given room again, at random like the rest.
+filesystem is also filled to the last byte and given room again, at random like the rest, and
+the daemon is also "rebooted": killed (`kill -9`) with its runtime directory emptied, as a power
+cut empties `/run`, and started again (what the disk held is then in the state directory's
+reserve only).
 
 Exits 1 when a promise is broken, and prints what broke.
 """
-import http.server, json, os, random, signal, socket, subprocess, sys, tempfile, threading, time
+import http.server, json, os, random, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 import urllib.parse
 from simstore import write_config
 
@@ -181,7 +184,7 @@ def wait_for_socket():
 daemon = start()
 wait_for_socket()
 threading.Thread(target=relay, daemon=True).start()
-faults = ["sighup", "sigterm", "kill9", "500", "hang", "down", "ok", "ok"] + (["full", "room"] if disk else [])
+faults = ["sighup", "sigterm", "kill9", "500", "hang", "down", "ok", "ok"] + (["full", "room", "reboot"] if disk else [])
 counts = {f: 0 for f in faults}
 unexpected_exits = []
 end = time.time() + minutes * 60
@@ -211,6 +214,8 @@ while time.time() < end:
         else:
             daemon.kill()
             daemon.wait()
+            if fault == "reboot":
+                shutil.rmtree(f"{d}/unsaved", ignore_errors=True)
         daemon = start()
         wait_for_socket()
     print(f"{time.strftime('%H:%M:%S')} {fault:7s} receiver={receiver.mode:4s} delivered={len(receiver.accepted)}",
