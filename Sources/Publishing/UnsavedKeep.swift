@@ -32,14 +32,20 @@ public final class UnsavedKeep: Sendable {
         var failing = false
         /// A write failed since the held events were last stored: some are not in the keep.
         var incomplete = false
-        var reserve: DiskReserve?
-        var reserveHasEvents = false
-        var reserveHasStates = false
-        /// Alerts in the reserve now.
-        var reserveEvents = 0
-        /// Told once until a write to the reserve works again; its being full, once until emptied.
-        var reserveFailing = false
-        var reserveFull = false
+        /// The disk reserve, which outlives the copy: emptying the copy leaves it as it is.
+        var reserved: Reserved?
+    }
+
+    /// The disk reserve and what it holds now.
+    private struct Reserved {
+        var file: DiskReserve
+        var hasEvents = false
+        var hasStates = false
+        /// Alerts in it now.
+        var events = 0
+        /// Told once until a write to it works again; its being full, once until emptied.
+        var failing = false
+        var full = false
     }
 
     /// - Parameter reserve: the state directory's reserve, nil when it could not be made.
@@ -47,7 +53,7 @@ public final class UnsavedKeep: Sendable {
         self.directory = directory
         self.log = log
         var contents = Contents()
-        contents.reserve = reserve
+        contents.reserved = reserve.map { Reserved(file: $0) }
         state = Mutex(contents)
     }
 
@@ -83,7 +89,7 @@ public final class UnsavedKeep: Sendable {
                     "info: state.reserve_found events=\(reserved.events.count) not_in_runtime_copy=\(missing.count) "
                         + "regions=\(reserved.states?.regions.count ?? 0) assets=\(reserved.states?.assets.count ?? 0) "
                         + "states=\(copied?.state == nil && reserved.states != nil ? "taken" : "older") "
-                        + "from=\(c.reserve!.path) next=stored and delivered as soon as the state store writes")
+                        + "from=\(c.reserved!.file.path) next=stored and delivered as soon as the state store writes")
             }
             return (events, copied?.state ?? reserved?.states)
         }
@@ -116,10 +122,12 @@ public final class UnsavedKeep: Sendable {
 
     /// The disk reserve's contents, nil when it holds nothing.
     private func takeOverReserve(_ c: inout Contents) -> DiskReserve.Contents? {
-        guard let contents = c.reserve?.read(), !contents.events.isEmpty || contents.states != nil else { return nil }
-        c.reserveHasEvents = !contents.events.isEmpty
-        c.reserveHasStates = contents.states != nil
-        c.reserveEvents = contents.events.count
+        guard let contents = c.reserved?.file.read(), !contents.events.isEmpty || contents.states != nil else {
+            return nil
+        }
+        c.reserved?.hasEvents = !contents.events.isEmpty
+        c.reserved?.hasStates = contents.states != nil
+        c.reserved?.events = contents.events.count
         return contents
     }
 
@@ -132,14 +140,14 @@ public final class UnsavedKeep: Sendable {
         }
         let alerts = events.filter { !HeldEvents.supersededTypes.contains($0.type) }
         guard !alerts.isEmpty else { return }
-        reserve { c in
-            let fitted = try c.reserve?.append(alerts) ?? 0
-            c.reserveHasEvents = c.reserveHasEvents || fitted > 0
-            c.reserveEvents += fitted
-            if fitted < alerts.count && !c.reserveFull {
-                c.reserveFull = true
+        reserve { r in
+            let fitted = try r.file.append(alerts)
+            r.hasEvents = r.hasEvents || fitted > 0
+            r.events += fitted
+            if fitted < alerts.count && !r.full {
+                r.full = true
                 log(
-                    "error: state.reserve_full path=\(c.reserve!.path) next=later alerts held while the disk is full "
+                    "error: state.reserve_full path=\(r.file.path) next=later alerts held while the disk is full "
                         + "are in memory and the runtime directory only: a reboot before the state store writes "
                         + "loses them")
             }
@@ -156,9 +164,9 @@ public final class UnsavedKeep: Sendable {
             close(mark)
             c.hasStates = true
         }
-        reserve { c in
-            try c.reserve?.write(snapshot)
-            c.reserveHasStates = c.reserve != nil
+        reserve { r in
+            try r.file.write(snapshot)
+            r.hasStates = true
         }
     }
 
@@ -178,12 +186,12 @@ public final class UnsavedKeep: Sendable {
             if c.hasEvents { try store.removeAllEvents() }
             c.hasEvents = false
         }
-        reserve { c in
-            guard c.reserveHasEvents else { return }
-            try c.reserve?.clearEvents()
-            c.reserveHasEvents = false
-            c.reserveEvents = 0
-            c.reserveFull = false
+        reserve { r in
+            guard r.hasEvents else { return }
+            try r.file.clearEvents()
+            r.hasEvents = false
+            r.events = 0
+            r.full = false
         }
     }
 
@@ -197,16 +205,16 @@ public final class UnsavedKeep: Sendable {
             }
             c.hasStates = false
         }
-        reserve { c in
-            guard c.reserveHasStates else { return }
-            try c.reserve?.clearStates()
-            c.reserveHasStates = false
+        reserve { r in
+            guard r.hasStates else { return }
+            try r.file.clearStates()
+            r.hasStates = false
         }
     }
 
     /// The disk reserve, its size and how many alerts it keeps now; nil when there is none.
     public var reserveStatus: (file: String, bytes: Int, alerts: Int)? {
-        state.withLock { c in c.reserve.map { ($0.path, $0.size, c.reserveEvents) } }
+        state.withLock { c in c.reserved.map { ($0.file.path, $0.file.size, $0.events) } }
     }
 
     /// Whether every event held now is here (not after a failed write).
@@ -232,20 +240,24 @@ public final class UnsavedKeep: Sendable {
     }
 
     /// Runs `body` on the reserve; a failure is told once until a write works again.
-    private func reserve(_ body: (inout Contents) throws -> Void) {
+    private func reserve(_ body: (inout Reserved) throws -> Void) {
         state.withLock { c in
-            guard let path = c.reserve?.path else { return }
+            guard var r = c.reserved else { return }
+            // Taken out while it changes, and put back whatever happens.
+            c.reserved = nil
+            defer { c.reserved = r }
+            let path = r.file.path
             do {
-                try body(&c)
-                if c.reserveFailing { log("info: state.reserve_written_again path=\(path)") }
-                c.reserveFailing = false
+                try body(&r)
+                if r.failing { log("info: state.reserve_written_again path=\(path)") }
+                r.failing = false
             } catch {
-                if !c.reserveFailing {
+                if !r.failing {
                     log(
                         "error: state.reserve_not_written path=\(path) error=\(error) next=alerts held while the "
                             + "disk is full survive a restart (runtime directory) but not a reboot")
                 }
-                c.reserveFailing = true
+                r.failing = true
             }
         }
     }
@@ -256,7 +268,7 @@ public final class UnsavedKeep: Sendable {
             guard let store = c.store else { return }
             do { try body(&c, store) } catch { c.failing = true }  // left as it is, for the next start
             guard !c.hasEvents && !c.hasStates else { return }
-            c = Contents()
+            c = Contents(reserved: c.reserved)
             Self.remove(directory)
         }
     }

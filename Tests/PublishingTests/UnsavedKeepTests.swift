@@ -142,4 +142,30 @@ import Testing
         #expect(taken.state?.regions == Self.snapshot.regions)
         #expect(!logs.all.contains { $0.contains("state.reserve_found") }, "nothing the copy lacked")
     }
+
+    /// The store takes everything while the runtime copy exists (the usual end of a full
+    /// disk, without a restart): the copy is removed and the reserve emptied, and the next
+    /// time the disk fills the reserve takes alerts again. Found by bench/chaos.py: removing
+    /// the copy forgot the reserve, whose older states the next start then restored over the
+    /// store's (a second enter or exit).
+    @Test func theReserveIsEmptiedWithTheCopyAndServesTheNextFullDisk() throws {
+        let (_, dir, _) = try Self.keep()
+        let reservePath = dir + ".reserve"
+        let keep = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        keep.held([Self.event(1)], dropped: [])
+        keep.statesUnsaved(Self.snapshot)
+        keep.eventsStored()
+        keep.statesSaved()
+        #expect(!FileManager.default.fileExists(atPath: dir), "the copy is removed")
+        var reserve = try DiskReserve(path: reservePath)
+        let emptied = reserve.read()
+        #expect(emptied.events.isEmpty && emptied.states == nil, "and the reserve emptied")
+        #expect(keep.reserveStatus?.alerts == 0)
+
+        keep.held([Self.event(2)], dropped: [])
+        #expect(keep.reserveStatus?.alerts == 1)
+        try FileManager.default.removeItem(atPath: dir)
+        let taken = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in }).takeOver()
+        #expect(taken?.events.map(\.id) == ["E2"])
+    }
 }
