@@ -106,10 +106,11 @@ import Testing
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1])
             page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'event'").fetchone()[0]
+            size = c.execute("PRAGMA page_size").fetchone()[0]
             c.close()
             with open(sys.argv[1], "r+b") as f:
-                f.seek((page - 1) * 4096)
-                f.write(bytes((i * 7919) % 251 for i in range(4096)))
+                f.seek((page - 1) * size)
+                f.write(bytes((i * 7919) % 251 for i in range(size)))
             """
         let result = try runCommand(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", damage, file])
         #expect(result.status == 0, "\(result.stderr)")

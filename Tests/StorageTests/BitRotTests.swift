@@ -31,18 +31,29 @@ import Testing
         }
     }
 
-    /// Overwrites `pages` random pages of the file (never the first, which holds the header
-    /// that the set-aside test covers) with noise.
+    /// Overwrites `pages` random pages of the file with noise: never those of its schema
+    /// (the first, with the header, and with small pages others too), whose damage makes the
+    /// file unreadable at open — set aside, which the set-aside test covers.
     static func damage(_ path: String, pages: Int, random: inout SeededRandom) throws {
+        let schema = Set(
+            try SQLiteConnection(path: path).rows("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'") {
+                $0.int(0)
+            })
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         let size = try handle.seekToEnd()
-        let count = Int(size / 4096)
+        // The file's page size, from its header (bytes 16-17, big-endian).
+        try handle.seek(toOffset: 16)
+        let header = try #require(try handle.read(upToCount: 2))
+        let pageSize = Int(header[header.startIndex]) << 8 | Int(header[header.startIndex + 1])
+        let count = Int(size) / pageSize
         guard count > 1 else { return }
         for _ in 0..<pages {
-            let page = 1 + Int(random.next() % UInt64(count - 1))
-            try handle.seek(toOffset: UInt64(page * 4096))
-            handle.write(Data((0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
+            // Page numbers count from 1; `page` is the offset's, from 0.
+            var page: Int
+            repeat { page = 1 + Int(random.next() % UInt64(count - 1)) } while schema.contains(page + 1)
+            try handle.seek(toOffset: UInt64(page * pageSize))
+            handle.write(Data((0..<pageSize).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
         }
     }
 
