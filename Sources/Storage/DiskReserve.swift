@@ -33,9 +33,12 @@ public struct DiskReserve: Sendable {
     private let slotBytes: Int
     private var eventsGeneration: UInt64
     private var statesGeneration: UInt64
-    /// Where the next event record goes, and the sequence number of the last states written.
+    /// Where the next event record goes, and the sequence number of the last states written:
+    /// after what the file held when opened, so that nothing an earlier run left is written over.
     private var eventsEnd: Int
     private var statesSequence: UInt64 = 0
+    /// What the file held when opened, until `read` hands it over.
+    private var found = Contents()
 
     /// The events and the states the reserve holds.
     public struct Contents: Sendable {
@@ -77,6 +80,8 @@ public struct DiskReserve: Sendable {
         if header == nil {
             try writeHeader()
             Self.syncDirectory(of: path)
+        } else {
+            found = scan()
         }
     }
 
@@ -87,10 +92,16 @@ public struct DiskReserve: Sendable {
 
     // MARK: Reading
 
-    /// What the reserve holds: the events appended since it was last emptied of them, in
-    /// order, and the newest states written since it was last emptied of states. Reading
-    /// also places the next append after the events read.
+    /// What the reserve held when it was opened: the events appended since it was last
+    /// emptied of them, in order, and the newest states written since it was last emptied of
+    /// states. Handed over once (the daemon reads it at start); what is written since is not in it.
     public mutating func read() -> Contents {
+        defer { found = Contents() }
+        return found
+    }
+
+    /// Reads the records and places the next append and states after them.
+    private mutating func scan() -> Contents {
         var contents = Contents()
         var offset = Self.headerBytes + 2 * slotBytes
         while let (payload, next) = readRecord(at: offset, generation: eventsGeneration, limit: size),

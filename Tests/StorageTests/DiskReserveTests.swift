@@ -55,6 +55,24 @@ import Testing
         #expect(third.read().events.map(\.id) == ["E1", "E2", "E3", "E4"])
     }
 
+    /// A reserve opened again takes new events after those it holds, read or not: an append
+    /// must never write over alerts an earlier run left there.
+    @Test func anAppendAfterOpeningKeepsWhatWasThere() throws {
+        let path = try Self.path()
+        var reserve = try DiskReserve(path: path)
+        try reserve.append([Self.event(1)])
+        try reserve.write(Self.states(.inside, zoneSince: 1))
+        reserve.close()
+        var again = try DiskReserve(path: path)
+        try again.append([Self.event(2)])
+        try again.write(Self.states(.outside, zoneSince: 2))
+        again.close()
+        var third = try DiskReserve(path: path)
+        let contents = third.read()
+        #expect(contents.events.map(\.id) == ["E1", "E2"])
+        #expect(contents.states?.regions.first?.state == .outside, "the newer states win")
+    }
+
     @Test func emptyingEventsKeepsTheStatesAndEmptyingStatesKeepsTheEvents() throws {
         let path = try Self.path()
         var reserve = try DiskReserve(path: path)
