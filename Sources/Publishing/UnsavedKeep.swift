@@ -39,10 +39,9 @@ public final class UnsavedKeep: Sendable {
     /// The disk reserve and what it holds now.
     private struct Reserved {
         var file: DiskReserve
-        var hasEvents = false
-        var hasStates = false
         /// Alerts in it now.
         var events = 0
+        var hasStates = false
         /// Told once until a write to it works again; its being full, once until emptied.
         var failing = false
         var full = false
@@ -125,7 +124,6 @@ public final class UnsavedKeep: Sendable {
         guard let contents = c.reserved?.file.read(), !contents.events.isEmpty || contents.states != nil else {
             return nil
         }
-        c.reserved?.hasEvents = !contents.events.isEmpty
         c.reserved?.hasStates = contents.states != nil
         c.reserved?.events = contents.events.count
         return contents
@@ -142,7 +140,6 @@ public final class UnsavedKeep: Sendable {
         guard !alerts.isEmpty else { return }
         reserve { r in
             let fitted = try r.file.append(alerts)
-            r.hasEvents = r.hasEvents || fitted > 0
             r.events += fitted
             if fitted < alerts.count && !r.full {
                 r.full = true
@@ -187,9 +184,8 @@ public final class UnsavedKeep: Sendable {
             c.hasEvents = false
         }
         reserve { r in
-            guard r.hasEvents else { return }
+            guard r.events > 0 else { return }
             try r.file.clearEvents()
-            r.hasEvents = false
             r.events = 0
             r.full = false
         }
@@ -242,22 +238,18 @@ public final class UnsavedKeep: Sendable {
     /// Runs `body` on the reserve; a failure is told once until a write works again.
     private func reserve(_ body: (inout Reserved) throws -> Void) {
         state.withLock { c in
-            guard var r = c.reserved else { return }
-            // Taken out while it changes, and put back whatever happens.
-            c.reserved = nil
-            defer { c.reserved = r }
-            let path = r.file.path
+            guard let path = c.reserved?.file.path else { return }
             do {
-                try body(&r)
-                if r.failing { log("info: state.reserve_written_again path=\(path)") }
-                r.failing = false
+                try body(&c.reserved!)
+                if c.reserved!.failing { log("info: state.reserve_written_again path=\(path)") }
+                c.reserved!.failing = false
             } catch {
-                if !r.failing {
+                if !c.reserved!.failing {
                     log(
                         "error: state.reserve_not_written path=\(path) error=\(error) next=alerts held while the "
                             + "disk is full survive a restart (runtime directory) but not a reboot")
                 }
-                r.failing = true
+                c.reserved!.failing = true
             }
         }
     }
