@@ -11,16 +11,6 @@ import Testing
 ///   answer turns 503 once 50,000 sightings wait, `/v1/status` still answers and says since
 ///   when the engine has not turned, and `beaconctl doctor` fails it.
 @Suite(.serialized) struct EngineBehindTests {
-    /// Holds `BEGIN EXCLUSIVE` on the file until its standard input closes.
-    static let holdLock = """
-        import sqlite3, sys
-        c = sqlite3.connect(sys.argv[1], isolation_level=None)
-        c.execute("BEGIN EXCLUSIVE")
-        print("locked", flush=True)
-        sys.stdin.read()
-        c.execute("ROLLBACK")
-        """
-
     static let batch = (0..<5_000).map { APIDaemon.sighting(major: 3 + $0 % 200, minor: $0) }.joined(separator: "\n")
 
     @Test func aStateFileLockedByAnotherProcessHoldsEventsButNotTheEngine() throws {
@@ -30,17 +20,8 @@ import Testing
         try d.post([APIDaemon.sighting(major: 1)])
         try receiver.waitUntil("the first event") { _ in receiver.acceptedIDs.count == 1 }
 
-        let lock = Process()
-        lock.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        lock.arguments = ["-c", Self.holdLock, d.dir.appendingPathComponent("state/beacond.sqlite").path]
-        let input = Pipe()
-        let output = Pipe()
-        lock.standardInput = input
-        lock.standardOutput = output
-        try lock.run()
-        defer { if lock.isRunning { lock.terminate() } }
-        let said = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        try #require(said.hasPrefix("locked"), "\(said)")
+        let lock = try StateFileLock(path: d.dir.appendingPathComponent("state/beacond.sqlite").path)
+        defer { lock.release() }
 
         // An enter to write while the lock is held, and 200,000 sightings after it.
         try d.post([APIDaemon.sighting(major: 2)])
@@ -56,8 +37,7 @@ import Testing
         #expect(receiver.acceptedIDs.count == 1)
         #expect(d.daemon!.logs.contains { $0.contains("state.write_failed") && $0.contains("another process holds") })
 
-        try input.fileHandleForWriting.close()
-        lock.waitUntilExit()
+        lock.release()
         try receiver.waitUntil("r2, once the lock is gone", timeout: 30) { _ in receiver.acceptedIDs.count == 2 }
         let status = try d.waitForStatus("nothing held") {
             ($0["counts"] as? [String: Any])?["events_held"] as? Int == 0

@@ -59,4 +59,30 @@ import Testing
         #expect(after <= SQLiteDatabase.walSizeLimit, "\(grown) bytes, then \(after)")
         #expect(try store.events(limit: 1).count == 1)
     }
+
+    /// The page size in a file's header (bytes 16-17, big-endian).
+    static func pageSize(_ path: String) throws -> Int {
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        return Int(bytes[16]) << 8 | Int(bytes[17])
+    }
+
+    /// A new state file has 1 KiB pages (a commit writes each page it touches whole, so small
+    /// pages spare the card); a file made before keeps its own and works as it did.
+    @Test func aNewFileHasSmallPagesAndAnOlderOneKeepsItsOwn() throws {
+        let fresh = try Executables.temporaryDirectory().path
+        let store = try StateStore(directory: fresh)
+        try store.append(Self.events(0, count: 3))
+        #expect(try Self.pageSize(store.path) == 1024)
+
+        let older = try Executables.temporaryDirectory().path
+        let made = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            ["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA page_size = 4096'); "
+                + "c.execute('CREATE TABLE t (a)'); c.commit()", older + "/beacond.sqlite"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let reopened = try StateStore(directory: older)
+        try reopened.append(Self.events(1, count: 3))
+        #expect(try reopened.events(limit: 10).count == 3)
+        #expect(try Self.pageSize(reopened.path) == 4096)
+    }
 }
