@@ -86,7 +86,7 @@ func error(_ a: Point, _ b: Point) -> Double { ((a.x - b.x) * (a.x - b.x) + (a.y
 /// recall counts only those of the crossings (`ClearCrossings`).
 func zoneScore(
     alerts: [ZoneAlert], alertTimes: [Timestamp], alertDepths: [Double], truth: [SiteSimulator.TruthTransition],
-    onlyClear clear: [SiteSimulator.TruthTransition]? = nil
+    onlyClear clear: [SiteSimulator.TruthTransition]? = nil, histogram printed: Bool = true
 ) -> String {
     var recallHits = 0
     var recallTotal = 0
@@ -131,7 +131,7 @@ func zoneScore(
         let n = wrongDepths.filter { $0 >= bins[b] && $0 < bins[b + 1] }.count
         histogram += " [\(bins[b]),\(bins[b + 1])): \(n)"
     }
-    if clear == nil { print("  wrong alerts by true depth on the alert's side:" + histogram) }
+    if clear == nil, printed { print("  wrong alerts by true depth on the alert's side:" + histogram) }
     let recall = Double(recallHits) / Double(max(recallTotal, 1)) * 100
     let precision = Double(correct) / Double(max(alerts.count, 1)) * 100
     return
@@ -201,6 +201,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
     var alertDepths: [Double] = []
     var transitions: [SiteSimulator.TruthTransition] = []
     var clear: [SiteSimulator.TruthTransition] = []
+    var ceiling = ZoneCeiling(config: config, sigmas: [0, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2])
     for seed in seeds {
         var settings = config.simulation ?? SimulationSettings()
         if let sigma { settings.sigmaDB = sigma }
@@ -213,6 +214,8 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
         var truthNow: [String: Point] = [:]
         var truthPrev: [String: Point] = [:]
         var nextSample = start + .seconds(30)  // after the filters settle
+        var nextCeiling = start
+        ceiling.restart()
         let end = start + .seconds(Int64(minutes * 60))
         let addresses = Dictionary(
             uniqueKeysWithValues: config.site.assets.compactMap { a -> (String, String)? in
@@ -247,6 +250,10 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
             for p in step.truth { truthNow[p.asset] = p.position }
             crossings.add(step.truth, step.transitions)
             transitions += step.transitions
+            while nextCeiling <= sim.now {
+                ceiling.tick(at: nextCeiling, truth: truthNow)
+                nextCeiling = nextCeiling + .seconds(1)
+            }
             while nextSample <= sim.now {
                 engine.advance(to: nextSample).forEach(record)
                 for (id, fix, _) in engine.tracker?.fixes ?? [] {
@@ -308,6 +315,8 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
                     alerts: alerts, alertTimes: alertTimes, alertDepths: alertDepths, truth: transitions,
                     onlyClear: clear
                 ).dropFirst("zone alerts: ".count))
+        print("  the same rule fed the truth, or the truth and an error that holds 5 s (ZoneCeiling):")
+        for line in ceiling.report(truth: transitions) { print("    " + line) }
     }
 }
 
