@@ -27,10 +27,10 @@ let package = Package(
         // SQLite 3 (Debian: libsqlite3-dev) through its C API.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The SQLite file under gateway.state_dir: region states, event history, outbox.
-        .target(name: "Storage", dependencies: ["BeaconCore", "CSQLite"]),
+        .target(name: "Storage", dependencies: ["BeaconCore", "CSQLite", "CLinux"]),
         // HTTP/1.1 on a Unix socket, one epoll thread: the API's transport (peer credentials, streams).
         .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux"]),
-        // Headers Glibc's module leaves out (epoll, eventfd).
+        // Headers Glibc's module leaves out (epoll, eventfd, accept4, SO_PEERCRED, inode flags).
         .target(name: "CLinux"),
         // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).
         // Loaded with dlopen when the first webhook starts, so it costs nothing without webhooks.

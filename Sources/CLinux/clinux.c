@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include "clinux.h"
 
 int clinux_accept_nonblocking(int listener) {
@@ -14,4 +16,12 @@ int clinux_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     *uid = cred.uid;
     *gid = cred.gid;
     return 0;
+}
+
+int clinux_set_no_copy_on_write(int fd) {
+    int flags = 0;
+    if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) return -1;
+    if (flags & FS_NOCOW_FL) return 0;
+    flags |= FS_NOCOW_FL;
+    return ioctl(fd, FS_IOC_SETFLAGS, &flags);
 }

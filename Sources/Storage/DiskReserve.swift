@@ -1,4 +1,5 @@
 import BeaconCore
+import CLinux
 import Glibc
 
 /// Room set aside on the state directory's own disk, while it has room, for what the state
@@ -10,9 +11,9 @@ import Glibc
 /// A power cut while the disk is full then lost every alert made since it filled, and the
 /// next boot restored states from before it filled, so an asset that had entered a zone was
 /// reported entering again. Here the room is taken when the file is made: every byte of it
-/// is written once then, so writing into it later needs no new block, full disk or not (on
-/// ext4, xfs, f2fs and tmpfs; a copy-on-write filesystem such as btrfs needs new blocks for
-/// every write, and this reserve is then only as good as the disk's free space).
+/// is written once then, so writing into it later needs no new block, full disk or not. On
+/// btrfs, which writes every change to new blocks, the file is made no-copy-on-write first,
+/// so that it too is written in place (`DiskReserveFilesystemTests`: ext4, xfs, btrfs).
 ///
 /// Layout: a header with the generation of each part; two slots for states, written in turn
 /// so that a write torn by a power cut leaves the other; then records of events, appended.
@@ -198,9 +199,12 @@ public struct DiskReserve: Sendable {
         guard fdatasync(fd) == 0 else { throw Failure("cannot sync \(path)") }
     }
 
-    /// Writes `bytes` zeros (so that their blocks are the file's) and syncs them.
+    /// Writes `bytes` zeros (so that their blocks are the file's) and syncs them. On btrfs the
+    /// empty file is made no-copy-on-write first, else each later write would need new blocks;
+    /// elsewhere the flag does not exist and its refusal changes nothing.
     private static func fill(_ fd: Int32, bytes: Int, path: String) throws(Failure) {
         guard ftruncate(fd, 0) == 0 else { throw Failure("cannot empty \(path)") }
+        _ = clinux_set_no_copy_on_write(fd)
         let chunk = [UInt8](repeating: 0, count: 64 << 10)
         var offset = 0
         while offset < bytes {

@@ -1,5 +1,6 @@
-// Linux interfaces that Glibc's Swift module does not export: epoll, eventfd, and the
-// _GNU_SOURCE socket calls (wrapped in clinux.c, which is compiled with _GNU_SOURCE).
+// Linux interfaces that Glibc's Swift module does not export: epoll, eventfd, the
+// _GNU_SOURCE socket calls and the inode-flag ioctls (wrapped in clinux.c, which is compiled
+// with _GNU_SOURCE).
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/types.h>
@@ -9,3 +10,8 @@ int clinux_accept_nonblocking(int listener);
 
 /// SO_PEERCRED of a connected Unix socket; 0 on success, -1 with errno otherwise.
 int clinux_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// Asks a copy-on-write filesystem (btrfs) to overwrite the file's blocks in place, as other
+/// filesystems do; it takes only while the file is empty. 0 on success, -1 with errno
+/// otherwise (ENOTTY, EOPNOTSUPP or EINVAL where the filesystem has no such flag: nothing to do).
+int clinux_set_no_copy_on_write(int fd);
