@@ -37,9 +37,9 @@ public final class SQLiteDatabase: Sendable {
     /// whole to the write-ahead log, and a turn of a small site touches about seven (its events'
     /// leaf, the id index's, the inner pages above them, the header, the AUTOINCREMENT counter,
     /// an asset's row) for a few kilobytes of events. With 1 KiB pages the simulated store's 20
-    /// tags write 45 % fewer bytes to the gateway's card (46 → 25 kB/s), 200 tags 14 % fewer;
-    /// the outbox takes 17 % fewer events a second, still five times what is asked of it
-    /// (BENCHMARKS.md, "Writes to the state disk").
+    /// tags write about 42 % fewer bytes to the gateway's card (43.6 → 25.6 kB/s), 200 tags 14 %
+    /// fewer; the outbox takes about a fifth fewer events a second, still four times what is
+    /// asked of it (BENCHMARKS.md, "Writes to the state disk").
     public static let pageSize = 1024
 
     /// The write-ahead log is cut back to this size once it has been copied into the file.
