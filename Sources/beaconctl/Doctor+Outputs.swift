@@ -164,12 +164,12 @@ extension Doctor {
 }
 
 extension Doctor {
-    /// Without the state directory's reserve (`DiskReserve`, made at start when there is room)
-    /// a full disk keeps the alerts it holds through a restart but not through a reboot or a
-    /// power cut. Shown only when it is missing.
     /// `DiskReserve.fileName` (beaconctl does not link the state store).
     static let reserveFile = "beacond.reserve"
 
+    /// Without the state directory's reserve (`DiskReserve`, made at start when there is room)
+    /// a full disk keeps the alerts it holds through a restart but not through a reboot or a
+    /// power cut. Shown only when it is missing.
     func reserveCheck(_ file: String, status s: JSONValue) -> Check? {
         guard s["state_store_error"]?.isNull ?? true, s["state_reserve"]?.isNull == true else { return nil }
         let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."

@@ -51,9 +51,8 @@ import Testing
 
     /// Fills the filesystem to the last byte; returns the file to delete to make room.
     static func fill(_ state: URL) throws -> String {
-        let filler = state.appendingPathComponent("filler").path
-        let dd = try runCommand(URL(fileURLWithPath: "/bin/dd"), ["if=/dev/zero", "of=\(filler)", "bs=64k"])
-        #expect(dd.stderr.contains("No space left"), "\(dd.stderr)")
+        let (filler, failure) = try fillFilesystem(at: state)
+        #expect(failure == nil, "\(failure ?? "")")
         return filler
     }
 

@@ -1,11 +1,14 @@
 import Foundation
+import Synchronization
 
 /// Another process holding a state file's write lock, as an operator's `sqlite3` shell with a
 /// transaction open does: every write to the file fails until `release()`, whatever the file's
 /// pages or the disk's free space. A test of what a failed write does uses it where a full disk
 /// would decide by luck — on a full tmpfs a commit of a few small pages can still land in the
 /// write-ahead log's last block, which is already allocated.
-public final class StateFileLock {
+/// `release()` may come from another thread (a timer letting go while a write waits); it acts
+/// once, under `released`, which is what makes the class safe to share.
+public final class StateFileLock: @unchecked Sendable {
     static let script = """
         import sqlite3, sys
         c = sqlite3.connect(sys.argv[1], isolation_level=None)
@@ -17,6 +20,7 @@ public final class StateFileLock {
 
     let process = Process()
     let input = Pipe()
+    private let released = Mutex(false)
 
     /// Returns once the lock on the SQLite file at `path` is held.
     public init(path: String) throws {
@@ -33,10 +37,14 @@ public final class StateFileLock {
         }
     }
 
-    /// Lets go of the lock and waits until the holder has gone.
+    /// Lets go of the lock and waits until the holder has gone; later calls do nothing.
     public func release() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        released.withLock { done in
+            guard !done else { return }
+            done = true
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
     }
 
     deinit { if process.isRunning { process.terminate() } }
