@@ -4,6 +4,7 @@ import BeaconRuntime
 import HTTPServer
 import Publishing
 import Storage
+import Synchronization
 
 /// SPEC §4.1's routes over the Unix socket. Reads are open to anyone who can connect (the
 /// socket is mode 0660); requests that change something (PUT, DELETE, PATCH, POST) need
@@ -11,21 +12,38 @@ import Storage
 public final class APIRouter: Sendable {
     let context: APIContext
     public let stream: EventStreamHub
+    /// The server carrying the API, for its counters in `/metrics` and `/v1/status`.
+    let transport = Mutex<HTTPServer?>(nil)
 
     public init(context: APIContext, stream: EventStreamHub) {
         self.context = context
         self.stream = stream
     }
 
+    /// Serves on `server`: the admin check on each request's head (before its body is read),
+    /// the event stream, the server's refusals logged and counted.
+    public func attach(_ server: HTTPServer) {
+        transport.withLock { $0 = server }
+        stream.attach(server)
+        server.admit = { [weak self] request in self?.admission(request) }
+        let log = context.log
+        server.log = { line in log(line) }
+    }
+
+    /// Requests that change something (PUT, DELETE, PATCH, POST) need root or the admin group:
+    /// refused on the head alone, so a reader cannot make the daemon take a body first.
+    public func admission(_ request: HTTPRequest) -> HTTPResponse? {
+        let mutating = ["PUT", "DELETE", "PATCH", "POST"].contains(request.method)
+        guard mutating && !request.peer.isAdmin(group: context.config.api.adminGroup) else { return nil }
+        return HTTPResponse.error(
+            status: 403, code: "forbidden",
+            message: "\(request.method) needs root or membership of group \(context.config.api.adminGroup) "
+                + "(peer uid \(request.peer.uid))")
+    }
+
     public func handle(_ request: HTTPRequest) -> HTTPReply {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let mutating = ["PUT", "DELETE", "PATCH", "POST"].contains(request.method)
-        if mutating && !request.peer.isAdmin(group: context.config.api.adminGroup) {
-            return Reply.error(
-                403, "forbidden",
-                "\(request.method) needs root or membership of group \(context.config.api.adminGroup) "
-                    + "(peer uid \(request.peer.uid))")
-        }
+        if let refusal = admission(request) { return .response(refusal) }
         let route = Route(method: request.method, parts: parts)
         if route.is("GET", "metrics") { return metrics() }
         if route.is("GET", "v1/status") { return status() }

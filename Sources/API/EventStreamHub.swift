@@ -14,6 +14,11 @@ import Synchronization
 /// last replayed id are skipped when it goes live. Ids sort in publication order, which is
 /// what makes the comparison valid.
 ///
+/// The history is sent a page at a time as the client reads it (`HTTPServer.notifyWhenDrained`),
+/// never queued whole: a client resuming from the start of a long history that then stops
+/// reading holds one page, not the history. Live events that come meanwhile wait in memory
+/// up to `pendingLimit`; past that they are let go and read from the history with the rest.
+///
 /// A client that stops reading is dropped by the server when its unsent output passes the
 /// stream limit; publishing only queues bytes and never waits for a client.
 public final class EventStreamHub: Sendable {
@@ -23,6 +28,9 @@ public final class EventStreamHub: Sendable {
         /// False while the history is being replayed; live events wait in `pending`.
         var live: Bool
         var pending: [StateStore.StoredEvent] = []
+        /// Live events came past `pendingLimit` during the replay and were let go: the
+        /// replay reads on until the history has them too.
+        var pendingOverflowed = false
     }
 
     private let store: StateStore?
@@ -31,6 +39,12 @@ public final class EventStreamHub: Sendable {
     private let lastHeartbeat = Mutex<Int>(0)
     /// Seconds between keep-alive comments, which also reveal clients that went away.
     public static let heartbeatSeconds = 15
+    /// Events of the history sent at a time to a resuming client.
+    static let pageEvents = 100
+    /// Rows read at most for one page (a type filter that matches few rows).
+    static let pageRows = 5000
+    /// Live events kept for a client still reading the history.
+    static let pendingLimit = 1000
 
     public init(store: StateStore?) { self.store = store }
 
@@ -38,6 +52,7 @@ public final class EventStreamHub: Sendable {
     public func attach(_ server: HTTPServer) {
         self.server.withLock { $0 = server }
         server.onStreamClosed = { [weak self] id in self?.closed(id) }
+        server.onStreamDrained = { [weak self] id in self?.replayPage(id) }
         server.onTick = { [weak self] in self?.tick() }
     }
 
@@ -50,34 +65,49 @@ public final class EventStreamHub: Sendable {
         return .stream(head: head) { [self] id in
             subscribers.withLock { $0[id] = Subscriber(glob: glob, lastID: resume, live: resume == nil) }
             send(Array("retry: 2000\n: beacond event stream\n\n".utf8), to: id)
-            if resume != nil { replay(id) }
+            if resume != nil { replayPage(id) }
         }
     }
 
-    /// Sends the stored events after the subscriber's id, then takes it live.
-    private func replay(_ id: StreamID) {
-        guard var subscriber = subscribers.withLock({ $0[id] }) else { return }
+    /// Sends the next page of stored events after the subscriber's id and asks to be called
+    /// again once the client has read it; at the history's end, takes the subscriber live.
+    /// Runs on the server's thread.
+    private func replayPage(_ id: StreamID) {
+        guard let subscriber = subscribers.withLock({ $0[id] }), !subscriber.live else { return }
+        var cursor = subscriber.lastID
         if let store {
             do {
-                while true {
-                    let page = try store.events(after: subscriber.lastID, matching: subscriber.glob, limit: 1000)
-                    guard let last = page.last else { break }
-                    send(Self.render(page), to: id)
-                    subscriber.lastID = last.id
+                let page = try store.eventsPage(
+                    after: cursor, matching: subscriber.glob, limit: Self.pageEvents, scanLimit: Self.pageRows)
+                cursor = page.cursor
+                if !page.events.isEmpty { send(Self.render(page.events), to: id) }
+                if !page.atEnd {
+                    subscribers.withLock { $0[id]?.lastID = cursor }
+                    server.withLock { $0 }?.notifyWhenDrained(id)
+                    return
                 }
             } catch {
                 send(Array(": history unavailable: \(error)\n\n".utf8), to: id)
             }
         }
-        let catchUp = subscribers.withLock { all -> [StateStore.StoredEvent] in
+        let catchUp = subscribers.withLock { all -> [StateStore.StoredEvent]? in
             guard var s = all[id] else { return [] }
-            let pending = s.pending.filter { event in subscriber.lastID.map { event.id > $0 } ?? true }
+            s.lastID = cursor
+            if s.pendingOverflowed {
+                // Live events were let go meanwhile: the history has them; read on.
+                s.pendingOverflowed = false
+                s.pending = []
+                all[id] = s
+                return nil
+            }
+            let pending = s.pending.filter { event in cursor.map { event.id > $0 } ?? true }
             s.pending = []
             s.live = true
-            s.lastID = pending.last?.id ?? subscriber.lastID
+            s.lastID = pending.last?.id ?? cursor
             all[id] = s
             return pending
         }
+        guard let catchUp else { return server.withLock { $0 }?.notifyWhenDrained(id) ?? () }
         if !catchUp.isEmpty { send(Self.render(catchUp), to: id) }
     }
 
@@ -101,6 +131,9 @@ public final class EventStreamHub: Sendable {
                 if s.live {
                     s.lastID = wanted.last!.id
                     groups[key, default: []].append(id)
+                } else if s.pending.count + wanted.count > Self.pendingLimit {
+                    s.pending = []
+                    s.pendingOverflowed = true
                 } else {
                     s.pending += wanted
                 }

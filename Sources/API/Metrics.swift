@@ -4,6 +4,7 @@ import BeaconRuntime
 import HTTPServer
 import Publishing
 import Storage
+import Synchronization
 
 /// `GET /metrics` in the Prometheus text format (version 0.0.4). Names follow Prometheus'
 /// conventions: `_total` for counters, base units (seconds), labels for reasons and types.
@@ -113,6 +114,24 @@ extension APIRouter {
             "When the engine last answered or finished a turn (at least once a second while it runs; an alert on its age finds a stuck engine).",
             (glance.lastTurn ?? context.started).unixSeconds)
         m.gauge("beacond_stream_clients", "Open event streams.", Double(stream.count))
+        if let server = transport.withLock({ $0 }) {
+            m.gauge(
+                "beacond_api_connections", "Connections open to the API socket.",
+                Double(server.openConnections.load(ordering: .relaxed)))
+            m.gauge(
+                "beacond_api_buffered_request_bytes",
+                "Bytes of request bodies held against the API's 16 MiB body budget.",
+                Double(server.bufferedRequestBytes.load(ordering: .relaxed)))
+            m.family(
+                "beacond_api_refused_total", "counter",
+                "Connections and requests the API refused or closed, by reason (limits in docs/api.md).")
+            for (reason, count) in server.refusalCounts.sorted(by: { $0.key < $1.key }) {
+                m.sample("beacond_api_refused_total", ["reason": reason], Double(count))
+            }
+            m.counter(
+                "beacond_stream_clients_dropped_total", "Event streams closed because the client stopped reading.",
+                server.streamsDropped.load(ordering: .relaxed))
+        }
         m.gauge("beacond_uptime_seconds", "Seconds since start.", (now - context.started).seconds)
         return .response(
             HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: m.text))

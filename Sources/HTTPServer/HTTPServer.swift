@@ -15,6 +15,15 @@ import Synchronization
 /// `streamBufferLimit` is closed, so a client that stops reading costs a bounded amount of
 /// memory and never stalls the daemon.
 ///
+/// Anyone who may open the socket may also try to take it down, so every resource a client
+/// can make the server hold has a limit (`Settings`): connections in all and per user, with
+/// a few kept for root; the time a request may take to arrive and a connection may sit idle;
+/// the bytes of request bodies held at once, past which the server stops reading the senders
+/// (their bytes wait in the kernel); every part of a request's framing; and the answers a
+/// client leaves unread. When the process runs out of descriptors anyway, a spare one
+/// accepts and closes the next connection rather than letting it spin the loop. Each refusal
+/// is counted by reason (`refusals`) and logged, at most once a minute per reason.
+///
 /// Handlers run on the server's thread and must answer promptly (they read state); one that
 /// waits on the network answers `HTTPReply.later` and finishes on a thread of its own, so that
 /// a receiver taking its time holds up only its own client. Streams are written from any
@@ -27,36 +36,90 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxBodyBytes = 1 << 20
         /// A stream with more unsent output than this is dropped.
         public var streamBufferLimit = 4 << 20
-        /// How often `onTick` runs (heartbeats).
+        /// How often `onTick` runs (heartbeats) and timeouts are checked.
         public var tickInterval: Int32 = 1000
+        /// Connections open at once from users other than root; past it, new ones get 503.
+        public var maxConnections = 2048
+        /// Connections open at once from one user other than root.
+        public var maxConnectionsPerUser = 256
+        /// Kept for root beyond `maxConnections`, so an operator can look while it is full.
+        public var rootReserve = 32
+        /// A connection with no request under way is closed after this long (streams and
+        /// answers owed excepted).
+        public var idleTimeoutMillis: Int64 = 60_000
+        /// A request must have arrived whole this long after its first byte, or gets 408.
+        public var requestTimeoutMillis: Int64 = 30_000
+        /// Bytes of request bodies held at once across all connections, beyond the first
+        /// 16 KiB of each; past it, senders are not read until others finish.
+        public var bodyBudgetBytes = 16 << 20
+        /// A client's pipelined requests are not answered while this much of its earlier
+        /// answers is unread.
+        public var maxUnreadAnswerBytes = 1 << 20
+        /// A stream that asked (`notifyWhenDrained`) is told once its unsent output is this low.
+        public var drainedBytes = 64 * 1024
 
         public init(socketPath: String) { self.socketPath = socketPath }
+
+        /// Descriptors the connection limits need, for the unit's `LimitNOFILE`.
+        public var descriptorsNeeded: Int { maxConnections + rootReserve + 256 }
     }
 
     public let settings: Settings
-    private let handler: @Sendable (HTTPRequest) -> HTTPReply
+    let handler: @Sendable (HTTPRequest) -> HTTPReply
+    /// Called on the server's thread with each request's head (its body empty) before the body
+    /// is read: a response refuses the request at once (a 403 before a megabyte is taken).
+    public var admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     /// Called on the server's thread when a stream closes for any reason.
     public var onStreamClosed: (@Sendable (StreamID) -> Void)?
+    /// Called on the server's thread once a stream that asked (`notifyWhenDrained`) has
+    /// written its output down to `drainedBytes`: the time to send it more of a backlog.
+    public var onStreamDrained: (@Sendable (StreamID) -> Void)?
     /// Called on the server's thread about every `tickInterval` ms.
     public var onTick: (@Sendable () -> Void)?
+    /// Where refusals are logged (rate-limited: the first, then a count once a minute).
+    public var log: (@Sendable (String) -> Void)?
     /// Written from the server's thread only; read anywhere for status and metrics.
     public let requestsServed = Atomic<Int>(0)
     public let streamsDropped = Atomic<Int>(0)
     public let openStreams = Atomic<Int>(0)
+    public let openConnections = Atomic<Int>(0)
+    /// Bytes of request bodies held now against the shared budget.
+    public let bufferedRequestBytes = Atomic<Int>(0)
+    /// Senders not read now because the body budget is spent.
+    public let pausedSenders = Atomic<Int>(0)
+    let refused = Mutex(Refusals())
 
     static let lingerMillis: Int64 = 2000
-    private var listener: Int32 = -1
+    /// Every connection may hold this much input outside the shared body budget, so that a
+    /// spent budget never holds up a small request such as a status read.
+    static let unbudgetedBytes = HTTPRequestParser.maxHeadBytes
+    var listener: Int32 = -1
     private var epoll: Int32 = -1
     private var wakeFD: Int32 = -1
-    private var connections: [Int32: HTTPConnection] = [:]
-    private var streams: [Int: Int32] = [:]
-    private var nextStream = 1
+    /// Kept open to be closed when descriptors run out, to accept and close one connection.
+    var spareFD: Int32 = -1
+    var connections: [Int32: HTTPConnection] = [:]
+    var perUser: [UInt32: Int] = [:]
+    var budgetUsed = 0
+    /// Connections not read until the body budget has room.
+    var paused: Set<Int32> = []
+    /// The listener is not watched until the next tick (descriptors ran out, none spare).
+    var listenerPaused = false
+    var streams: [Int: Int32] = [:]
+    var nextStream = 1
+    var drainWatched: Set<Int> = []
     /// Connections waiting for a `later` answer, by its id.
-    private var waiting: [Int: Int32] = [:]
-    private var nextLater = 1
-    private let answers = Mutex<[(LaterID, HTTPResponse)]>([])
-    private let outbound = Mutex<[(StreamID, [UInt8]?)]>([])
+    var waiting: [Int: Int32] = [:]
+    var nextLater = 1
+    let answers = Mutex<[(LaterID, HTTPResponse)]>([])
+    private let outbound = Mutex<[Outbound]>([])
     private let stopRequested = Atomic<Bool>(false)
+
+    enum Outbound {
+        case bytes(StreamID, [UInt8])
+        case close(StreamID)
+        case notifyWhenDrained(StreamID)
+    }
 
     public init(settings: Settings, handler: @escaping @Sendable (HTTPRequest) -> HTTPReply) {
         self.settings = settings
@@ -68,6 +131,7 @@ public final class HTTPServer: @unchecked Sendable {
         listener = try UnixListener.listen(path: settings.socketPath, mode: settings.socketMode)
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         watch(listener, events: EPOLLIN.rawValue)
         watch(wakeFD, events: EPOLLIN.rawValue)
     }
@@ -94,7 +158,7 @@ public final class HTTPServer: @unchecked Sendable {
             let now = monotonicMillis()
             if now - lastTick >= Int64(settings.tickInterval) {
                 lastTick = now
-                for (fd, c) in connections where (c.lingerUntil ?? .max) < now { drop(fd) }
+                enforceTimeouts(now: now)
                 onTick?()
                 deliverOutbound()
             }
@@ -103,6 +167,7 @@ public final class HTTPServer: @unchecked Sendable {
         Glibc.close(listener)
         Glibc.close(epoll)
         Glibc.close(wakeFD)
+        if spareFD >= 0 { Glibc.close(spareFD) }
         unlink(settings.socketPath)
     }
 
@@ -113,48 +178,52 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Queues bytes for a stream (any thread). Unknown or closed streams are ignored.
     public func send(_ bytes: [UInt8], to stream: StreamID) {
-        outbound.withLock { $0.append((stream, bytes)) }
+        outbound.withLock { $0.append(.bytes(stream, bytes)) }
         wake()
     }
 
     /// Queues the same bytes for several streams (any thread).
     public func send(_ bytes: [UInt8], to streams: [StreamID]) {
         guard !streams.isEmpty else { return }
-        outbound.withLock { queue in for s in streams { queue.append((s, bytes)) } }
+        outbound.withLock { queue in for s in streams { queue.append(.bytes(s, bytes)) } }
         wake()
     }
 
     /// Closes a stream once what was queued before has been written (any thread).
     public func close(_ stream: StreamID) {
-        outbound.withLock { $0.append((stream, nil)) }
+        outbound.withLock { $0.append(.close(stream)) }
         wake()
     }
 
+    /// Asks for one `onStreamDrained` call once what was queued before is mostly written
+    /// (any thread): a backlog is sent a page at a time, as the client reads it.
+    public func notifyWhenDrained(_ stream: StreamID) {
+        outbound.withLock { $0.append(.notifyWhenDrained(stream)) }
+        wake()
+    }
+
+    /// Requests and connections refused since start, by reason (`Refusals.Reason`).
+    public var refusalCounts: [String: Int] { refused.withLock { $0.totals } }
+
     // MARK: - The loop
 
-    private func wake() {
+    func wake() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
 
-    private func watch(_ fd: Int32, events: UInt32, modify: Bool = false) {
+    func watch(_ fd: Int32, events: UInt32, modify: Bool = false) {
         var event = epoll_event()
         event.events = events
         event.data.fd = fd
         epoll_ctl(epoll, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event)
     }
 
-    private func acceptAll() {
-        while true {
-            let fd = clinux_accept_nonblocking(listener)
-            guard fd >= 0 else { return }
-            guard let peer = PeerCredentials.of(socket: fd) else {
-                Glibc.close(fd)
-                continue
-            }
-            connections[fd] = HTTPConnection(fd: fd, peer: peer)
-            watch(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
-        }
+    func admitConnection(fd: Int32, peer: PeerCredentials) {
+        connections[fd] = HTTPConnection(fd: fd, peer: peer, now: monotonicMillis())
+        perUser[peer.uid, default: 0] += 1
+        openConnections.add(1, ordering: .relaxed)
+        watch(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
     }
 
     private func service(_ connection: HTTPConnection, flags: UInt32) {
@@ -162,147 +231,34 @@ public final class HTTPServer: @unchecked Sendable {
             return drop(connection.fd)
         }
         if flags & EPOLLIN.rawValue != 0 || flags & EPOLLRDHUP.rawValue != 0 {
-            let open = connection.readAvailable()
-            switch connection.state {
-            case .streaming, .closing:
-                connection.discardInput()
-            case .waiting:
-                break
-            default:
-                process(connection)
-            }
-            if case .waiting = connection.state {
-                // The answer is still owed, even to a client that has finished sending.
-            } else if !open && connection.pendingOutput == 0 {
-                return drop(connection.fd)
-            }
-            if !open, case .streaming = connection.state { return drop(connection.fd) }
+            guard readAndProcess(connection) else { return drop(connection.fd) }
+        } else if flags & EPOLLOUT.rawValue != 0 {
+            guard connection.flush() else { return drop(connection.fd) }
+            // Answers the client had left unread are written: go on with its next requests.
+            if case .head = connection.state, !connection.input.isEmpty { process(connection) }
         }
         finishWrite(connection)
     }
 
-    /// Parses and answers every complete request in the input, in order.
-    private func process(_ c: HTTPConnection) {
-        while true {
-            do {
-                switch c.state {
-                case .head:
-                    guard case let .done(head, consumed) = try HTTPRequestParser.head(c.input[...]) else { return }
-                    if let length = head.contentLength, length > settings.maxBodyBytes {
-                        throw HTTPRequestParser.Failure(
-                            status: 413, message: "request body of \(length) bytes is over the 1 MiB limit")
-                    }
-                    c.state = .body(head, consumedHead: consumed)
-                    c.sentContinue = false
-                case let .body(head, consumedHead):
-                    let rest = c.input[consumedHead...]
-                    let body: [UInt8]
-                    let used: Int
-                    if head.chunked {
-                        guard
-                            case let .done(b, n) = try HTTPRequestParser.chunkedBody(rest, limit: settings.maxBodyBytes)
-                        else { return continueIfAsked(c, head) }
-                        (body, used) = (b, n)
-                    } else {
-                        let length = head.contentLength ?? 0
-                        guard rest.count >= length else { return continueIfAsked(c, head) }
-                        (body, used) = (Array(rest.prefix(length)), length)
-                    }
-                    c.consumeInput(consumedHead + used)
-                    c.state = .head
-                    respond(c, head: head, body: body)
-                    if case .head = c.state {} else { return }
-                case .streaming, .closing, .waiting:
-                    return
-                }
-            } catch let error as HTTPRequestParser.Failure {
-                let code =
-                    switch error.status {
-                    case 413: "payload_too_large"
-                    case 431: "header_too_large"
-                    case 501: "not_implemented"
-                    default: "bad_request"
-                    }
-                let response = HTTPResponse.error(status: error.status, code: code, message: error.message)
-                c.queue(response.head(keepAlive: false))
-                c.queue(response.body)
-                c.state = .closing
-                c.discardInput()
-                return
-            } catch {
-                return
-            }
-        }
-    }
-
-    private func continueIfAsked(_ c: HTTPConnection, _ head: HTTPRequestParser.Head) {
-        if head.expectContinue && !c.sentContinue {
-            c.sentContinue = true
-            c.queue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
-        }
-    }
-
-    private func respond(_ c: HTTPConnection, head: HTTPRequestParser.Head, body: [UInt8]) {
-        let request = HTTPRequest(head: head, body: body, peer: c.peer)
-        requestsServed.add(1, ordering: .relaxed)
-        switch handler(request) {
-        case let .response(response):
-            c.queue(response.head(keepAlive: head.keepAlive))
-            if head.method != "HEAD" { c.queue(response.body) }
-            if !head.keepAlive { c.state = .closing }
-        case let .stream(response, opened):
-            let id = StreamID(raw: nextStream)
-            nextStream += 1
-            streams[id.raw] = c.fd
-            c.state = .streaming(id)
-            c.discardInput()
-            openStreams.add(1, ordering: .relaxed)
-            c.queue(response.head(keepAlive: false, streaming: true))
-            opened(id)
-        case let .later(start):
-            let id = LaterID(raw: nextLater)
-            nextLater += 1
-            waiting[id.raw] = c.fd
-            c.state = .waiting(id, keepAlive: head.keepAlive, method: head.method)
-            start { [weak self] response in
-                guard let self else { return }
-                self.answers.withLock { $0.append((id, response)) }
-                self.wake()
-            }
-        }
-    }
-
-    /// Writes the `later` answers that have come, and goes on with each connection's next
-    /// requests. An answer for a connection that has closed meanwhile is dropped.
-    private func deliverAnswers() {
-        let done = answers.withLock { list -> [(LaterID, HTTPResponse)] in
-            defer { list.removeAll() }
-            return list
-        }
-        for (id, response) in done {
-            guard let fd = waiting.removeValue(forKey: id.raw), let c = connections[fd],
-                case let .waiting(owed, keepAlive, method) = c.state, owed == id
-            else { continue }
-            c.queue(response.head(keepAlive: keepAlive))
-            if method != "HEAD" { c.queue(response.body) }
-            c.state = keepAlive ? .head : .closing
-            process(c)
-            finishWrite(c)
-        }
-    }
-
-    private func finishWrite(_ c: HTTPConnection) {
+    func finishWrite(_ c: HTTPConnection) {
         guard c.flush() else { return drop(c.fd) }
+        if c.pendingOutput == 0, c.peerDone, case .closing = c.state { return drop(c.fd) }
         if c.pendingOutput == 0, case .closing = c.state, c.lingerUntil == nil {
             // A lingering close: the client may still be sending the body we refused; read
             // and drop it so that it sees our answer rather than a reset (EPIPE).
             shutdown(c.fd, Int32(SHUT_WR))
             c.lingerUntil = monotonicMillis() + HTTPServer.lingerMillis
         }
+        if case let .streaming(id) = c.state, c.pendingOutput <= settings.drainedBytes,
+            drainWatched.remove(id.raw) != nil
+        {
+            onStreamDrained?(id)
+        }
         let wantWrite = c.pendingOutput > 0
         // While an answer is owed, input stays in the kernel (the client's next requests wait
-        // there); a client that goes away is still seen (EPOLLHUP is always reported).
-        var wantRead = true
+        // there); a client that goes away is still seen (EPOLLHUP is always reported). So it
+        // does while the body budget is spent, or while the client leaves answers unread.
+        var wantRead = !c.paused && !c.peerDone && c.pendingOutput <= settings.maxUnreadAnswerBytes
         if case .waiting = c.state { wantRead = false }
         let events = (wantRead ? EPOLLIN.rawValue | EPOLLRDHUP.rawValue : 0) | (wantWrite ? EPOLLOUT.rawValue : 0)
         watch(c.fd, events: events, modify: true)
@@ -310,45 +266,56 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func deliverOutbound() {
         deliverAnswers()
-        let items = outbound.withLock { queue -> [(StreamID, [UInt8]?)] in
+        let items = outbound.withLock { queue -> [Outbound] in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
         }
         guard !items.isEmpty else { return }
         var touched: Set<Int32> = []
-        for (stream, bytes) in items {
-            guard let fd = streams[stream.raw], let c = connections[fd] else { continue }
-            guard let bytes else {
+        for item in items {
+            switch item {
+            case let .bytes(stream, bytes):
+                guard let fd = streams[stream.raw], let c = connections[fd] else { continue }
+                if case .closing = c.state { continue }
+                c.queue(bytes)
+                if c.pendingOutput > settings.streamBufferLimit {
+                    streamsDropped.add(1, ordering: .relaxed)
+                    drop(fd)
+                    continue
+                }
+                touched.insert(fd)
+            case let .close(stream):
+                guard let fd = streams[stream.raw], let c = connections[fd] else { continue }
                 c.state = .closing
                 touched.insert(fd)
-                continue
+            case let .notifyWhenDrained(stream):
+                guard let fd = streams[stream.raw] else { continue }
+                drainWatched.insert(stream.raw)
+                touched.insert(fd)
             }
-            if case .closing = c.state { continue }
-            c.queue(bytes)
-            if c.pendingOutput > settings.streamBufferLimit {
-                streamsDropped.add(1, ordering: .relaxed)
-                drop(fd)
-                continue
-            }
-            touched.insert(fd)
         }
         for fd in touched {
             if let c = connections[fd] { finishWrite(c) }
         }
     }
 
-    private func drop(_ fd: Int32) {
+    func drop(_ fd: Int32) {
         guard let c = connections.removeValue(forKey: fd) else { return }
         epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nil)
         Glibc.close(fd)
+        openConnections.subtract(1, ordering: .relaxed)
+        if let n = perUser[c.peer.uid] { perUser[c.peer.uid] = n > 1 ? n - 1 : nil }
+        release(c)
         if case let .waiting(id, _, _) = c.state { waiting[id.raw] = nil }
         if case let .streaming(id) = c.state {
             streams[id.raw] = nil
+            drainWatched.remove(id.raw)
             openStreams.subtract(1, ordering: .relaxed)
             onStreamClosed?(id)
         } else {
             for (raw, streamFD) in streams where streamFD == fd {
                 streams[raw] = nil
+                drainWatched.remove(raw)
                 openStreams.subtract(1, ordering: .relaxed)
                 onStreamClosed?(StreamID(raw: raw))
             }

@@ -97,6 +97,23 @@ extension StateStore {
     public func events(after id: String? = nil, matching glob: EventTypeGlob? = nil, limit: Int = 1000) throws
         -> [StoredEvent]
     {
+        try eventsPage(after: id, matching: glob, limit: limit, scanLimit: .max).events
+    }
+
+    /// One page of the history, for a reader that goes through it a page at a time (an event
+    /// stream resumed from far back): at most `limit` events, after reading at most
+    /// `scanLimit` rows, so a filter that matches few rows costs a bounded read per page too.
+    public struct EventPage: Sendable {
+        public var events: [StoredEvent]
+        /// The last row read, matched or not: where the next page starts.
+        public var cursor: String?
+        /// True when the read reached the newest stored event.
+        public var atEnd: Bool
+    }
+
+    public func eventsPage(after id: String?, matching glob: EventTypeGlob?, limit: Int, scanLimit: Int) throws
+        -> EventPage
+    {
         try db.read { (db) throws(SQLiteError) in
             var sql = "SELECT id, type, time_ns, body FROM event"
             var arguments: [any SQLBindable] = []
@@ -110,17 +127,25 @@ extension StateStore {
                 }
             }
             sql += " ORDER BY seq"
-            var out: [StoredEvent] = []
+            var page = EventPage(events: [], cursor: id, atEnd: true)
+            var scanned = 0
             try db.prepare(sql).forEachRow(arguments) { row in
+                scanned += 1
+                let rowID = row.string(0)
+                page.cursor = rowID
                 let type = row.string(1)
-                if let glob, !glob.matches(type: type) { return true }
-                out.append(
-                    StoredEvent(
-                        id: row.string(0), type: type, time: Timestamp(nanoseconds: row.int64(2)),
-                        body: row.string(3)))
-                return out.count < limit
+                if glob?.matches(type: type) ?? true {
+                    page.events.append(
+                        StoredEvent(
+                            id: rowID, type: type, time: Timestamp(nanoseconds: row.int64(2)), body: row.string(3)))
+                }
+                guard page.events.count < limit, scanned < scanLimit else {
+                    page.atEnd = false
+                    return false
+                }
+                return true
             }
-            return out
+            return page
         }
     }
 

@@ -92,10 +92,38 @@ enum FuzzTarget: String, CaseIterable {
         _ = engine.advance(to: simulator.now + .hours(1))
     }
 
+    /// The head, then a chunked body decoded whole and again fed in pieces as a socket
+    /// would deliver it (each piece as long as the byte before it says): both must agree,
+    /// and neither may hold more than the framing's bounds allow.
     static func http(_ bytes: [UInt8]) {
         guard case let .done(head, consumed)? = try? HTTPRequestParser.head(bytes[...]) else { return }
+        precondition(consumed <= HTTPRequestParser.maxHeadBytes + 4, "a head over its limit was taken")
         _ = HTTPRequestParser.splitTarget(head.target)
-        if head.chunked { _ = try? HTTPRequestParser.chunkedBody(bytes[consumed...], limit: 1 << 20) }
+        guard head.chunked else { return }
+        let limit = 4096
+        let rest = bytes[consumed...]
+        let whole = try? HTTPRequestParser.chunkedBody(rest, limit: limit)
+        var decoder = ChunkedDecoder(limit: limit)
+        var buffer: [UInt8] = []
+        var i = rest.startIndex
+        do {
+            while i < rest.endIndex && !decoder.isDone {
+                let n = min(rest.endIndex - i, Int(rest[i] % 7) + 1)
+                buffer += rest[i..<i + n]
+                i += n
+                buffer.removeFirst(try decoder.feed(buffer[...]))
+                precondition(
+                    buffer.count <= ChunkedDecoder.maxSizeLineBytes + HTTPRequestParser.maxHeadBytes + 8,
+                    "the decoder left unbounded input waiting")
+            }
+        } catch {
+            if case .done? = whole { preconditionFailure("pieces refused what the whole body decoded") }
+            return
+        }
+        precondition(decoder.body.count <= limit)
+        if case let .done(body, _)? = whole, decoder.isDone {
+            precondition(body == decoder.body, "pieces and the whole body decoded differently")
+        }
     }
 }
 

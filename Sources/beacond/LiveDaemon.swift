@@ -161,7 +161,7 @@ struct LiveDaemon {
             }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, log: log)
         let router = APIRouter(context: context, stream: hub)
         let server = HTTPServer(settings: HTTPServer.Settings(socketPath: config.api.socket), handler: router.handle)
-        hub.attach(server)
+        router.attach(server)
         // SIGTERM is handled before the socket listens: a client (a supervisor, a test) that
         // has seen the socket answer may stop us at once, and must get an orderly stop.
         let simulated = simulationSeed.map { SimulatedInput(config: config, seed: $0, engine: engine) }

@@ -1,0 +1,202 @@
+import CLinux
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the server refuses, and the bounds it keeps on what clients make it hold.
+extension HTTPServer {
+    /// Takes every pending connection, refusing those over a limit with a 503 and, when the
+    /// process is out of descriptors, shedding the next one with the spare descriptor: a
+    /// listener left readable would otherwise wake the loop forever and serve no one.
+    func acceptAll() {
+        while true {
+            let fd = clinux_accept_nonblocking(listener)
+            if fd < 0 {
+                if errno == EMFILE || errno == ENFILE {
+                    if shedWithSpare() { continue }
+                    // Not even that: stop listening until the next tick rather than spin.
+                    watch(listener, events: 0, modify: true)
+                    listenerPaused = true
+                }
+                return
+            }
+            guard let peer = PeerCredentials.of(socket: fd) else {
+                Glibc.close(fd)
+                continue
+            }
+            if let (reason, message) = connectionRefusal(peer) {
+                refuseConnection(fd, message: message)
+                note(reason, "uid=\(peer.uid) open=\(connections.count) from_uid=\(perUser[peer.uid] ?? 0)")
+                continue
+            }
+            admitConnection(fd: fd, peer: peer)
+        }
+    }
+
+    private func connectionRefusal(_ peer: PeerCredentials) -> (Refusals.Reason, String)? {
+        if peer.uid == 0 {
+            guard connections.count >= settings.maxConnections + settings.rootReserve else { return nil }
+            return (.connections, "the API has \(connections.count) connections open, its limit")
+        }
+        if connections.count >= settings.maxConnections {
+            return (
+                .connections, "the API has \(connections.count) connections open, its limit for users other than root"
+            )
+        }
+        if (perUser[peer.uid] ?? 0) >= settings.maxConnectionsPerUser {
+            return (
+                .connectionsPerUser,
+                "uid \(peer.uid) has \(settings.maxConnectionsPerUser) connections open, the limit for one user"
+            )
+        }
+        return nil
+    }
+
+    /// Writes a 503 on a connection that was not admitted and closes it: the client learns
+    /// why instead of hanging. The socket is new, so the short answer fits its buffer.
+    private func refuseConnection(_ fd: Int32, message: String) {
+        let response = HTTPResponse.error(status: 503, code: "too_many_connections", message: message)
+        let bytes = response.head(keepAlive: false) + response.body
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        Glibc.close(fd)
+    }
+
+    private func shedWithSpare() -> Bool {
+        guard spareFD >= 0 else { return false }
+        Glibc.close(spareFD)
+        spareFD = -1
+        let fd = clinux_accept_nonblocking(listener)
+        if fd >= 0 {
+            refuseConnection(fd, message: "the daemon is out of file descriptors")
+            note(.descriptors, "open=\(connections.count)")
+        }
+        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        return fd >= 0 && spareFD >= 0
+    }
+
+    /// Closes connections idle too long, answers 408 to requests that have not arrived whole
+    /// in time, ends lingering closes, and listens again if descriptors had run out.
+    func enforceTimeouts(now: Int64) {
+        if listenerPaused {
+            listenerPaused = false
+            watch(listener, events: EPOLLIN.rawValue, modify: true)
+        }
+        for (fd, c) in connections {
+            if let until = c.lingerUntil {
+                if until < now { drop(fd) }
+                continue
+            }
+            switch c.state {
+            case .streaming, .waiting, .closing:
+                continue
+            case .head, .body:
+                if let started = c.requestStarted, now - started > settings.requestTimeoutMillis {
+                    fail(
+                        c, status: 408,
+                        message: "the request did not arrive whole within \(settings.requestTimeoutMillis / 1000) s",
+                        reason: .requestTimeout)
+                    finishWrite(c)
+                } else if c.requestStarted == nil, now - c.idleSince > settings.idleTimeoutMillis {
+                    refused.withLock { $0.count(.idleTimeout) }
+                    drop(fd)
+                }
+            }
+        }
+    }
+
+    // MARK: - The shared body budget
+
+    /// Counts the connection's input against the shared budget (beyond its own share), and
+    /// lets paused senders go on when the budget has room again.
+    func account(_ c: HTTPConnection) {
+        let now = max(0, c.buffered - Self.unbudgetedBytes)
+        budgetUsed += now - c.budgeted
+        let freed = now < c.budgeted
+        c.budgeted = now
+        bufferedRequestBytes.store(budgetUsed, ordering: .relaxed)
+        if freed { resumePaused() }
+    }
+
+    /// A connection gone: its budget is free.
+    func release(_ c: HTTPConnection) {
+        budgetUsed -= c.budgeted
+        c.budgeted = 0
+        bufferedRequestBytes.store(budgetUsed, ordering: .relaxed)
+        paused.remove(c.fd)
+        pausedSenders.store(paused.count, ordering: .relaxed)
+        resumePaused()
+    }
+
+    func pause(_ c: HTTPConnection) {
+        c.paused = true
+        paused.insert(c.fd)
+        pausedSenders.store(paused.count, ordering: .relaxed)
+    }
+
+    private func resumePaused() {
+        guard !paused.isEmpty, budgetUsed < settings.bodyBudgetBytes else { return }
+        let list = paused
+        paused = []
+        pausedSenders.store(0, ordering: .relaxed)
+        for fd in list {
+            guard let c = connections[fd] else { continue }
+            c.paused = false
+            finishWrite(c)
+        }
+    }
+
+    /// Counts a refusal and logs it: the first of a kind at once, then how many more there
+    /// were at most once a minute, so an attack cannot fill the journal.
+    func note(_ reason: Refusals.Reason, _ detail: String) {
+        let line = refused.withLock { $0.note(reason, detail: detail, now: monotonicMillis()) }
+        if let line { log?(line) }
+    }
+}
+
+/// Refusals by reason, and when each was last logged.
+public struct Refusals: Sendable {
+    /// Why a connection or a request was refused: the `reason` label of
+    /// `beacond_api_refused_total`.
+    public enum Reason: String, CaseIterable, Sendable {
+        /// The connection limit (users other than root, or everyone past root's reserve).
+        case connections
+        case connectionsPerUser = "connections_per_user"
+        /// Out of file descriptors: shed with the spare one.
+        case descriptors
+        /// No request for `idleTimeoutMillis`: closed.
+        case idleTimeout = "idle_timeout"
+        /// A request not whole within `requestTimeoutMillis`: 408.
+        case requestTimeout = "request_timeout"
+        case headTooLarge = "head_too_large"
+        case bodyTooLarge = "body_too_large"
+        /// Malformed framing: 400 (or 501 for a transfer coding other than chunked).
+        case badRequest = "bad_request"
+        /// Refused on its head (`admit`), before any body was read.
+        case forbidden
+    }
+
+    static let logInterval: Int64 = 60_000
+
+    var totals: [String: Int] = Dictionary(uniqueKeysWithValues: Reason.allCases.map { ($0.rawValue, 0) })
+    private var lastLogged: [Reason: Int64] = [:]
+    private var unlogged: [Reason: Int] = [:]
+
+    mutating func count(_ reason: Reason) {
+        totals[reason.rawValue, default: 0] += 1
+    }
+
+    /// Counts it; returns the line to log, if one is due.
+    mutating func note(_ reason: Reason, detail: String, now: Int64) -> String? {
+        count(reason)
+        if let last = lastLogged[reason], now - last < Self.logInterval {
+            unlogged[reason, default: 0] += 1
+            return nil
+        }
+        lastLogged[reason] = now
+        let more = unlogged.removeValue(forKey: reason) ?? 0
+        return "warning: api.refused reason=\(reason.rawValue) \(detail)"
+            + (more > 0 ? " more_in_last_minute=\(more)" : "")
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The two defects that let anyone who may read the API take the daemon down (issue 25,
+/// items 1 and 2), sent to the real daemon as the adversarial test sent them.
+@Suite(.serialized) struct HostileReaderTests {
+    /// Resident memory of a process, from /proc (kB).
+    static func residentKB(_ pid: Int32) -> Int {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    /// CPU time a process has used, from /proc (clock ticks).
+    static func cpuTicks(_ pid: Int32) -> Int {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let fields = text.split(separator: ")").last?.split(separator: " ") ?? []
+        guard fields.count > 13 else { return 0 }
+        return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+    }
+
+    /// Writes `count` events of about 3 kB each into the history of a stopped daemon's state
+    /// file (Python's sqlite3), as weeks of asset positions would leave it.
+    static func fillHistory(_ d: APIDaemon, count: Int) throws {
+        let script = """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            body = '{"specversion":"1.0","type":"beacond.asset.position","data":"' + 'x' * 3000 + '"}'
+            db.executemany("INSERT INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)",
+                (("%020d" % i, "beacond.asset.position", i, body) for i in range(1, int(sys.argv[2]) + 1)))
+            db.commit()
+            """
+        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
+        let out = try runCommand(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, file, "\(count)"])
+        guard out.status == 0 else { throw TestFailure("fill: \(out.stderr)") }
+    }
+
+    /// Eight clients resume from the start of a 60 MB history and never read: the daemon
+    /// sends each a page at a time as it reads, so it holds a page per client, not the
+    /// history (before: +480 MB, kept after they closed, and the API stalled meanwhile). A
+    /// client that does read gets every event, in order, then the live ones.
+    @Test func resumingFromTheStartOfALongHistoryHoldsAPagePerClient() throws {
+        let d = try APIDaemon()
+        try d.start()
+        #expect(d.stop() == 0)
+        try Self.fillHistory(d, count: 20_000)
+        try d.start()
+        let pid = d.daemon!.process.processIdentifier
+        let before = Self.residentKB(pid)
+        let stalled = try (0..<8).map { _ in try d.client.stream(query: "?after=\(String(format: "%020d", 1))") }
+        defer { for s in stalled { s.close() } }
+        // Each stalled client has had its first page; status answers throughout.
+        var peak = before
+        for _ in 0..<20 {
+            let started = Date()
+            #expect(try d.client.request("GET", "/v1/status").status == 200)
+            #expect(Date().timeIntervalSince(started) < 1, "the API stalled")
+            peak = max(peak, Self.residentKB(pid))
+            usleep(50_000)
+        }
+        #expect(peak - before < 40_000, "resident memory grew \(peak - before) kB for 8 stalled resumes")
+
+        let reader = try d.client.stream(query: "?after=\(String(format: "%020d", 1))")
+        let all = try reader.next(19_999, timeout: 60)
+        #expect(all.first?.id == String(format: "%020d", 2) && all.last?.id == String(format: "%020d", 20_000))
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.id! < $1.id! }, "in order, none twice")
+        #expect(d.stop() == 0)
+    }
+
+    /// With 64 descriptors and connections that take them all, the API sheds new clients
+    /// with a 503 from its spare descriptor instead of spinning a core and answering no one,
+    /// logs it, and serves again once they let go.
+    @Test func outOfDescriptorsTheAPIShedsInsteadOfSpinning() throws {
+        let d = try APIDaemon()
+        let launcher = d.dir.appendingPathComponent("few-descriptors").path
+        try "#!/bin/sh\nexec /usr/bin/prlimit --nofile=64:64 -- \"$@\"\n".write(
+            toFile: launcher, atomically: true, encoding: .utf8)
+        chmod(launcher, 0o755)
+        try d.start(launcher: launcher)
+        let pid = d.daemon!.process.processIdentifier
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<80 { held.append(try d.client.open(sending: [])) }
+        let shed = try d.client.open(sending: Array("GET /v1/status HTTP/1.1\r\n\r\n".utf8))
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(shed, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(shed, &buffer, buffer.count, 0)
+        close(shed)
+        let answer = String(decoding: buffer.prefix(max(0, n)), as: UTF8.self)
+        #expect(answer.hasPrefix("HTTP/1.1 503") && answer.contains("file descriptors"), "\(answer)")
+        // The loop is not spinning: well under half a core over a second.
+        let ticks = Self.cpuTicks(pid)
+        usleep(1_000_000)
+        let used = Self.cpuTicks(pid) - ticks
+        #expect(used < Int(sysconf(Int32(_SC_CLK_TCK))) / 2, "\(used) ticks in one second")
+        for fd in held { close(fd) }
+        held = []
+        let status = try d.waitForStatus("the API to serve again") { !$0.isEmpty }
+        #expect(!status.isEmpty)
+        #expect(d.daemon!.logs.contains { $0.contains("api.refused reason=descriptors") })
+        #expect(d.stop() == 0)
+    }
+}
