@@ -52,6 +52,9 @@ extension APIRouter {
                 }
             }
         }
+        // In the order they were heard, whatever order the relay sent them in: each counts at
+        // its own time (`RegionMonitor.sighted(at:heard:)`).
+        accepted.sort { $0.time < $1.time }
         if !accepted.isEmpty, !context.ingest(accepted) {
             // Not taken: the relay keeps them and sends them again, rather than being told
             // they were accepted.

@@ -21,13 +21,14 @@ public enum ConfigLoader {
             root = try YAMLComposer.compose(text)
         } catch {
             let message =
-                error.message.hasPrefix("duplicate key")
+                error.message.hasPrefix("duplicate key") || error.message.hasPrefix("YAML tag")
                 ? error.message
                 : Self.isTab(text, line: error.mark.line, column: error.mark.column)
                     ? "YAML syntax: a tab character; YAML indents with spaces only"
                     : "YAML syntax: \(error.message)"
             throw ConfigErrors([
-                ConfigError(file: file, line: error.mark.line, column: error.mark.column, path: "", message: message)
+                ConfigError(
+                    file: file, line: error.mark.line, column: error.mark.column, path: error.path, message: message)
             ])
         }
         var config = Config()

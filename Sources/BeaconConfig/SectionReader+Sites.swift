@@ -239,6 +239,16 @@ extension SectionReader {
                 reader.fail(urlNode, f.path("url"), "expected an http:// or https:// URL, got \"\(url)\"")
                 return nil
             }
+            if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+                let what = bad == " " ? "a space" : "control character U+\(String(bad.value, radix: 16, uppercase: true))"
+                reader.fail(urlNode, f.path("url"), "a URL may not contain \(what) (write a space as %20)")
+                return nil
+            }
+            let authority = url.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            guard !authority.isEmpty, !authority.hasPrefix(":"), !authority.hasPrefix("@") else {
+                reader.fail(urlNode, f.path("url"), "expected a host after the scheme, got \"\(url)\"")
+                return nil
+            }
             var hook = WebhookSpec(id: id, url: url)
             with(f, "events") { n, p in
                 guard let list = reader.sequence(n, p) else { return }
@@ -247,7 +257,7 @@ extension SectionReader {
             with(f, "secret_file") { n, p in
                 guard let file = absolutePath(n, p) else { return }
                 if let problem = fileReadable(file) {
-                    reader.fail(n, p, "cannot read \"\(file)\": \(problem)")
+                    reader.fail(n, p, "cannot use \"\(file)\": \(problem)")
                 }
                 hook.secretFile = file
             }

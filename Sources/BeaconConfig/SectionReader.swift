@@ -241,7 +241,15 @@ struct SectionReader {
 
     func readAPI(_ node: Node, _ a: inout APISettings) {
         guard let f = reader.mapping(node, "api", allowed: ["socket", "admin_group"]) else { return }
-        with(f, "socket") { n, p in if let v = absolutePath(n, p) { a.socket = v } }
+        with(f, "socket") { n, p in
+            guard let v = absolutePath(n, p) else { return }
+            // sun_path holds 108 bytes with its terminating NUL; a longer path passed the check
+            // and then stopped the daemon at every start (exit 69, restarted by systemd).
+            guard v.utf8.count <= 107 else {
+                return reader.fail(n, p, "a Unix socket path may be at most 107 bytes, got \(v.utf8.count)")
+            }
+            a.socket = v
+        }
         with(f, "admin_group") { n, p in if let v = reader.identifier(n, p) { a.adminGroup = v } }
     }
 }

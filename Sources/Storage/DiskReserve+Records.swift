@@ -45,7 +45,8 @@ extension DiskReserve {
         else { return nil }
         var regions: [RegionSnapshot] = []
         for r in regionValues {
-            guard let client = r["client"]?.stringValue, let spec = r["spec"]?.stringValue.flatMap(StateStore.regionSpec),
+            guard let client = r["client"]?.stringValue,
+                let spec = r["spec"]?.stringValue.flatMap(StateStore.regionSpec),
                 let state = r["state"]?.stringValue.flatMap(RegionState.init(rawValue:)),
                 let seen = r["last_seen_ns"]?.stringValue.flatMap(Int64.init),
                 let entered = r["entered_at_ns"]?.stringValue.flatMap(Int64.init),

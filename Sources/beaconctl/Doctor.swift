@@ -111,7 +111,7 @@ struct Doctor: ParsableCommand {
         do {
             let loaded = try ConfigLoader.load(
                 yaml: text, file: config, defaultGatewayID: "beacond",
-                fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
+                fileReadable: secretFileProblem)
             return (runningCheck(config, text: text, status: status), loaded.webhooks.count)
         } catch {
             let check = Check(

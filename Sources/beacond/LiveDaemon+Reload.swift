@@ -69,7 +69,7 @@ extension LiveDaemon {
             text = try readTextFile(configPath)
             new = try ConfigLoader.load(
                 yaml: text, file: configPath, defaultGatewayID: ConfigFile.hostName(),
-                fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
+                fileReadable: secretFileProblem)
         } catch let error as ConfigErrors {
             for e in error.errors { log("error: config.reload_refused \(e.description)") }
             notifier.ready(status: "reload refused (\(error.errors.count) errors); running the previous configuration")

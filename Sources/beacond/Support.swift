@@ -35,7 +35,7 @@ enum ConfigFile {
         do {
             let config = try ConfigLoader.load(
                 yaml: text, file: path, defaultGatewayID: hostName(),
-                fileReadable: { access($0, R_OK) == 0 ? nil : String(cString: strerror(errno)) })
+                fileReadable: secretFileProblem)
             return (config, ConfigDigest.of(text))
         } catch {
             for e in error.errors { standardError(e.description) }

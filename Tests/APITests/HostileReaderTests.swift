@@ -103,3 +103,26 @@ import Testing
         #expect(d.stop() == 0)
     }
 }
+
+/// Issue 25, item 5: a relay's batch is a little in the past; each record counts at its
+/// own time, in the order it was heard.
+@Suite(.serialized) struct RelayBatchTests {
+    @Test func aBatchStampedInTheLastSecondsEntersTheRegion() throws {
+        let d = try APIDaemon(
+            extra: "clients: [{id: app, regions: [{id: till, uuid: \(APIDaemon.uuid), major: 7}]}]\n",
+            monitoring: "enter_sightings: 3, exit_timeout: 30s")
+        try d.start()
+        // Twenty records stamped now-3 s ... now-1 s, sent newest first.
+        let lines = (0..<20).map { i in APIDaemon.sighting(major: 7, clockAhead: -1 - Double(i) * 0.1) }
+        try d.post(lines)
+        // Unknown until then, the region is determined inside (taken all at one instant, the
+        // twenty counted as one and it stayed unknown).
+        let states = try d.waitForHistory("the region determined") { events in
+            events.contains { $0["type"] as? String == "beacond.region.state" }
+        }
+        #expect(states.filter { $0["type"] as? String == "beacond.region.state" }.count == 1)
+        let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
+        #expect(regions?.first?["state"] as? String == "inside", "\(regions ?? [])")
+        #expect(d.stop() == 0)
+    }
+}

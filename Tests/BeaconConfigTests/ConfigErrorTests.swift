@@ -229,6 +229,28 @@ import Testing
         #expect(other.count == 1 && !(other.first?.contains("tab") ?? true), "\(other)")
     }
 
+    /// Issue 25, item 11: a URL with a space, a tag asking a loader to build an object, and
+    /// a duplicate key are located, with the key, like every other mistake.
+    @Test func urlsTagsAndDuplicateKeysAreLocatedWithTheirKey() {
+        #expect(
+            errors("webhooks:\n  - id: crm\n    url: https://crm.example/a hook\n") == [
+                "beacond.yaml:3:10: webhooks[0].url: a URL may not contain a space (write a space as %20)"
+            ])
+        #expect(
+            errors("webhooks:\n  - id: crm\n    url: https:///hook\n") == [
+                #"beacond.yaml:3:10: webhooks[0].url: expected a host after the scheme, got "https:///hook""#
+            ])
+        #expect(
+            errors("gateway:\n  id: !!python/object:os.system a\n") == [
+                "beacond.yaml:2:7: YAML tag !!python/object:os.system is not allowed here; remove it"
+            ])
+        #expect(
+            errors("webhooks:\n  - id: crm\n    url: https://a.example/\n    url: https://b.example/\n") == [
+                #"beacond.yaml:4:5: webhooks[0].url: duplicate key "url" in one mapping"#
+            ])
+        #expect(errors("gateway:\n  id: !!str 42\n") == [])
+    }
+
     @Test func secretFilesMustBeReadableAndAreNeverQuoted() {
         let yaml =
             "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n    secret_file: /etc/beacond/crm.secret\n"
@@ -241,7 +263,7 @@ import Testing
         }
         #expect(
             errors == [
-                #"beacond.yaml:4:18: webhooks[0].secret_file: cannot read "/etc/beacond/crm.secret": permission denied"#
+                #"beacond.yaml:4:18: webhooks[0].secret_file: cannot use "/etc/beacond/crm.secret": permission denied"#
             ])
     }
 

@@ -44,6 +44,33 @@ import Testing
         #expect(s.engine.counters.lateSightings == 1)
     }
 
+    /// A relay's batch arrives a little late, every record older than the engine's clock
+    /// (issue 25, item 5): each counts at the time it was heard, so 20 records over two
+    /// seconds enter, where taken all at the engine's instant they counted once and a relay
+    /// uploading every 5 s never entered a region.
+    @Test func aRelaysLateBatchCountsEachRecordAtItsOwnTime() {
+        var s = outsideRegion()
+        s.advance(to: 100)
+        for i in 0..<20 { s.see(Fixture.sighting(97 + Double(i) * 0.1)) }
+        #expect(s.lines() == ["100 region.enter app/store 42/7 -60"])
+        #expect(s.engine.counters.lateSightings == 20)
+    }
+
+    /// A late record heard before the newest local one still counts, in its place in time;
+    /// the same instant heard twice (two receivers) still counts once.
+    @Test func aLateRecordTakesItsPlaceInTimeAndTheSameInstantCountsOnce() {
+        var settings = MonitoringSettings()
+        settings.enterSightings = 3
+        var s = outsideRegion(settings)
+        s.advance(to: 100)
+        s.see(Fixture.sighting(100))
+        s.see(Fixture.sighting(98))
+        s.see(Fixture.sighting(98))
+        #expect(s.lines() == [])
+        s.see(Fixture.sighting(99))
+        #expect(s.lines() == ["100 region.enter app/store 42/7 -60"])
+    }
+
     @Test func sightingsFartherApartThanTheWindowDoNotEnter() {
         var s = outsideRegion()
         for t in stride(from: 40.0, through: 70, by: 5.5) { s.see(Fixture.sighting(t)) }

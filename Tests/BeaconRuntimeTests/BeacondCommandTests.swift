@@ -42,6 +42,32 @@ import Testing
                 "/nonexistent/beacond.yaml: cannot read \"/nonexistent/beacond.yaml\": No such file or directory"))
     }
 
+    /// Configs that passed the check and then could not run (issue 25, items 6 and 11).
+    @Test func checkConfigRefusesWhatCannotRun() throws {
+        let dir = try Executables.temporaryDirectory()
+        // A directory as the config read as an empty file and ran on defaults.
+        let asDirectory = try Self.run(["--check-config", "--config", dir.path])
+        #expect(asDirectory.status == 78 && asDirectory.stderr.contains("is a directory"), "\(asDirectory.stderr)")
+
+        // An empty, whitespace-only or directory secret signs with a key anyone can reproduce.
+        let empty = dir.appendingPathComponent("empty.secret").path
+        let blank = dir.appendingPathComponent("blank.secret").path
+        try "".write(toFile: empty, atomically: true, encoding: .utf8)
+        try " \n\t\n".write(toFile: blank, atomically: true, encoding: .utf8)
+        for secret in [empty, blank, dir.path] {
+            let path = try Self.temporaryFile(
+                "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n    secret_file: \(secret)\n")
+            let out = try Self.run(["--check-config", "--config", path])
+            #expect(out.status == 78, "\(secret): \(out.stdout)")
+            #expect(out.stderr.contains("\(path):4:18: webhooks[0].secret_file: cannot use"), "\(out.stderr)")
+        }
+
+        // A socket path sun_path cannot hold made the daemon exit 69 at every start.
+        let long = "/run/" + String(repeating: "s", count: 120) + ".sock"
+        let socket = try Self.run(["--check-config", "--config", try Self.temporaryFile("api: {socket: \(long)}\n")])
+        #expect(socket.status == 78 && socket.stderr.contains("api.socket: a Unix socket path may be at most 107 bytes"))
+    }
+
     @Test func replayOfTheExampleGivesTheSameEventsTwiceIdsAside() throws {
         let args = ["replay", "--config", "config/example.yaml", "config/example-trace.jsonl"]
         let first = try Self.run(args)

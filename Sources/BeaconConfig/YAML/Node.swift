@@ -49,4 +49,6 @@ enum Node {
 struct YAMLSyntaxError: Error {
     var message: String
     var mark: Mark
+    /// The key path where it was found (a duplicate key's), when known.
+    var path = ""
 }

@@ -55,6 +55,7 @@ enum YAMLComposer {
                 let s = event.data.scalar
                 let value = String(
                     decoding: UnsafeBufferPointer(start: s.value, count: Int(s.length)), as: UTF8.self)
+                try checkTag(s.tag, at: at)
                 let explicitString = s.tag.map { String(cString: $0) } == "tag:yaml.org,2002:str"
                 let node = Node.scalar(
                     Node.Scalar(string: value, style: explicitString ? .singleQuoted : style(s.style), mark: at))
@@ -66,9 +67,11 @@ enum YAMLComposer {
                 }
                 try add(node, anchor: nil)
             case YAML_SEQUENCE_START_EVENT:
+                try checkTag(event.data.sequence_start.tag, at: at)
                 stack.append(
                     .sequence(Node.NodeList(nodes: [], mark: at), anchor: text(event.data.sequence_start.anchor)))
             case YAML_MAPPING_START_EVENT:
+                try checkTag(event.data.mapping_start.tag, at: at)
                 stack.append(
                     .mapping(
                         Node.Mapping(pairs: [], mark: at), pendingKey: nil,
@@ -106,11 +109,38 @@ enum YAMLComposer {
                             if case let .scalar(o) = $0.key { o.string == k.string } else { false }
                         })
                     {
-                        throw YAMLSyntaxError(message: "duplicate key \"\(k.string)\" in one mapping", mark: k.mark)
+                        throw YAMLSyntaxError(
+                            message: "duplicate key \"\(k.string)\" in one mapping", mark: k.mark,
+                            path: path(ending: k.string))
                     }
                     stack.append(.mapping(mapping, pendingKey: node, anchor: mappingAnchor))
                 }
             }
+        }
+
+        /// The key path of the open nodes, then `key`: `webhooks[0].url`.
+        private func path(ending key: String) -> String {
+            var parts = ""
+            for open in stack {
+                switch open {
+                case let .sequence(list, _): parts += "[\(list.nodes.count)]"
+                case let .mapping(_, pending, _):
+                    guard case let .scalar(k)? = pending else { continue }
+                    parts += (parts.isEmpty ? "" : ".") + k.string
+                }
+            }
+            return parts + (parts.isEmpty ? "" : ".") + key
+        }
+
+        /// The core schema's tags are plain data; any other (`!!python/object`, `!custom`) asks
+        /// a loader to build something, which this configuration never wants: refused, not
+        /// silently read as the text after it.
+        private func checkTag(_ pointer: UnsafeMutablePointer<yaml_char_t>?, at mark: Mark) throws(YAMLSyntaxError) {
+            guard let tag = text(pointer), tag != "!" else { return }
+            let core = ["str", "int", "float", "bool", "null", "map", "seq"].map { "tag:yaml.org,2002:" + $0 }
+            guard !core.contains(tag) else { return }
+            let shown = tag.hasPrefix("tag:yaml.org,2002:") ? "!!" + tag.dropFirst(18) : tag
+            throw YAMLSyntaxError(message: "YAML tag \(shown) is not allowed here; remove it", mark: mark)
         }
 
         private func text(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {

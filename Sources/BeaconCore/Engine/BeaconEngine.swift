@@ -188,7 +188,8 @@ public struct BeaconEngine: Sendable {
         guard !matches.isEmpty else { return }
         for match in matches {
             let regionSlot = match.slot
-            if let transition = regions[Int(regionSlot)].sighted(at: t, rssi: sighting.rssi, settings: settings) {
+            if let transition = regions[Int(regionSlot)].sighted(
+                at: t, heard: sighting.time, rssi: sighting.rssi, settings: settings) {
                 if case .entered = transition {
                     let info = regionInfo[Int(regionSlot)]
                     if info.spec.notifyOnEntry {

@@ -98,8 +98,14 @@ struct RegionMonitor: Sendable {
         }
     }
 
-    /// A sighting of a matching beacon. Returns the transition it caused, if any.
-    mutating func sighted(at t: Timestamp, rssi: Int, settings: MonitoringSettings) -> RegionTransition? {
+    /// A sighting of a matching beacon, taken at `t` (the engine's time) and heard at `heard`
+    /// (its own time: earlier for a relay's record that arrives a little late). The debounce
+    /// counts sightings by when they were heard, so a relay's batch of records a second apart
+    /// counts as that many sightings, not as one taken at the instant the batch arrived.
+    /// Returns the transition it caused, if any.
+    mutating func sighted(
+        at t: Timestamp, heard: Timestamp? = nil, rssi: Int, settings: MonitoringSettings
+    ) -> RegionTransition? {
         switch state {
         case .inside:
             if rssi >= settings.keepInsideRSSI {
@@ -110,7 +116,7 @@ struct RegionMonitor: Sendable {
         case .unknown, .outside:
             guard rssi >= settings.minRSSI else { return nil }
             if state == .unknown { lastSeen = t }
-            guard record(t, settings) else { return nil }
+            guard record(min(heard ?? t, t), settings) else { return nil }
             let wasUnknown = state == .unknown
             state = .inside
             enteredAt = t
@@ -132,15 +138,24 @@ struct RegionMonitor: Sendable {
         recentCount = Int32(heard.count)
     }
 
-    /// Records a qualifying sighting; true when `enterSightings` of them fall within `enterWindow`.
-    /// Sightings at the same instant (one packet heard by two receivers) count once.
+    /// Records a qualifying sighting heard at `t`; true when `enterSightings` of them fall
+    /// within `enterWindow`. Sightings at the same instant (one packet heard by two receivers)
+    /// count once. One heard before the newest recorded (a relay's record arriving after a
+    /// local one) takes its place in time order; when it is older than all the ring keeps,
+    /// it does not count.
     private mutating func record(_ t: Timestamp, _ settings: MonitoringSettings) -> Bool {
         let capacity = Int32(recent.count)
-        if recentCount > 0 {
-            let newest = recent[Int((recentHead + recentCount - 1) % capacity)]
-            if t <= newest { return false }
-        }
-        if recentCount == capacity {
+        let newest = recentCount > 0 ? recent[Int((recentHead + recentCount - 1) % capacity)] : nil
+        if let newest, t <= newest {
+            var kept = (0..<recentCount).map { recent[Int((recentHead + $0) % capacity)] }
+            guard !kept.contains(t) else { return false }
+            kept.insert(t, at: kept.firstIndex { $0 > t } ?? kept.count)
+            if kept.count > Int(capacity) { kept.removeFirst() }
+            guard kept.contains(t) else { return false }
+            recent.replaceSubrange(0..<kept.count, with: kept)
+            recentHead = 0
+            recentCount = Int32(kept.count)
+        } else if recentCount == capacity {
             recent[Int(recentHead)] = t
             recentHead = (recentHead + 1) % capacity
         } else {
@@ -148,7 +163,9 @@ struct RegionMonitor: Sendable {
             recentCount += 1
         }
         guard recentCount == capacity else { return false }
-        return t - recent[Int(recentHead)] <= settings.enterWindow
+        let oldest = recent[Int(recentHead)]
+        let last = recent[Int((recentHead + recentCount - 1) % capacity)]
+        return last - oldest <= settings.enterWindow
     }
 
     /// Fires what is due at `now` (the deadline, or later), in time order, each at its own
