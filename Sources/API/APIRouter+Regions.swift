@@ -43,6 +43,15 @@ extension APIRouter {
 
     /// Starts monitoring (or replaces) a region; 409 when the client is at its limit.
     func monitor(client: String, region id: String, body: [UInt8]) -> HTTPReply {
+        // The config's grammar: an id the file would refuse must not get in through the API
+        // and be kept across restarts, in events' subjects.
+        for (what, value) in [("client", client), ("region", id)] {
+            if let problem = Identifier.problem(value) {
+                return Reply.error(
+                    422, "invalid_id", "\(what) id \(JSONValue.string(String(value.prefix(80))).serialized): \(problem)"
+                )
+            }
+        }
         let json: JSONValue
         switch Self.parseBody(body) {
         case let .success(value): json = value

@@ -80,13 +80,7 @@ final class NodeReader {
     /// subjects, URLs and file names.
     func identifier(_ node: Node, _ path: String) -> String? {
         guard let s = string(node, path) else { return nil }
-        let ok =
-            !s.isEmpty && s.utf8.count <= 64
-            && s.unicodeScalars.allSatisfy {
-                $0.isASCII
-                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
-            }
-        guard ok else {
+        guard Identifier.problem(s) == nil else {
             fail(node, path, "expected an id of letters, digits, '.', '_' or '-' (at most 64), got \(describe(node))")
             return nil
         }

@@ -240,7 +240,8 @@ extension SectionReader {
                 return nil
             }
             if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-                let what = bad == " " ? "a space" : "control character U+\(String(bad.value, radix: 16, uppercase: true))"
+                let what =
+                    bad == " " ? "a space" : "control character U+\(String(bad.value, radix: 16, uppercase: true))"
                 reader.fail(urlNode, f.path("url"), "a URL may not contain \(what) (write a space as %20)")
                 return nil
             }

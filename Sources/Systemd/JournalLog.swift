@@ -79,8 +79,32 @@ public struct JournalLog: Sendable {
         return Level(name: String(line[..<colon])) ?? .info
     }
 
-    /// Logs one line written as `level: event key=value ...` at its level.
+    /// A log line with every control character written out (`\n`, `\u{1B}`): values in
+    /// lines come from relays, API clients and files, and one with a newline or an escape
+    /// sequence would otherwise forge a second log line or repaint an operator's terminal.
+    public static func escapingControlCharacters(_ line: String) -> String {
+        guard line.unicodeScalars.contains(where: isControl) else { return line }
+        var out = ""
+        for scalar in line.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where isControl(scalar): out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func isControl(_ s: Unicode.Scalar) -> Bool {
+        s.value < 0x20 || (s.value >= 0x7F && s.value < 0xA0) || s.value == 0x2028 || s.value == 0x2029
+    }
+
+    /// Logs one line written as `level: event key=value ...` at its level, its control
+    /// characters escaped.
     public func write(_ line: String, file: String = #fileID, function: String = #function, line number: UInt = #line) {
+        let line = Self.escapingControlCharacters(line)
         let level = JournalLog.level(of: line)
         var message = Substring(line)
         if let colon = line.firstIndex(of: ":"), Level(name: String(line[..<colon])) != nil {

@@ -141,6 +141,12 @@ extension LiveDaemon {
         for change in overrides {
             switch change {
             case let .monitor(client, region):
+                // Kept by an earlier version that took any id through the API: the file's
+                // grammar applies now, and such a region is left out (logged, escaped).
+                if let problem = Identifier.problem(client) ?? Identifier.problem(region.id) {
+                    log("warning: state.api_region_skipped client=\(client) region=\(region.id) reason=\"\(problem)\"")
+                    continue
+                }
                 guard !engine.regionStatuses(client: client).contains(where: { $0.spec == region }) else { continue }
                 events += engine.monitor(client: client, region: region, at: engine.now).events
             case let .remove(client, region): engine.stopMonitoring(client: client, region: region)

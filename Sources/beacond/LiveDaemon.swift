@@ -276,7 +276,9 @@ struct LiveDaemon {
     /// are kept for `/v1/status`.
     func log(_ line: String) {
         journal.write(line)
-        if line.hasPrefix("warning") || line.hasPrefix("error") { errors.record(line) }
+        if line.hasPrefix("warning") || line.hasPrefix("error") {
+            errors.record(JournalLog.escapingControlCharacters(line))
+        }
     }
 
     func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {

@@ -126,3 +126,30 @@ import Testing
         #expect(d.stop() == 0)
     }
 }
+
+/// Issue 25, item 9: the API and relays use the config's id grammar, so no id can carry a
+/// newline, a space or 5,000 characters into events, the state file or the log.
+@Suite(.serialized) struct IdGrammarTests {
+    @Test func idsTheConfigRefusesAreRefusedByTheAPIAndInRelaysRecords() throws {
+        let d = try APIDaemon()
+        try d.start()
+        let body = "{\"uuid\": \"\(APIDaemon.uuid)\"}"
+        for (client, region) in [
+            ("a%0Ab", "x"), ("app", "two%20words"), ("app", String(repeating: "r", count: 5000)), ("app", "x%1B%5B31m"),
+        ] {
+            let put = try d.client.request("PUT", "/v1/clients/\(client)/regions/\(region)", body: body)
+            #expect(put.status == 422 && put.body.contains("invalid_id"), "\(client)/\(region.prefix(20)): \(put.body)")
+        }
+        let clients = try d.client.request("GET", "/v1/clients").object["clients"] as? [[String: Any]] ?? []
+        #expect(clients.isEmpty, "nothing was added: \(clients)")
+
+        // A relay naming itself with a newline and an escape byte: its record is refused, and
+        // no line of the log starts where the forged one would.
+        var record = APIDaemon.sighting(major: 7)
+        record = record.replacingOccurrences(of: "\"hci0\"", with: "\"relay\\nerror: forged \\u001b[31m\"")
+        let post = try d.client.request("POST", "/v1/sightings", body: record + "\n")
+        #expect(post.status == 422 && post.body.contains("receiver"), "\(post.body)")
+        #expect(d.stop() == 0)
+        #expect(!d.daemon!.logs.contains { $0.hasPrefix("error: forged") })
+    }
+}

@@ -5,6 +5,16 @@ import Testing
 
 /// Log lines to journal fields: the priority from the level word, one BEACOND_ field per key.
 @Suite struct JournalLogTests {
+    /// Issue 25, item 9: a value with a newline or an escape sequence cannot forge a second
+    /// line or repaint the operator's terminal.
+    @Test func controlCharactersInValuesAreWrittenOut() {
+        let line = "warning: sightings.stale receiver=relay\nerror: forged \u{1B}[31mred\u{7F}"
+        #expect(
+            JournalLog.escapingControlCharacters(line)
+                == "warning: sightings.stale receiver=relay\\nerror: forged \\u{1B}[31mred\\u{7F}")
+        #expect(JournalLog.escapingControlCharacters("info: plain é line") == "info: plain é line")
+    }
+
     @Test func levelsMapToSyslogPriorities() {
         #expect(JournalLog.level(of: "error: state.write_failed error=x") == .error)
         #expect(JournalLog.level(of: "warning: bluez.gone reason=x").rawValue == 4)

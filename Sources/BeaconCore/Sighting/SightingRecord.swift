@@ -32,6 +32,7 @@ public enum SightingRecord {
             throw SightingRecordError("\"t\" must be a number of seconds since the Unix epoch")
         }
         let receiver = try requiredString(value, "receiver")
+        if let problem = Identifier.problem(receiver) { throw SightingRecordError("\"receiver\": \(problem)") }
         let address = try requiredString(value, "address")
         guard let rssiValue = value["rssi"], let rssi = rssiValue.numberValue else {
             throw SightingRecordError("missing or non-numeric \"rssi\"")
