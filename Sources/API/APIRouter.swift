@@ -14,6 +14,7 @@ public final class APIRouter: Sendable {
     public let stream: EventStreamHub
     /// The server carrying the API, for its counters in `/metrics` and `/v1/status`.
     let transport = Mutex<HTTPServer?>(nil)
+    let slowReads = SlowReads()
 
     public init(context: APIContext, stream: EventStreamHub) {
         self.context = context
@@ -56,7 +57,7 @@ public final class APIRouter: Sendable {
         if let c = route.match("POST", "v1/clients/*/regions/*/request-state") {
             return requestState(client: c[0], region: c[1])
         }
-        if route.is("GET", "v1/beacons") { return beacons() }
+        if route.is("GET", "v1/beacons") { return beacons(request.query) }
         if route.is("GET", "v1/assets") { return assets(id: nil) }
         if let c = route.match("GET", "v1/assets/*") { return assets(id: c[0]) }
         if route.is("GET", "v1/zones") { return zones() }

@@ -45,6 +45,10 @@ extension APIRouter {
             "Sightings stamped over a second later than this gateway's clock (a relay's clock runs fast), taken at its time.",
             counters.clockAheadSightings)
         m.gauge("beacond_beacons", "Beacons currently remembered.", Double(beacons))
+        m.counter(
+            "beacond_beacons_evicted_total",
+            "Beacons forgotten early because \(BeaconEngine.defaultBeaconLimit) were remembered (a flood of made-up identities?).",
+            counters.beaconsEvicted)
         let held = context.publisher.held
         m.gauge(
             "beacond_events_held", "Events held in memory because the state store cannot write (a full disk).",

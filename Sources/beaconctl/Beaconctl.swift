@@ -176,6 +176,11 @@ struct Beacons: ParsableCommand {
                     id ?? "-", b["proximity"]?.cell ?? "-", b["distance"]?.cell ?? "-",
                     receivers.joined(separator: " "), b["last_seen"]?.cell ?? "-")
             }
+            let shown = value["beacons"]?.items.count ?? 0
+            if let total = value["total"]?.numberValue, Int(total) > shown {
+                return t.text
+                    + "(the \(shown) most recently heard of \(Int(total)); GET /v1/beacons?offset=\(shown) for more)\n"
+            }
             return t.text
         }
     }

@@ -153,3 +153,20 @@ import Testing
         #expect(!d.daemon!.logs.contains { $0.hasPrefix("error: forged") })
     }
 }
+
+/// Issue 25, item 7: `GET /v1/beacons` is paged, and built off the server's thread.
+@Suite(.serialized) struct BeaconListingTests {
+    @Test func theListingComesAPageAtATime() throws {
+        let d = try APIDaemon()
+        try d.start()
+        try d.post((1...3).map { APIDaemon.sighting(major: $0) })
+        _ = try d.waitForSightings(3)
+        let first = try d.client.request("GET", "/v1/beacons?limit=2").object
+        #expect((first["beacons"] as? [Any])?.count == 2 && first["total"] as? Int == 3 && first["next"] as? Int == 2)
+        let second = try d.client.request("GET", "/v1/beacons?limit=2&offset=2").object
+        #expect((second["beacons"] as? [Any])?.count == 1 && second["next"] is NSNull)
+        #expect(try d.client.request("GET", "/v1/beacons?limit=0").status == 400)
+        #expect(try d.client.request("GET", "/v1/beacons?offset=-1").status == 400)
+        #expect(d.stop() == 0)
+    }
+}

@@ -17,6 +17,7 @@ extension BeaconEngine {
             if let power = frame.rssiAt1m { records[Int(slot)]!.frameRSSIAt1m = power }
             return slot
         }
+        if beaconSlots.count >= beaconLimit { evictStalest() }
         var record = BeaconRecord(identity: identity, frameRSSIAt1m: frame.rssiAt1m, lastSeen: t)
         record.asset = tracker?.asset(identity: identity).map(Int32.init)
         let slot: Int32
@@ -74,12 +75,32 @@ extension BeaconEngine {
         let retention = max(BeaconEngine.beaconRetention, settings.exitTimeout * 2)
         for s in records.indices {
             guard let record = records[s], t - record.lastSeen > retention else { continue }
-            let slot = Int32(s)
-            for (regionSlot, _) in rangingMembers { rangingMembers[regionSlot]!.remove(slot) }
-            beaconSlots[record.identity] = nil
-            records[s] = nil
-            freeBeaconSlots.append(slot)
+            forget(slot: Int32(s))
         }
+    }
+
+    /// The table is full: forgets the stalest tenth at once, so a flood costs one sort per
+    /// `beaconLimit / 10` new beacons rather than a scan per beacon. Regions are untouched
+    /// (their states and timers are their own); a forgotten beacon heard again starts afresh.
+    mutating func evictStalest() {
+        var heard: [(lastSeen: Timestamp, slot: Int32)] = []
+        heard.reserveCapacity(beaconSlots.count)
+        for (s, record) in records.enumerated() {
+            if let record { heard.append((record.lastSeen, Int32(s))) }
+        }
+        heard.sort { $0.lastSeen < $1.lastSeen }
+        for entry in heard.prefix(max(1, beaconLimit / 10)) {
+            forget(slot: entry.slot)
+            counters.beaconsEvicted += 1
+        }
+    }
+
+    private mutating func forget(slot: Int32) {
+        guard let record = records[Int(slot)] else { return }
+        for (regionSlot, _) in rangingMembers { rangingMembers[regionSlot]!.remove(slot) }
+        beaconSlots[record.identity] = nil
+        records[Int(slot)] = nil
+        freeBeaconSlots.append(slot)
     }
 }
 
@@ -102,24 +123,32 @@ public struct BeaconStatus: Sendable, Equatable {
 }
 
 extension BeaconEngine {
-    /// Beacons heard within `within` of `t`, most recently heard first.
-    public func beaconStatuses(at t: Timestamp, within: TimeSpan) -> [BeaconStatus] {
-        var out: [BeaconStatus] = []
+    /// Beacons heard within `within` of `t`, most recently heard first: how many there are,
+    /// and those from `offset` on, at most `limit` (only those are built).
+    public func beaconStatuses(at t: Timestamp, within: TimeSpan, offset: Int = 0, limit: Int = .max)
+        -> (total: Int, page: [BeaconStatus])
+    {
+        var heard: [(lastSeen: Timestamp, slot: Int32)] = []
         for (s, record) in records.enumerated() {
             guard let record, t - record.lastSeen <= within else { continue }
-            let slot = Int32(s)
-            let readings = record.readings.map { r in
-                BeaconStatus.Reading(
-                    receiver: receiverNames[Int(r.receiver)], rssi: r.filter.estimate,
-                    distance: distance(slot: slot, receiver: r.receiver, smoothed: r.filter.estimate),
-                    lastSeen: r.lastSeen)
-            }.sorted { ($0.distance ?? .infinity, -$0.rssi) < ($1.distance ?? .infinity, -$1.rssi) }
-            let nearest = nearestFreshReading(slot: slot, at: t)
-            out.append(
-                BeaconStatus(
-                    identity: record.identity, lastSeen: record.lastSeen, readings: readings,
-                    proximity: Proximity(distance: nearest?.distance), distance: nearest?.distance))
+            heard.append((record.lastSeen, Int32(s)))
         }
-        return out.sorted { $0.lastSeen > $1.lastSeen }
+        heard.sort { ($0.lastSeen, $1.slot) > ($1.lastSeen, $0.slot) }
+        let page = heard.dropFirst(max(0, offset)).prefix(max(0, limit))
+        return (heard.count, page.map { status(slot: $0.slot, at: t) })
+    }
+
+    private func status(slot: Int32, at t: Timestamp) -> BeaconStatus {
+        let record = records[Int(slot)]!
+        let readings = record.readings.map { r in
+            BeaconStatus.Reading(
+                receiver: receiverNames[Int(r.receiver)], rssi: r.filter.estimate,
+                distance: distance(slot: slot, receiver: r.receiver, smoothed: r.filter.estimate),
+                lastSeen: r.lastSeen)
+        }.sorted { ($0.distance ?? .infinity, -$0.rssi) < ($1.distance ?? .infinity, -$1.rssi) }
+        let nearest = nearestFreshReading(slot: slot, at: t)
+        return BeaconStatus(
+            identity: record.identity, lastSeen: record.lastSeen, readings: readings,
+            proximity: Proximity(distance: nearest?.distance), distance: nearest?.distance)
     }
 }

@@ -14,7 +14,7 @@ public struct BeaconEngine: Sendable {
     /// sighting (a remote receiver's clock behind ours) is processed at this time. Only a step
     /// of the wall clock moves it back, with everything else the engine holds (`shiftClock`).
     public internal(set) var now: Timestamp
-    public private(set) var counters = EngineCounters()
+    public internal(set) var counters = EngineCounters()
 
     /// Region state machines by slot. A removed region's slot keeps its stale value until it
     /// is reused: nothing reaches it (the index and the clients no longer name it, and its
@@ -56,6 +56,11 @@ public struct BeaconEngine: Sendable {
     public static let rangingFreshness = TimeSpan.seconds(5)
     /// Beacons not heard for this long (and at least 2 × exit_timeout) are forgotten.
     public static let beaconRetention = TimeSpan.minutes(10)
+    /// Beacons remembered at most: a flood of made-up identities (spoofed over the air or
+    /// posted by a relay) cannot grow memory past this; the stalest are forgotten first.
+    public static let defaultBeaconLimit = 20_000
+    /// `defaultBeaconLimit`, unless a test sets another.
+    public var beaconLimit = BeaconEngine.defaultBeaconLimit
     static let sweepInterval = TimeSpan.seconds(60)
 
     /// Starts the engine at `start` with the configured clients' regions being monitored.
@@ -189,7 +194,8 @@ public struct BeaconEngine: Sendable {
         for match in matches {
             let regionSlot = match.slot
             if let transition = regions[Int(regionSlot)].sighted(
-                at: t, heard: sighting.time, rssi: sighting.rssi, settings: settings) {
+                at: t, heard: sighting.time, rssi: sighting.rssi, settings: settings)
+            {
                 if case .entered = transition {
                     let info = regionInfo[Int(regionSlot)]
                     if info.spec.notifyOnEntry {
@@ -227,6 +233,8 @@ public struct EngineCounters: Sendable, Equatable {
     /// Sightings of assets' `beacon: {address}` tags with no beacon frame in them: used for
     /// positions, so not counted among the dropped (which would read as all of them lost).
     public var assetTagSightings = 0
+    /// Beacons forgotten before their retention ran out because the table was full.
+    public var beaconsEvicted = 0
     public init() {}
 }
 

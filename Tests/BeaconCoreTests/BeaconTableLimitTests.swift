@@ -1,0 +1,43 @@
+import Testing
+
+@testable import BeaconCore
+
+/// Issue 25, item 7: a flood of made-up beacons cannot grow the engine's table past its
+/// limit (180,000 spoofed beacons added 52 MiB), and the listing is built a page at a time.
+@Suite struct BeaconTableLimitTests {
+    @Test func aFloodOfBeaconsForgetsTheStalestAndKeepsTheTableBounded() {
+        var engine = Fixture.engine([Fixture.region("store", major: 1)])
+        engine.beaconLimit = 100
+        // The region's beacon, then 300 made-up ones.
+        _ = engine.ingest(Fixture.sighting(1, major: 1, minor: 1))
+        for i in 0..<300 { _ = engine.ingest(Fixture.sighting(2 + Double(i) * 0.01, major: 2, minor: UInt16(i))) }
+        #expect(engine.beaconCount <= 100)
+        #expect(engine.counters.beaconsEvicted >= 200)
+        // The newest are kept, the stalest (the region's own, heard first) went first.
+        let (total, page) = engine.beaconStatuses(at: Fixture.at(5), within: .seconds(30), offset: 0, limit: 3)
+        #expect(total == engine.beaconCount)
+        #expect(
+            page.map(\.identity)
+                == [299, 298, 297].map { .ibeacon(IBeaconID(uuid: Fixture.storeUUID, major: 2, minor: $0)) })
+        // Regions keep their own state: the forgotten beacon heard again still determines its region.
+        _ = engine.ingest(Fixture.sighting(6, major: 1, minor: 1))
+        _ = engine.ingest(Fixture.sighting(7, major: 1, minor: 1))
+        #expect(engine.regionStatuses(client: "app").first?.state == .inside)
+    }
+
+    @Test func pagesOfTheListingFollowOnWithoutGapOrRepeat() {
+        var engine = Fixture.engine([])
+        for i in 0..<25 { _ = engine.ingest(Fixture.sighting(1 + Double(i) * 0.1, major: 3, minor: UInt16(i))) }
+        var seen: [BeaconIdentity] = []
+        var offset = 0
+        while true {
+            let (total, page) = engine.beaconStatuses(
+                at: Fixture.at(4), within: .seconds(30), offset: offset, limit: 10)
+            #expect(total == 25)
+            seen += page.map(\.identity)
+            offset += page.count
+            if page.count < 10 { break }
+        }
+        #expect(seen.count == 25 && Set(seen.map { "\($0)" }).count == 25)
+    }
+}
