@@ -26,6 +26,8 @@ extension WebhookWorker {
         detachThread { [self] in
             let result = sendTest(event, at: t)
             testRunning.store(false, ordering: .releasing)
+            // The receiver answers again: what waits on the backoff goes now, not minutes later.
+            if result.ok { retryNow() }
             done(result)
         }
         return true

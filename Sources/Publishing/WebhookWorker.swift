@@ -56,6 +56,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
+    private let retryRequested = Atomic<Bool>(false)
     private let stopReason = Atomic<UInt8>(StopReason.shutdown.rawValue)
     private let state = Mutex(Counters())
     private var schedule: DeliverySchedule
@@ -100,6 +101,14 @@ public final class WebhookWorker: @unchecked Sendable {
 
     /// New events are in the outbox.
     public func notify() { wake.signal() }
+
+    /// Tries the waiting events now instead of at the backoff's next attempt (up to 5 min
+    /// after the last failure): a test delivery the receiver acknowledged, or a reload, says
+    /// it is back.
+    public func retryNow() {
+        retryRequested.store(true, ordering: .releasing)
+        wake.signal()
+    }
 
     /// Why a worker stops, which decides its last attempt.
     public enum StopReason: UInt8, Sendable {
@@ -181,6 +190,11 @@ public final class WebhookWorker: @unchecked Sendable {
     private func step(_ poster: HTTPPoster) -> TimeSpan? {
         if isDisabled { return .seconds(5) }
         let now = clock()
+        if retryRequested.exchange(false, ordering: .acquiringAndReleasing), let retryAt = schedule.retryAt, retryAt > now {
+            schedule.retryNow(at: now)
+            state.withLock { $0.retryAt = nil }
+            log("info: webhook.retry_now webhook=\(settings.id) was_due_in=\(retryAt - now)")
+        }
         do {
             if let elapsed, let step = steps.step(wall: now, elapsed: elapsed()) {
                 try store.shiftEnqueued(webhook: settings.id, by: step)

@@ -127,8 +127,9 @@ extension LiveDaemon {
     /// (a rotated key takes effect on `systemctl reload`); a running worker whose settings,
     /// secret included, are the same keeps running, so an unchanged webhook neither restarts
     /// nor sends a batch twice; a changed one's new worker starts after the old one's last
-    /// attempt, for the same reason. Workers of removed webhooks dead-letter their backlog
-    /// after their last attempt. Returns what was done, for the log.
+    /// attempt, for the same reason. A kept webhook waiting on its backoff retries at once.
+    /// Workers of removed webhooks dead-letter their backlog after their last attempt.
+    /// Returns what was done, for the log.
     func reloadWebhooks(
         _ specs: [WebhookSpec], publisher: EventPublisher, store: StateStore, outputs: DispatchGroup
     ) -> String {
@@ -137,6 +138,8 @@ extension LiveDaemon {
         var started: [WebhookWorker] = []
         for settings in webhookSettings(specs) {
             if let same = running.first(where: { $0.settings == settings }) {
+                // A reload is often the operator's "the receiver is fixed": retry at once.
+                same.retryNow()
                 next.append(same)
             } else {
                 let fresh = makeWebhookWorker(settings, store: store)

@@ -80,4 +80,26 @@ import Testing
         #expect(hanging.requests.count == 1, "the second test was not sent")
         #expect(d.stop() == 0)
     }
+
+    /// A test the receiver acknowledges says it is back: what waits on the backoff is sent
+    /// at once, not at the next attempt minutes later (issue 25: after a four-minute outage the
+    /// first delivery came 165 s after the receiver was).
+    @Test func anAcknowledgedTestSendsWhatWaitsOnTheBackoffAtOnce() throws {
+        let receiver = try WebhookReceiver(fail: 4, failStatus: 500)
+        let d = try APIDaemon(
+            extra: "clients: [{id: app, regions: [{id: till, uuid: \(APIDaemon.uuid), major: 7}]}]\n"
+                + "webhooks:\n" + WebhookDeliveryTests.webhook("crm", receiver))
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 7)])
+        // Four failures: the next attempt is 4-8 s away.
+        try receiver.waitUntil("four failed deliveries") { $0.count == 4 }
+        let sent = try testWebhook(d, "crm")
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let answered = Date()
+        try receiver.waitUntil("the delivery after the test", timeout: 10) { $0.count == 6 }
+        #expect(Date().timeIntervalSince(answered) < 3, "sent at once, not at the backoff's next attempt")
+        #expect(!receiver.acceptedIDs.isEmpty)
+        #expect(d.daemon!.logs.contains { $0.contains("webhook.retry_now webhook=crm") })
+        #expect(d.stop() == 0)
+    }
 }

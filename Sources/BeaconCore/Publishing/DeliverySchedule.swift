@@ -65,6 +65,13 @@ public struct DeliverySchedule: Sendable, Equatable {
         return next
     }
 
+    /// The receiver is known to answer again (a test delivery it acknowledged, a reload):
+    /// the pending retry is brought forward to `now`. The failure count stays, so a receiver
+    /// that fails again backs off from where it was.
+    public mutating func retryNow(at now: Timestamp) {
+        if let retryAt, retryAt > now { self.retryAt = now }
+    }
+
     public mutating func succeeded() {
         failures = 0
         retryAt = nil

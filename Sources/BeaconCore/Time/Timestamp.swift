@@ -54,14 +54,32 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
     public static func < (lhs: TimeSpan, rhs: TimeSpan) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
     public static func * (lhs: TimeSpan, rhs: Int64) -> TimeSpan { TimeSpan(nanoseconds: lhs.nanoseconds &* rhs) }
 
-    /// Formats the span the way the config writes it (`500ms`, `30s`, `5m`, `2h`, `90s`).
+    /// Formats the span the way the config writes it (`500ms`, `30s`, `5m`, `2h`, `90s`); an
+    /// uneven one to the millisecond in seconds (`165.4s`) or to the microsecond under a
+    /// second (`857.689ms`), which the config reads back — never as raw nanoseconds in a log.
     public var description: String {
         let ns = nanoseconds
         if ns % 3_600_000_000_000 == 0, ns != 0 { return "\(ns / 3_600_000_000_000)h" }
         if ns % 60_000_000_000 == 0, ns != 0 { return "\(ns / 60_000_000_000)m" }
         if ns % 1_000_000_000 == 0 { return "\(ns / 1_000_000_000)s" }
         if ns % 1_000_000 == 0 { return "\(ns / 1_000_000)ms" }
-        return "\(ns)ns"
+        let sign = ns < 0 ? "-" : ""
+        let magnitude = ns.magnitude
+        if magnitude >= 1_000_000_000 {
+            let ms = (magnitude + 500_000) / 1_000_000
+            return sign + Self.decimal(ms / 1000, ms % 1000) + "s"
+        }
+        let us = (magnitude + 500) / 1000
+        return sign + Self.decimal(us / 1000, us % 1000) + "ms"
+    }
+
+    /// `whole.fraction` with the fraction's three digits, trailing zeros dropped.
+    private static func decimal(_ whole: UInt64, _ thousandths: UInt64) -> String {
+        guard thousandths > 0 else { return "\(whole)" }
+        var digits = String(thousandths)
+        while digits.count < 3 { digits = "0" + digits }
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "\(whole).\(digits)"
     }
 
     /// Parses `500ms`, `30s`, `1.5s`, `5m`, `2h` (and `0`). Returns nil for anything else.
