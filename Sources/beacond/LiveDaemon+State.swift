@@ -1,3 +1,4 @@
+import ArgumentParser
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
@@ -14,6 +15,23 @@ extension LiveDaemon {
     /// says so, and holds its events as it does on a full disk; the file is tried again at each
     /// write, and once it opens the held events are stored and delivered and the API's region
     /// changes applied (`applyLateStore`); the saved region states are for the next start.
+    /// Refuses to run on a state directory another daemon holds (exit 69, as for its socket).
+    func lockStateDirectory() throws {
+        switch StateDirectoryLock.acquire(directory: config.gateway.stateDir) {
+        case .held:
+            return
+        case let .heldByAnother(pid):
+            log(
+                "error: state.locked dir=\(config.gateway.stateDir) holder_pid=\(pid.map(String.init) ?? "unknown") "
+                    + "next=another beacond uses this state_dir; give each daemon its own gateway.state_dir")
+            throw ExitCode(ExitStatus.unavailable)
+        case let .unavailable(reason):
+            log(
+                "warning: state.lock_unavailable dir=\(config.gateway.stateDir) error=\"\(reason)\" next=running unlocked"
+            )
+        }
+    }
+
     func openStore(late: LateOpening) -> StateStore {
         // What names a damaged file set aside or copied: the time in seconds.
         let suffix: @Sendable () -> String = { String(WallClock.now().nanoseconds / 1_000_000_000) }

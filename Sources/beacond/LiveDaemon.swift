@@ -61,6 +61,7 @@ struct LiveDaemon {
     func run() throws {
         let started = WallClock.now()
         let late = LateOpening()
+        try lockStateDirectory()
         let store = openStore(late: late)
         var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
         // States an earlier run could not save (a full disk) are newer than the store's: each

@@ -170,3 +170,33 @@ import Testing
         #expect(d.stop() == 0)
     }
 }
+
+/// Two daemons on one state directory would deliver both outboxes twice and restore each
+/// other's states: the second is refused, as a second daemon on the same socket is.
+@Suite(.serialized) struct StateDirectoryLockTests {
+    @Test func aSecondDaemonOnTheSameStateDirectoryIsRefused() throws {
+        let first = try APIDaemon()
+        try first.start()
+        // Another config, another socket, the same state_dir.
+        let dir = try Executables.temporaryDirectory()
+        let config = dir.appendingPathComponent("second.yaml").path
+        try """
+        gateway: {id: second, state_dir: \(first.dir.appendingPathComponent("state").path)}
+        api: {socket: \(dir.appendingPathComponent("second.sock").path)}
+
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let second = try runCommand(
+            Executables.built("beacond"), ["--config", config],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus", "PATH": "/usr/bin:/bin"])
+        #expect(second.status == 69, "\(second.stderr)")
+        #expect(
+            second.stderr.contains("state.locked")
+                && second.stderr.contains("holder_pid=\(first.daemon!.process.processIdentifier)"))
+        #expect(first.stop() == 0)
+        // The lock goes with the process, even at kill -9.
+        try first.start()
+        first.crash()
+        try first.start()
+        #expect(first.stop() == 0)
+    }
+}
