@@ -39,7 +39,7 @@ public final class HTTPServer: @unchecked Sendable {
         /// How often `onTick` runs (heartbeats) and timeouts are checked.
         public var tickInterval: Int32 = 1000
         /// Connections open at once from users other than root; past it, new ones get 503.
-        public var maxConnections = 2048
+        public var maxConnections = 3072
         /// Connections open at once from one user other than root.
         public var maxConnectionsPerUser = 256
         /// Kept for root beyond `maxConnections`, so an operator can look while it is full.

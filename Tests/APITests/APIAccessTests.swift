@@ -81,9 +81,14 @@ import Testing
         d.crash()  // kill -9 leaves the socket file behind
         #expect(FileManager.default.fileExists(atPath: d.socketPath))
         try d.start()  // replaced
-        // A second daemon on the same socket refuses to start (69) and leaves the first alone
+        // A second daemon on the same socket (with a state directory of its own, which would
+        // otherwise be refused first: StateDirectoryLockTests) refuses to start (69) and
+        // leaves the first alone
+        let config = d.dir.appendingPathComponent("second.yaml").path
+        try "gateway: {id: second, state_dir: \(d.dir.appendingPathComponent("state2").path)}\napi: {socket: \(d.socketPath)}\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
         let second = try runCommand(
-            Executables.built("beacond"), ["--config", d.configPath],
+            Executables.built("beacond"), ["--config", config],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent"])
         #expect(second.status == 69)
         #expect(second.stderr.contains("another daemon is listening"))

@@ -59,14 +59,7 @@ import Testing
     static func answer(_ fd: Int32, timeout: Int = 5) -> String {
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n <= 0 { break }
-            data += chunk[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: UnixHTTPClient.readAll(fd), as: UTF8.self)
     }
 
     /// Connections as uid 65534 (nobody), from a Python helper that holds them open and

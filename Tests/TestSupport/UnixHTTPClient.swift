@@ -68,7 +68,7 @@ public struct UnixHTTPClient: Sendable {
     }
 
     /// Everything the server writes until it closes (or the receive timeout passes).
-    static func readAll(_ fd: Int32) -> [UInt8] {
+    public static func readAll(_ fd: Int32) -> [UInt8] {
         var data: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
