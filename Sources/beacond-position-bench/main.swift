@@ -451,7 +451,8 @@ func scale() {
 }
 
 let what = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "all"
-let datasets = ProcessInfo.processInfo.environment["BEACOND_DATASETS"] ?? "../shared/datasets"
+// The recorded datasets ship in bench/datasets (each with its licence).
+let datasets = ProcessInfo.processInfo.environment["BEACOND_DATASETS"] ?? "bench/datasets"
 if what == "store" || what == "all" {
     // As shipped: shadowing correlated over 1.5 m of movement and 2 s of time.
     simulated(
