@@ -181,22 +181,26 @@ struct LiveDaemon {
 
         // Set before the engine's thread starts.
         let watchdog = watchdogAndStatus(engine: engine, store: store, adapters: adapters)
-        let shedding = Mutex((told: 0, summary: LogSummary()))
+        let shedding = RunningTotalLog()
+        let evictions = RunningTotalLog()
         engine.onTurn = { t in
             watchdog(t)
             publisher.retryHeld()
             // Sightings the engine had no room for: told at once, then once a minute.
-            let shed = engine.shedCount
-            let report = shedding.withLock { s -> LogSummary.Report? in
-                defer { s.told = shed }
-                return s.summary.add(shed - s.told, at: t)
-            }
-            if let report {
+            if let report = shedding.report(total: engine.shedCount, at: t) {
                 log(
                     "warning: engine.behind sightings_dropped=\(report.count) "
                         + (report.since.map { "over_s=\(Int((t - $0).seconds.rounded()))" }
                             ?? "next=the engine cannot keep up with what the radios hear; fewer assets, "
                             + "a longer positioning.publish_interval or a faster gateway"))
+            }
+            // Beacons forgotten early because the table was full: a flood of made-up ones.
+            if let report = evictions.report(total: engine.glance.counters.beaconsEvicted, at: t) {
+                log(
+                    "warning: beacons.evicted count=\(report.count) limit=\(BeaconEngine.defaultBeaconLimit) "
+                        + (report.since.map { "over_s=\(Int((t - $0).seconds.rounded()))" }
+                            ?? "next=the stalest were forgotten; so many distinct beacons are likely spoofed "
+                            + "(over the air or by a relay)"))
             }
         }
         engine.elapsed = BootClock.elapsed

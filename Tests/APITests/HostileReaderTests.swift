@@ -169,6 +169,27 @@ import Testing
         #expect(try d.client.request("GET", "/v1/beacons?offset=-1").status == 400)
         #expect(d.stop() == 0)
     }
+
+    /// A relay posting 22,000 made-up beacons: the table stays at its limit, the evictions are
+    /// counted in /metrics and logged once (then summed once a minute).
+    @Test func aFloodOfMadeUpBeaconsIsBoundedCountedAndLogged() throws {
+        let d = try APIDaemon()
+        try d.start()
+        for batch in 0..<5 {
+            let lines = (0..<4400).map { i in
+                APIDaemon.sighting(major: 1000 + batch, minor: i)
+            }
+            try d.post(lines)
+        }
+        _ = try d.waitForSightings(22_000, timeout: 30)
+        let beacons = try d.client.request("GET", "/v1/beacons?limit=1").object
+        #expect((beacons["total"] as? Int ?? .max) <= 20_000, "\(beacons["total"] ?? "")")
+        let metrics = try d.client.request("GET", "/metrics").body
+        let evicted = metrics.split(separator: "\n").first { $0.hasPrefix("beacond_beacons_evicted_total ") }
+        #expect((evicted?.split(separator: " ").last.flatMap { Int($0) } ?? 0) >= 2000, "\(evicted ?? "")")
+        #expect(d.stop() == 0)
+        #expect(d.daemon!.logs.filter { $0.contains("beacons.evicted") }.count == 1)
+    }
 }
 
 /// Two daemons on one state directory would deliver both outboxes twice and restore each
