@@ -190,7 +190,9 @@ public final class WebhookWorker: @unchecked Sendable {
     private func step(_ poster: HTTPPoster) -> TimeSpan? {
         if isDisabled { return .seconds(5) }
         let now = clock()
-        if retryRequested.exchange(false, ordering: .acquiringAndReleasing), let retryAt = schedule.retryAt, retryAt > now {
+        if retryRequested.exchange(false, ordering: .acquiringAndReleasing), let retryAt = schedule.retryAt,
+            retryAt > now
+        {
             schedule.retryNow(at: now)
             state.withLock { $0.retryAt = nil }
             log("info: webhook.retry_now webhook=\(settings.id) was_due_in=\(retryAt - now)")
