@@ -173,8 +173,10 @@ public struct Refusals: Sendable {
         case bodyTooLarge = "body_too_large"
         /// Malformed framing: 400 (or 501 for a transfer coding other than chunked).
         case badRequest = "bad_request"
-        /// Refused on its head (`admit`), before any body was read.
+        /// Refused on its head (`admit`), before any body was read: no admin rights.
         case forbidden
+        /// Refused on its head: a path or a method the API has not (404, 405).
+        case noRoute = "no_route"
     }
 
     static let logInterval: Int64 = 60_000
@@ -190,6 +192,8 @@ public struct Refusals: Sendable {
     /// Counts it; returns the line to log, if one is due.
     mutating func note(_ reason: Reason, detail: String, now: Int64) -> String? {
         count(reason)
+        // A wrong path is a client's mistake, answered and counted, not an attack to log.
+        if reason == .noRoute { return nil }
         if let last = lastLogged[reason], now - last < Self.logInterval {
             unlogged[reason, default: 0] += 1
             return nil

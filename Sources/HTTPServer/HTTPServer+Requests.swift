@@ -133,7 +133,7 @@ extension HTTPServer {
         guard let head else { return false }
         if let refusal = admit?(HTTPRequest(head: head, body: [], peer: c.peer)) {
             requestsServed.add(1, ordering: .relaxed)
-            refuse(c, with: refusal, reason: .forbidden)
+            refuse(c, with: refusal, reason: refusal.status == 403 ? .forbidden : .noRoute)
             return false
         }
         c.state = .body(

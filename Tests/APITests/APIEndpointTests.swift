@@ -74,7 +74,13 @@ import Testing
         }
         #expect(try c.request("GET", "/v1/nothing").object["error"] != nil)
         #expect(try c.request("GET", "/v1/nothing").status == 404)
-        #expect(try c.request("DELETE", "/v1/status").status == 405)
+        // 404 and 405 come from the route table, with the methods the path has.
+        let deleteStatus = try c.request("DELETE", "/v1/status")
+        #expect(deleteStatus.status == 405 && deleteStatus.headers["allow"] == "GET", "\(deleteStatus.headers)")
+        let regionsPut = try c.request("PUT", "/v1/clients/app/regions", body: "{}")
+        #expect(regionsPut.status == 405 && regionsPut.headers["allow"] == "GET")
+        let alarm = try c.request("GET", "/v1/alarms/a")
+        #expect(alarm.status == 405 && alarm.headers["allow"] == "PATCH")
         #expect(d.stop() == 0)
     }
 
