@@ -46,7 +46,7 @@ endif
 	sed 's|/usr/bin/beacond|$(PREFIX)/bin/beacond|g' systemd/beacond.service > $(DESTDIR)$(UNITDIR)/beacond.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/beacond.service
 	install -m 0644 systemd/beacond.sysusers $(DESTDIR)$(SYSUSERSDIR)/beacond.conf
-	install -m 0644 config/example.yaml config/sim-store.yaml README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/beacond/
+	install -m 0644 config/example.yaml config/sim-store.yaml README.md LICENSE docs/*.md $(DESTDIR)$(PREFIX)/share/doc/beacond/
 	test -e $(DESTDIR)/etc/beacond/beacond.yaml || install -m 0640 packaging/beacond.yaml $(DESTDIR)/etc/beacond/beacond.yaml
 
 deb: clean-deb

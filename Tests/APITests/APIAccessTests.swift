@@ -85,7 +85,8 @@ import Testing
         // otherwise be refused first: StateDirectoryLockTests) refuses to start (69) and
         // leaves the first alone
         let config = d.dir.appendingPathComponent("second.yaml").path
-        try "gateway: {id: second, state_dir: \(d.dir.appendingPathComponent("state2").path)}\napi: {socket: \(d.socketPath)}\n"
+        try
+            "gateway: {id: second, state_dir: \(d.dir.appendingPathComponent("state2").path)}\napi: {socket: \(d.socketPath)}\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         let second = try runCommand(
             Executables.built("beacond"), ["--config", config],

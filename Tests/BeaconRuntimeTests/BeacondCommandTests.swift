@@ -65,7 +65,8 @@ import Testing
         // A socket path sun_path cannot hold made the daemon exit 69 at every start.
         let long = "/run/" + String(repeating: "s", count: 120) + ".sock"
         let socket = try Self.run(["--check-config", "--config", try Self.temporaryFile("api: {socket: \(long)}\n")])
-        #expect(socket.status == 78 && socket.stderr.contains("api.socket: a Unix socket path may be at most 107 bytes"))
+        #expect(
+            socket.status == 78 && socket.stderr.contains("api.socket: a Unix socket path may be at most 107 bytes"))
     }
 
     @Test func replayOfTheExampleGivesTheSameEventsTwiceIdsAside() throws {

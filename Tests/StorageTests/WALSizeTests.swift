@@ -77,8 +77,11 @@ import Testing
         let older = try Executables.temporaryDirectory().path
         let made = try runCommand(
             URL(fileURLWithPath: "/usr/bin/python3"),
-            ["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA page_size = 4096'); "
-                + "c.execute('CREATE TABLE t (a)'); c.commit()", older + "/beacond.sqlite"])
+            [
+                "-c",
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA page_size = 4096'); "
+                    + "c.execute('CREATE TABLE t (a)'); c.commit()", older + "/beacond.sqlite",
+            ])
         try #require(made.status == 0, "\(made.stderr)")
         let reopened = try StateStore(directory: older)
         try reopened.append(Self.events(1, count: 3))
