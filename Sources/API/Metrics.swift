@@ -30,6 +30,9 @@ extension APIRouter {
         m.sample(
             "beacond_advertisements_dropped_total", ["reason": "engine_behind"],
             Double(context.engine.shedCount))
+        m.sample(
+            "beacond_advertisements_dropped_total", ["reason": "too_many_receivers"],
+            Double(counters.receiversRefused))
         m.counter(
             "beacond_advertisements_asset_tags_total",
             "Advertisements of assets' address tags that are no beacon frame, used for positions.",

@@ -40,4 +40,19 @@ import Testing
         }
         #expect(seen.count == 25 && Set(seen.map { "\($0)" }).count == 25)
     }
+
+    /// A relay inventing a receiver name per record cannot grow the receiver table: past the
+    /// limit, sightings from new names are dropped and counted; known ones still count.
+    @Test func receiversPastTheLimitAreDroppedAndCounted() {
+        var engine = Fixture.engine([Fixture.region("store", major: 1)])
+        let limit = BeaconEngine.receiverLimit
+        for i in 0..<(limit + 50) {
+            _ = engine.ingest(Fixture.sighting(1 + Double(i) * 0.001, major: 2, receiver: "relay-\(i)"))
+        }
+        #expect(engine.counters.receiversRefused == 50)
+        _ = engine.ingest(Fixture.sighting(3, major: 1, receiver: "relay-0"))
+        _ = engine.ingest(Fixture.sighting(4, major: 1, receiver: "relay-0"))
+        #expect(engine.regionStatuses(client: "app").first?.state == .inside)
+        #expect(engine.counters.receiversRefused == 50)
+    }
 }

@@ -59,6 +59,9 @@ public struct BeaconEngine: Sendable {
     /// Beacons remembered at most: a flood of made-up identities (spoofed over the air or
     /// posted by a relay) cannot grow memory past this; the stalest are forgotten first.
     public static let defaultBeaconLimit = 20_000
+    /// Distinct receivers remembered; sightings from a new one past this are dropped and
+    /// counted (`EngineCounters.receiversRefused`). A site has a handful; relays add theirs.
+    public static let receiverLimit = 1024
     /// `defaultBeaconLimit`, unless a test sets another.
     public var beaconLimit = BeaconEngine.defaultBeaconLimit
     static let sweepInterval = TimeSpan.seconds(60)
@@ -155,6 +158,11 @@ public struct BeaconEngine: Sendable {
             }
             counters.lateSightings += 1
         }
+        // Receiver names come from relays too: one inventing names cannot grow the table.
+        if receiverIDs[sighting.receiver] == nil, receiverNames.count >= Self.receiverLimit {
+            counters.receiversRefused += 1
+            return events
+        }
         let tagged = tracker?.asset(address: sighting.address)
         if let asset = tagged {
             tracker!.observe(
@@ -235,6 +243,8 @@ public struct EngineCounters: Sendable, Equatable {
     public var assetTagSightings = 0
     /// Beacons forgotten before their retention ran out because the table was full.
     public var beaconsEvicted = 0
+    /// Sightings from a new receiver once `BeaconEngine.receiverLimit` were known: dropped.
+    public var receiversRefused = 0
     public init() {}
 }
 
