@@ -12,18 +12,18 @@ extension StateStore {
     /// What a save of region states writes over the rows `saved` last (nil: unknown, so all
     /// are replaced); nil when nothing changed.
     struct RegionRows {
-        var current: [RegionKey: RegionSnapshot]
+        var current: [StoredRegionKey: RegionSnapshot]
         var changed: [RegionSnapshot]
-        var removed: [RegionKey]
+        var removed: [StoredRegionKey]
         var replaceAll: Bool
         /// A state that a power cut took back would give a second enter after the reboot;
         /// a last-seen time a few seconds old costs nothing: only this needs a synced commit.
         var stateChanged: Bool
 
-        init?(_ snapshots: [RegionSnapshot], over saved: [RegionKey: RegionSnapshot]?) {
-            current = Dictionary(snapshots.map { (RegionKey($0), $0) }, uniquingKeysWith: { $1 })
+        init?(_ snapshots: [RegionSnapshot], over saved: [StoredRegionKey: RegionSnapshot]?) {
+            current = Dictionary(snapshots.map { (StoredRegionKey($0), $0) }, uniquingKeysWith: { $1 })
             let previous = saved ?? [:]
-            changed = snapshots.filter { previous[RegionKey($0)] != $0 }
+            changed = snapshots.filter { previous[StoredRegionKey($0)] != $0 }
             let current = self.current
             removed = previous.keys.filter { current[$0] == nil }
             replaceAll = saved == nil
@@ -31,7 +31,7 @@ extension StateStore {
             stateChanged =
                 !removed.isEmpty
                 || changed.contains { s in
-                    previous[RegionKey(s)].map {
+                    previous[StoredRegionKey(s)].map {
                         $0.state != s.state || $0.enteredAt != s.enteredAt || $0.dwellsFired != s.dwellsFired
                             || $0.spec != s.spec
                     } ?? true
@@ -113,10 +113,10 @@ extension StateStore {
     /// nothing. Returns how many.
     @discardableResult
     public func forgetRemovals(keepingRegionsOf clients: [ClientSpec]) throws -> Int {
-        let configured = Set(clients.flatMap { c in c.regions.map { RegionKey(client: c.id, region: $0.id) } })
+        let configured = Set(clients.flatMap { c in c.regions.map { StoredRegionKey(client: c.id, region: $0.id) } })
         return try db.write { (db) throws(SQLiteError) in
             let removals = try db.rows("SELECT client, region FROM api_region WHERE spec IS NULL") {
-                RegionKey(client: $0.string(0), region: $0.string(1))
+                StoredRegionKey(client: $0.string(0), region: $0.string(1))
             }
             var forgotten = 0
             for key in removals where !configured.contains(key) {
@@ -162,7 +162,7 @@ extension StateStore {
 }
 
 /// A region's identity in the store: its client and id.
-struct RegionKey: Hashable {
+struct StoredRegionKey: Hashable {
     var client: String
     var region: String
 

@@ -23,7 +23,7 @@ public final class StateStore: Sendable {
     public let historyLimit: Int
     /// What `saveRegions` and `saveAssets` last wrote, and in which of the file's generations
     /// (nil, or another generation: nothing yet, so the next save replaces all).
-    let savedRegions = Mutex<SavedRows<RegionKey, RegionSnapshot>?>(nil)
+    let savedRegions = Mutex<SavedRows<StoredRegionKey, RegionSnapshot>?>(nil)
     let savedAssets = Mutex<SavedRows<String, AssetSnapshot>?>(nil)
 
     /// Dead letters kept per webhook; older ones are discarded, and counted, as new ones come.

@@ -59,8 +59,9 @@ extension BeaconEngine {
     mutating func refreshMatches(slot: Int32, id: IBeaconID) {
         var slots: [Int32] = []
         let keys = [
-            RegionKey(uuid: id.uuid, major: -1, minor: -1), RegionKey(uuid: id.uuid, major: Int32(id.major), minor: -1),
-            RegionKey(uuid: id.uuid, major: Int32(id.major), minor: Int32(id.minor)),
+            RegionIndexKey(uuid: id.uuid, major: nil, minor: nil),
+            RegionIndexKey(uuid: id.uuid, major: id.major, minor: nil),
+            RegionIndexKey(uuid: id.uuid, major: id.major, minor: id.minor),
         ]
         for key in keys { slots += index[key] ?? [] }
         slots.sort()

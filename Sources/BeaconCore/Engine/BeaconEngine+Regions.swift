@@ -109,9 +109,8 @@ extension BeaconEngine {
         }
     }
 
-    private func key(of region: RegionSpec) -> RegionKey {
-        RegionKey(
-            uuid: region.uuid, major: region.major.map(Int32.init) ?? -1, minor: region.minor.map(Int32.init) ?? -1)
+    private func key(of region: RegionSpec) -> RegionIndexKey {
+        RegionIndexKey(uuid: region.uuid, major: region.major, minor: region.minor)
     }
 
     private mutating func removeRegion(slot: Int32) {

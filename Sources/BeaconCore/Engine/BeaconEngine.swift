@@ -27,7 +27,7 @@ public struct BeaconEngine: Sendable {
     var freeRegionSlots: [Int32] = []
     var clients: [String: ClientRegions] = [:]
     var clientOrder: [String] = []
-    var index: [RegionKey: [Int32]] = [:]
+    var index: [RegionIndexKey: [Int32]] = [:]
     var indexGeneration: UInt32 = 0
     var timers = TimerHeap()
 
@@ -254,11 +254,12 @@ struct RegionInfo: Sendable {
     var spec: RegionSpec
 }
 
-/// Key of the region index: a uuid with an optional major and minor (-1 = any).
-struct RegionKey: Hashable, Sendable {
+/// Key of the region index: a uuid, and the major and minor when the region names them (nil:
+/// any). A beacon is looked up under its uuid alone, with its major, and with both.
+struct RegionIndexKey: Hashable, Sendable {
     var uuid: BeaconUUID
-    var major: Int32
-    var minor: Int32
+    var major: UInt16?
+    var minor: UInt16?
 }
 
 /// One client's regions, in registration order.

@@ -21,9 +21,7 @@ struct RegionMonitor: Sendable {
     /// Without it a reboot longer than `exitTimeout` (a power cut, a gateway that takes a
     /// minute to boot) would exit every region whose beacons never left, and enter it again
     /// at their next packet.
-    private(set) var heldUntil: Timestamp?
-    /// `heldUntil` while the gateway's radios are blind: no exit until they hear again.
-    static let whileBlind = Timestamp(nanoseconds: .max)
+    private(set) var hold: ExitHold?
     private var nextDwellIndex: Int32 = 0
     private var recentCount: Int32 = 0
     private var recentHead: Int32 = 0
@@ -49,18 +47,18 @@ struct RegionMonitor: Sendable {
         lastSeen = lastSeen + d
         enteredAt = enteredAt + d
         armedAt = armedAt.map { $0 + d }
-        if heldUntil != Self.whileBlind { heldUntil = heldUntil.map { $0 + d } }
+        hold = hold?.shifted(by: d)
         startedAt = startedAt + d
         for i in recent.indices { recent[i] = recent[i] + d }
     }
 
     /// Takes back a state saved before a restart. Dwell alerts already fired stay fired; an
-    /// exit waits for `holdUntil` (see `heldUntil`).
+    /// exit waits for `holdUntil` (see `hold`).
     mutating func restore(
         state: RegionState, lastSeen: Timestamp, enteredAt: Timestamp, dwellsFired: Int, holdUntil: Timestamp?
     ) {
         self.state = state
-        self.heldUntil = state == .inside ? holdUntil : nil
+        self.hold = state == .inside ? holdUntil.map(ExitHold.until) : nil
         self.lastSeen = lastSeen
         self.enteredAt = enteredAt
         self.nextDwellIndex = Int32(max(0, min(dwellsFired, dwell.count)))
@@ -70,13 +68,13 @@ struct RegionMonitor: Sendable {
 
     /// The gateway's radios went blind: an inside region cannot exit until they hear again.
     mutating func holdWhileBlind() {
-        if state == .inside { heldUntil = Self.whileBlind }
+        if state == .inside { hold = .whileBlind }
     }
 
     /// They hear again at `t`: the region's beacons get `exitTimeout` to be heard before it
     /// exits, as after a restart.
     mutating func releaseBlindHold(at t: Timestamp, _ settings: MonitoringSettings) {
-        if heldUntil == Self.whileBlind { heldUntil = t + settings.exitTimeout }
+        hold = hold?.released(at: t, grace: settings.exitTimeout)
     }
 
     /// When `fire` must next be called, or nil when only a sighting can change the state.
@@ -86,12 +84,17 @@ struct RegionMonitor: Sendable {
             return lastSeen + settings.exitTimeout
         case .inside:
             let exitAt = lastSeen + settings.exitTimeout
-            // Held: not before `heldUntil`, and not at all while blind
-            let exitDue = heldUntil == Self.whileBlind ? nil : max(exitAt, heldUntil ?? exitAt)
+            // Held: not before the hold's time, and not at all while blind
+            let exitDue: Timestamp? =
+                switch hold {
+                case let .until(until)?: max(exitAt, until)
+                case .whileBlind?: nil
+                case nil: exitAt
+                }
             guard Int(nextDwellIndex) < dwell.count else { return exitDue }
             let dwellAt = enteredAt + dwell[Int(nextDwellIndex)]
             // While held, a dwell after the exit's own time waits to know whether there was one
-            if heldUntil != nil, dwellAt > exitAt { return exitDue }
+            if hold != nil, dwellAt > exitAt { return exitDue }
             return exitDue.map { min($0, dwellAt) } ?? dwellAt
         case .outside:
             return nil
@@ -110,7 +113,7 @@ struct RegionMonitor: Sendable {
         case .inside:
             if rssi >= settings.keepInsideRSSI {
                 lastSeen = t
-                heldUntil = nil
+                hold = nil
             }
             return nil
         case .unknown, .outside:
@@ -185,7 +188,7 @@ struct RegionMonitor: Sendable {
                 }
                 state = .outside
                 recentCount = 0
-                heldUntil = nil
+                hold = nil
                 // At its own time: `due` itself, unless a hold after a restart kept it waiting
                 transitions.append(
                     .exited(at: lastSeen + settings.exitTimeout, lastSeen: lastSeen, duration: lastSeen - enteredAt))

@@ -96,7 +96,7 @@ extension AssetTracker {
             asset: snapshot.asset, position: snapshot.position, level: snapshot.level, accuracy: snapshot.accuracy,
             zones: zones.map(\.id).filter(names.contains), receivers: [])
         states[a].estimatedAt = heard
-        states[a].heldUntil = now + lostAfter
+        states[a].hold = .until(now + lostAfter)
         return true
     }
 }

@@ -13,7 +13,7 @@ extension AssetTracker {
             states[a].estimatedAt = moved(states[a].estimatedAt)
             states[a].publishedAt = moved(states[a].publishedAt)
             states[a].beliefAt = moved(states[a].beliefAt)
-            if states[a].heldUntil != RegionMonitor.whileBlind { states[a].heldUntil = moved(states[a].heldUntil) }
+            states[a].hold = states[a].hold?.shifted(by: d)
             for z in states[a].zones.indices { states[a].zones[z].shift(by: d) }
         }
     }
@@ -23,9 +23,9 @@ extension AssetTracker {
     mutating func setBlind(_ blind: Bool, at t: Timestamp) {
         for a in states.indices where states[a].zones.contains(where: \.inside) {
             if blind {
-                states[a].heldUntil = RegionMonitor.whileBlind
-            } else if states[a].heldUntil == RegionMonitor.whileBlind {
-                states[a].heldUntil = t + lostAfter
+                states[a].hold = .whileBlind
+            } else {
+                states[a].hold = states[a].hold?.released(at: t, grace: lostAfter)
             }
         }
     }

@@ -76,8 +76,8 @@ public struct AssetTracker: Sendable {
         var lastHeard: Timestamp?
         /// After a restart, or while the gateway's radios are blind, an asset in zones is not
         /// lost before this: it gets `lostAfter` from the restart, or from when they hear
-        /// again, to be heard (as a region's exit waits, see `RegionMonitor.heldUntil`).
-        var heldUntil: Timestamp?
+        /// again, to be heard (as a region's exit waits, see `RegionMonitor.hold`).
+        var hold: ExitHold?
         var estimate: AssetFix?
         var estimatedAt: Timestamp?
         var published: AssetFix?
@@ -159,7 +159,7 @@ public struct AssetTracker: Sendable {
             return
         }
         states[asset].lastHeard = t
-        states[asset].heldUntil = nil
+        states[asset].hold = nil
         if grid != nil { states[asset].heard[r, default: PacketSums()].add(rssi) }
         if var reading = states[asset].readings[r] {
             reading.filter.update(rssi: rssi, at: t)
@@ -193,7 +193,7 @@ public struct AssetTracker: Sendable {
         for a in assets.indices {
             guard let fix = locate(a, at: t) else {
                 if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter,
-                    states[a].heldUntil.map({ t >= $0 }) ?? true
+                    states[a].hold?.allows(t) ?? true
                 {
                     lose(a, at: t, events: &events)
                 }
@@ -431,7 +431,7 @@ extension AssetTracker {
                 states[a].beliefAt = previous.beliefAt
             }
             states[a].lastHeard = previous.lastHeard
-            states[a].heldUntil = previous.heldUntil
+            states[a].hold = previous.hold
             states[a].estimate = previous.estimate
             states[a].estimatedAt = previous.estimatedAt
             states[a].published = previous.published
