@@ -93,7 +93,9 @@ let package = Package(
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "TestSupport"], exclude: ["Support"]),
-        .testTarget(name: "APITests", dependencies: ["TestSupport"], exclude: ["Support"]),
+        // Black-box tests of the built daemon and beaconctl: real sockets, buses, receivers,
+        // signals and kill -9, through the API and the command line only.
+        .testTarget(name: "DaemonTests", dependencies: ["TestSupport"], exclude: ["Support"]),
         .testTarget(
             name: "APIRouterTests",
             dependencies: ["API", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Publishing"]),

@@ -31,7 +31,7 @@ def run(ms):
     d = tempfile.mkdtemp(prefix="beacond-slowcard-")
     log = f"{d}/received.jsonl"
     receiver = subprocess.Popen(
-        ["python3", "Tests/APITests/Support/webhook_receiver.py", "--log", log], stdout=subprocess.PIPE, text=True)
+        ["python3", "Tests/DaemonTests/Support/webhook_receiver.py", "--log", log], stdout=subprocess.PIPE, text=True)
     port = int(receiver.stdout.readline())
     write_config(d, tags, "webhooks:\n"
                  f"  - {{id: wms, url: 'http://127.0.0.1:{port}/hook', events: ['zone.*'], batch: {{max_delay: 0s}}}}\n")

@@ -32,7 +32,7 @@ final class Receiver {
     init() throws {
         log = NSTemporaryDirectory() + "beacond-bench-\(UUID().uuidString).jsonl"
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "Tests/APITests/Support/webhook_receiver.py", "--log", log, "--quiet"]
+        process.arguments = ["python3", "Tests/DaemonTests/Support/webhook_receiver.py", "--log", log, "--quiet"]
         let out = Pipe()
         process.standardOutput = out
         try process.run()

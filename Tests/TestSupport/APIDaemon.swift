@@ -130,7 +130,7 @@ public final class APIDaemon: @unchecked Sendable {
     }
 }
 
-/// The test webhook receiver (Tests/APITests/Support/webhook_receiver.py): a real HTTP
+/// The test webhook receiver (Tests/DaemonTests/Support/webhook_receiver.py): a real HTTP
 /// server that checks signatures with Python's hmac and logs every request.
 public final class WebhookReceiver: @unchecked Sendable {
     public let process = Process()
@@ -145,7 +145,7 @@ public final class WebhookReceiver: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = [
             "python3",
-            Executables.packageRoot.appendingPathComponent("Tests/APITests/Support/webhook_receiver.py").path,
+            Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/webhook_receiver.py").path,
             "--log", logPath, "--fail", "\(fail)", "--fail-status", "\(failStatus)", "--status", "\(status)",
         ]
         if let secret { arguments += ["--secret", secret] }

@@ -18,7 +18,7 @@ import Testing
         clients: [{id: app, regions: [{id: store, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}]}]
 
         """.write(to: config, atomically: true, encoding: .utf8)
-        let script = Executables.packageRoot.appendingPathComponent("Tests/APITests/Support/private_journald.sh")
+        let script = Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/private_journald.sh")
         let run = try runCommand(
             URL(fileURLWithPath: "/usr/bin/unshare"),
             [
