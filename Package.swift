@@ -29,38 +29,42 @@ let package = Package(
         // The SQLite file under gateway.state_dir: region states, event history, outbox.
         .target(name: "Storage", dependencies: ["BeaconCore", "CSQLite", "CLinux"]),
         // HTTP/1.1 on a Unix socket, one epoll thread: the API's transport (peer credentials, streams).
-        .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux"]),
+        .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux", "POSIX"]),
         // Headers Glibc's module leaves out (epoll, eventfd, accept4, SO_PEERCRED, inode flags).
         .target(name: "CLinux"),
         // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).
         // Loaded with dlopen when the first webhook starts, so it costs nothing without webhooks.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Events out: ids, durable history and outbox, webhooks with signatures and retries.
-        .target(name: "Publishing", dependencies: ["BeaconCore", "BeaconRuntime", "Storage", "CCurl"]),
+        .target(name: "Publishing", dependencies: ["BeaconCore", "POSIX", "Storage", "CCurl"]),
         // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.
         .target(
             name: "API",
-            dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "Publishing", "Storage"]),
+            dependencies: [
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "POSIX", "Publishing", "Storage",
+            ]),
         // A simulated site: tags walking among receivers through a noisy radio channel, with truth.
         .target(name: "Simulation", dependencies: ["BeaconCore", "BeaconConfig"]),
         // libsystemd (Debian: libsystemd-dev): sd_notify, the watchdog, the journal.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Readiness, status, watchdog, reload and stop notices; journal logging with fields.
-        .target(name: "Systemd", dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Systemd", dependencies: ["CSystemd", "POSIX", .product(name: "Logging", package: "swift-log")]),
         // Drives the core from a trace (replay) or, later, from live adapters.
-        .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig"]),
+        .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig", "POSIX"]),
+        // What every adapter needs of the operating system, once: threads, clocks, writing all.
+        .target(name: "POSIX"),
         .executableTarget(
             name: "beacond",
             dependencies: [
                 "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer",
-                "Simulation", "Systemd",
+                "Simulation", "Systemd", "POSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

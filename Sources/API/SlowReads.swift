@@ -1,4 +1,4 @@
-import BeaconRuntime
+import POSIX
 import Synchronization
 
 /// Reads that take real work — `GET /v1/beacons` over a full table — run here, one at a time,

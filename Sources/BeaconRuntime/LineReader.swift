@@ -74,15 +74,3 @@ public func readTextFile(_ path: String) throws(FileError) -> String {
     for line in reader { text += line }
     return text
 }
-
-/// Writes all of `text` to a file descriptor (standard output, a trace file), retrying short
-/// writes and EINTR; gives up silently on other errors (a closed pipe).
-public func writeAll(fd: Int32, _ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        bytes = bytes.dropFirst(n)
-    }
-}

@@ -1,5 +1,6 @@
 import BeaconCore
 import CLinux
+import POSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -338,8 +339,4 @@ public func monotonicSeconds() -> Double {
     Double(monotonicMillis()) / 1000
 }
 
-func monotonicMillis() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-}
+func monotonicMillis() -> Int64 { SystemClock.monotonicMillis }

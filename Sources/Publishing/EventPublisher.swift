@@ -1,5 +1,5 @@
 import BeaconCore
-import BeaconRuntime
+import POSIX
 import Storage
 import Synchronization
 

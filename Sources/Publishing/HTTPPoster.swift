@@ -1,4 +1,5 @@
 import CCurl
+import POSIX
 
 #if canImport(Glibc)
     import Glibc
@@ -20,10 +21,7 @@ final class HTTPPoster: @unchecked Sendable {
 
     /// Aborts any request still running `seconds` from now (from any thread).
     func abort(after seconds: Double) {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        let now = Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-        beacond_http_client_set_deadline(client, now + Int64(seconds * 1000))
+        beacond_http_client_set_deadline(client, SystemClock.monotonicMillis + Int64(seconds * 1000))
     }
 
     func post(url: String, body: [UInt8], headers: [String], timeoutMillis: Int) -> Outcome {

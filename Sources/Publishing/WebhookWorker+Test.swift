@@ -1,5 +1,5 @@
 import BeaconCore
-import BeaconRuntime
+import POSIX
 import Synchronization
 
 /// A test delivery (`POST /v1/webhooks/{id}/test`, `beaconctl test-webhook`): what an operator

@@ -1,4 +1,5 @@
 import CSystemd
+import POSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,18 +33,14 @@ public final class ServiceNotifier: Sendable {
 
     /// `RELOADING=1` with the monotonic time systemd 253+ asks for (older ones ignore it).
     public func reloading() {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        notify("RELOADING=1\nMONOTONIC_USEC=\(UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000)")
+        notify("RELOADING=1\nMONOTONIC_USEC=\(SystemClock.monotonic / 1000)")
     }
 
     /// Called from the engine's loop: pings when half the watchdog period has passed, so a
     /// wedged engine (not the process as a whole) is what systemd restarts.
     public func engineAlive() {
         guard let interval = watchdogInterval else { return }
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        let now = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        let now = Double(SystemClock.monotonic) / 1e9
         let due = lastPing.withLock { last -> Bool in
             guard now - last >= interval else { return false }
             last = now

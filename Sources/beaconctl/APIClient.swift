@@ -1,4 +1,5 @@
 import BeaconCore
+import POSIX
 
 #if canImport(Glibc)
     import Glibc
@@ -72,7 +73,7 @@ struct APIClient {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
         if let body { text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
         text += "\r\n" + (body ?? "")
-        guard writeAll(fd, Array(text.utf8)) else {
+        guard writeAll(fd: fd, text) else {
             throw Failure(message: "\(socketPath): the daemon closed the connection", status: Exit.unavailable)
         }
         var data: [UInt8] = []
@@ -112,7 +113,7 @@ struct APIClient {
         var text = "GET /v1/events/stream\(query) HTTP/1.1\r\nHost: localhost\r\n"
         if let lastEventID { text += "Last-Event-ID: \(lastEventID)\r\n" }
         text += "\r\n"
-        guard writeAll(fd, Array(text.utf8)) else { return }
+        guard writeAll(fd: fd, text) else { return }
         var buffer: [UInt8] = []
         var headDone = false
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -143,17 +144,6 @@ struct APIClient {
             }
         }
     }
-}
-
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return false }
-        offset += n
-    }
-    return true
 }
 
 func find(_ data: [UInt8], _ pattern: [UInt8]) -> Int? {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeaconCore
 import BeaconRuntime
+import POSIX
 
 #if canImport(Glibc)
     import Glibc

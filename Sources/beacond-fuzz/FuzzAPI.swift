@@ -2,6 +2,7 @@ import API
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
+import POSIX
 import Publishing
 import Storage
 

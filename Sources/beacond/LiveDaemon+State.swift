@@ -3,6 +3,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import Glibc
+import POSIX
 import Publishing
 import Storage
 import Synchronization

@@ -7,6 +7,7 @@ import BlueZ
 import Dispatch
 import Glibc
 import HTTPServer
+import POSIX
 import Publishing
 import Storage
 import Synchronization
@@ -317,18 +318,12 @@ struct LiveDaemon {
 
 /// Time since boot, suspend included (`CLOCK_BOOTTIME`): setting the wall clock does not move it.
 enum BootClock {
-    @Sendable static func elapsed() -> TimeSpan { TimeSpan(nanoseconds: nanoseconds(CLOCK_BOOTTIME)) }
+    @Sendable static func elapsed() -> TimeSpan { TimeSpan(nanoseconds: SystemClock.boot) }
 }
 
 /// `CLOCK_REALTIME` as a `Timestamp`: the production clock. Event times are wall-clock
 /// times; a step of this clock is told from time passing by `BootClock` and shifted out of
 /// the engine (`LiveEngine.elapsed`), so it fires no timer.
 enum WallClock {
-    @Sendable static func now() -> Timestamp { Timestamp(nanoseconds: nanoseconds(CLOCK_REALTIME)) }
-}
-
-private func nanoseconds(_ clock: clockid_t) -> Int64 {
-    var ts = timespec()
-    clock_gettime(clock, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    @Sendable static func now() -> Timestamp { Timestamp(nanoseconds: SystemClock.realtime) }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
+import POSIX
 import Synchronization
 
 #if canImport(Glibc)
