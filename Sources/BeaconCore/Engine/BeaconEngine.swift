@@ -159,7 +159,8 @@ public struct BeaconEngine: Sendable {
             counters.lateSightings += 1
         }
         // Receiver names come from relays too: one inventing names cannot grow the table.
-        if receiverIDs[sighting.receiver] == nil, receiverNames.count >= Self.receiverLimit {
+        // (The count first: the per-sighting cost is one comparison until the table is full.)
+        if receiverNames.count >= Self.receiverLimit, receiverIDs[sighting.receiver] == nil {
             counters.receiversRefused += 1
             return events
         }
