@@ -133,6 +133,12 @@ public final class HTTPServer: @unchecked Sendable {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard epoll >= 0, wakeFD >= 0 else {
+            let reason = String(cString: strerror(errno))
+            for fd in [listener, epoll, wakeFD, spareFD] where fd >= 0 { Glibc.close(fd) }
+            unlink(settings.socketPath)
+            throw UnixListener.Failure(description: "epoll or eventfd: \(reason)")
+        }
         watch(listener, events: EPOLLIN.rawValue)
         watch(wakeFD, events: EPOLLIN.rawValue)
     }
