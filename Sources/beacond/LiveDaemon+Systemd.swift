@@ -56,11 +56,16 @@ extension LiveDaemon {
     }
 
     /// `BEACOND_FAULT_WEDGE_ENGINE_AFTER=SECONDS` (tests only): the engine's thread hangs after
-    /// that long, so that the watchdog's pings stop and systemd would restart the daemon.
+    /// that long, so that the watchdog's pings stop and systemd would restart the daemon. Only
+    /// in debug builds, which the tests run: a release build on a gateway has no such switch.
     static func faultWedgeEngineAfter() -> TimeSpan? {
-        guard let text = getenv("BEACOND_FAULT_WEDGE_ENGINE_AFTER"), let seconds = Double(String(cString: text))
-        else { return nil }
-        return .milliseconds(Int64(seconds * 1000))
+        #if DEBUG
+            guard let text = getenv("BEACOND_FAULT_WEDGE_ENGINE_AFTER"), let seconds = Double(String(cString: text))
+            else { return nil }
+            return .milliseconds(Int64(seconds * 1000))
+        #else
+            return nil
+        #endif
     }
 }
 
