@@ -79,6 +79,7 @@ extension HTTPServer {
     /// Closes connections idle too long, answers 408 to requests that have not arrived whole
     /// in time, ends lingering closes, and listens again if descriptors had run out.
     func enforceTimeouts(now: Int64) {
+        for line in refused.withLock({ $0.overdue(now: now) }) { log?(line) }
         if listenerPaused {
             listenerPaused = false
             watch(listener, events: EPOLLIN.rawValue, modify: true)
@@ -187,6 +188,19 @@ public struct Refusals: Sendable {
 
     mutating func count(_ reason: Reason) {
         totals[reason.rawValue, default: 0] += 1
+    }
+
+    /// The counts held back whose minute has passed, as lines to log: without this, refusals
+    /// after the last logged one would go untold once an attack stops.
+    mutating func overdue(now: Int64) -> [String] {
+        var lines: [String] = []
+        for (reason, count) in unlogged.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            guard let last = lastLogged[reason], now - last >= Self.logInterval else { continue }
+            lines.append("warning: api.refused reason=\(reason.rawValue) more_in_last_minute=\(count)")
+            lastLogged[reason] = now
+            unlogged[reason] = nil
+        }
+        return lines
     }
 
     /// Counts it; returns the line to log, if one is due.

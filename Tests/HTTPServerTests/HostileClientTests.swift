@@ -232,3 +232,18 @@ extension HostileClientTests.Server {
         #expect(limit >= HTTPServer.Settings(socketPath: "").descriptorsNeeded, "LimitNOFILE=\(limit)")
     }
 }
+
+/// Refusals are logged rate-limited, and what the limit held back is still told once its
+/// minute has passed, whether or not another refusal comes.
+@Suite struct RefusalLogTests {
+    @Test func heldBackCountsAreToldWhenTheirMinuteHasPassed() {
+        var r = Refusals()
+        #expect(r.note(.connections, detail: "uid=1", now: 0) != nil)
+        #expect(r.note(.connections, detail: "uid=1", now: 1_000) == nil)
+        #expect(r.note(.connections, detail: "uid=1", now: 2_000) == nil)
+        #expect(r.overdue(now: 59_999).isEmpty)
+        #expect(r.overdue(now: 60_000) == ["warning: api.refused reason=connections more_in_last_minute=2"])
+        #expect(r.overdue(now: 200_000).isEmpty)
+        #expect(r.totals["connections"] == 3)
+    }
+}
