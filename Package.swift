@@ -1,6 +1,9 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// swift-log: every adapter logs through it, with metadata (rendered by the Logs module).
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+
 let package = Package(
     name: "beacond",
     platforms: [.macOS(.v15)],
@@ -23,40 +26,48 @@ let package = Package(
         // libdbus-1 (Debian: libdbus-1-dev): a system-library target with a shim for the type codes.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // org.bluez over libdbus-1 -> Sighting values; adapter and discovery recovery.
-        .target(name: "BlueZ", dependencies: ["CDBus", "BeaconCore"]),
+        .target(name: "BlueZ", dependencies: ["CDBus", "BeaconCore", logging]),
+        // Device1 signals built as bluetoothd sends them: for the parser tests and bluez-emitter only.
+        .target(name: "BlueZFixtures", dependencies: ["BlueZ", "CDBus"]),
         // SQLite 3 (Debian: libsqlite3-dev) through its C API.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The SQLite file under gateway.state_dir: region states, event history, outbox.
         .target(name: "Storage", dependencies: ["BeaconCore", "CSQLite", "CLinux"]),
         // HTTP/1.1 on a Unix socket, one epoll thread: the API's transport (peer credentials, streams).
-        .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux", "POSIX"]),
+        .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux", "POSIX", logging]),
         // Headers Glibc's module leaves out (epoll, eventfd, accept4, SO_PEERCRED, inode flags).
         .target(name: "CLinux"),
         // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).
         // Loaded with dlopen when the first webhook starts, so it costs nothing without webhooks.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Events out: ids, durable history and outbox, webhooks with signatures and retries.
-        .target(name: "Publishing", dependencies: ["BeaconCore", "POSIX", "Storage", "CCurl"]),
+        .target(name: "Publishing", dependencies: ["BeaconCore", "POSIX", "Storage", "CCurl", logging]),
+        // The API's shapes (status, webhooks, metric names), written by the daemon, read by beaconctl.
+        .target(name: "APIModel", dependencies: ["BeaconCore"]),
         // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.
         .target(
             name: "API",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "POSIX", "Publishing", "Storage",
+                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "Logs", "POSIX", "Publishing",
+                "Storage",
+                logging,
             ]),
         // A simulated site: tags walking among receivers through a noisy radio channel, with truth.
         .target(name: "Simulation", dependencies: ["BeaconCore", "BeaconConfig"]),
         // libsystemd (Debian: libsystemd-dev): sd_notify, the watchdog, the journal.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Readiness, status, watchdog, reload and stop notices; journal logging with fields.
-        .target(name: "Systemd", dependencies: ["CSystemd", "POSIX", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Systemd", dependencies: ["CSystemd", "POSIX", "Logs", logging]),
+        // The one log format: swift-log metadata rendered as logfmt, for standard error and tests.
+        .target(name: "Logs", dependencies: [logging]),
         // Drives the core from a trace (replay) or, later, from live adapters.
-        .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig", "POSIX"]),
+        .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig", "POSIX", logging]),
         // What every adapter needs of the operating system, once: threads, clocks, writing all.
         .target(name: "POSIX"),
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer", logging,
                 "Simulation", "Systemd", "POSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -64,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX",
+                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -72,16 +83,16 @@ let package = Package(
         .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),
         // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
         .executableTarget(
-            name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Publishing", "Storage"]),
+            name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"]),
         // Positioning benchmark: error against truth and a centroid baseline, zone alerts, cost.
         .executableTarget(
             name: "beacond-position-bench",
             dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation", "Storage"]),
         // D-Bus ingest benchmark: a fast bluetoothd stand-in, and beacond's scanner + engine as a receiver.
         .executableTarget(
-            name: "bluez-emitter", dependencies: ["CDBus", "BlueZ"], swiftSettings: [.swiftLanguageMode(.v5)]),
+            name: "bluez-emitter", dependencies: ["CDBus", "BlueZ", "BlueZFixtures"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(
-            name: "beacond-dbus-bench", dependencies: ["BlueZ", "BeaconRuntime", "BeaconCore"],
+            name: "beacond-dbus-bench", dependencies: ["BlueZ", "BeaconRuntime", "BeaconCore", "Logs"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
         // libFuzzer's driver when fuzz/run links it in; otherwise absent, and beacond-fuzz replays files.
         .target(name: "CFuzzer"),
@@ -89,29 +100,33 @@ let package = Package(
         .executableTarget(
             name: "beacond-fuzz",
             dependencies: [
-                "CFuzzer", "CDBus", "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "HTTPServer", "API",
+                "CFuzzer", "CDBus", "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "HTTPServer", "API", "Logs",
                 "Publishing", "Simulation", "Storage",
             ]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "BeaconConfig", "Simulation"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
         // Shared by the test targets: finding built executables, running commands.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BeaconCore", "TestSupport"], exclude: ["Support"]),
+        .target(name: "TestSupport", dependencies: ["Logs"], path: "Tests/TestSupport"),
+        .testTarget(
+            name: "BlueZTests", dependencies: ["BlueZ", "BlueZFixtures", "BeaconCore", "TestSupport"], exclude: ["Support"]),
         // Black-box tests of the built daemon and beaconctl: real sockets, buses, receivers,
         // signals and kill -9, through the API and the command line only.
         .testTarget(name: "DaemonTests", dependencies: ["TestSupport"], exclude: ["Support"]),
         .testTarget(
             name: "APIRouterTests",
-            dependencies: ["API", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Publishing"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+            dependencies: [
+                "API", "APIModel", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Logs", "Publishing",
+                "Storage",
+            ]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Logs", "TestSupport"]),
         .testTarget(
             name: "PublishingTests",
-            dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime", "TestSupport"]),
+            dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime", "Logs", "TestSupport"]),
         .testTarget(
-            name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
+            name: "SystemdTests", dependencies: ["Systemd", "Logs", "TestSupport", logging]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "Simulation", "TestSupport"]),
         .testTarget(
-            name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport"]),
+            name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport", logging]),
     ],
     swiftLanguageModes: [.v6]
 )

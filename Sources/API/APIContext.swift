@@ -1,7 +1,10 @@
+import APIModel
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import HTTPServer
+import Logging
+import Logs
 import Publishing
 import Storage
 import Synchronization
@@ -9,21 +12,7 @@ import Synchronization
 /// What the daemon knows outside the engine, for `/v1/status` and `/metrics`: adapters,
 /// BlueZ reachability, D-Bus counters. Filled in by the daemon's adapters.
 public struct RuntimeStatus: Sendable {
-    public struct Adapter: Sendable, Equatable {
-        public var name: String
-        public var present: Bool
-        public var powered: Bool
-        public var discovering: Bool
-
-        public init(name: String, present: Bool, powered: Bool, discovering: Bool) {
-            self.name = name
-            self.present = present
-            self.powered = powered
-            self.discovering = discovering
-        }
-    }
-
-    public var adapters: [Adapter] = []
+    public var adapters: [AdapterState] = []
     /// The file the daemon runs from (absolute), for `beaconctl doctor` to check that one.
     public var configFile: String?
     /// `ConfigDigest` of the text the running configuration was loaded from, when, and the
@@ -80,7 +69,7 @@ public struct APIContext: Sendable {
     /// Hands sightings to the engine; false when it is too far behind to take them.
     public var ingest: @Sendable ([Sighting]) -> Bool
     /// The daemon's log (the journal, and `errors` for warnings).
-    public var log: @Sendable (String) -> Void
+    public var logger: Logger
     /// Relays already warned about, so that one posting every second logs once, not always.
     let relayWarnings = RelayWarnings()
 
@@ -88,7 +77,7 @@ public struct APIContext: Sendable {
         configuration: @escaping @Sendable () -> Config, version: String, started: Timestamp, engine: LiveEngine,
         store: StateStore?, publisher: EventPublisher, runtime: @escaping @Sendable () -> RuntimeStatus,
         errors: RecentErrors, clock: @escaping @Sendable () -> Timestamp,
-        ingest: @escaping @Sendable ([Sighting]) -> Bool, log: @escaping @Sendable (String) -> Void = { _ in }
+        ingest: @escaping @Sendable ([Sighting]) -> Bool, logger: Logger = .silent
     ) {
         self.configuration = configuration
         self.version = version
@@ -100,7 +89,7 @@ public struct APIContext: Sendable {
         self.errors = errors
         self.clock = clock
         self.ingest = ingest
-        self.log = log
+        self.logger = logger
     }
 }
 

@@ -23,11 +23,3 @@ enum Reply {
 
     static func noContent() -> HTTPReply { .response(HTTPResponse(status: 204)) }
 }
-
-extension JSONValue {
-    static func int(_ n: Int) -> JSONValue { .number(Double(n)) }
-    static func time(_ t: Timestamp?) -> JSONValue { t.map { .string(RFC3339.format($0)) } ?? .null }
-    static func round(_ v: Double?, places: Double = 100) -> JSONValue {
-        v.map { .number(($0 * places).rounded() / places) } ?? .null
-    }
-}

@@ -1,3 +1,4 @@
+import APIModel
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
@@ -22,11 +23,12 @@ extension APIRouter {
         do {
             let list = try store.events(
                 after: query["after"], matching: query["type"].map(EventTypeGlob.init(list:)), limit: limit)
-            var members: [(String, JSONValue)] = [
-                ("events", .array(list.map { (try? JSONParser.parse($0.body)) ?? .string($0.body) }))
-            ]
-            members.append(("next", list.count == limit ? .string(list.last!.id) : .null))
-            return Reply.json(.object(members))
+            // Each stored body is the event's JSON as it was written: sent as it is, not parsed
+            // and written again.
+            let next: JSONValue = list.count == limit ? .string(list.last!.id) : .null
+            let body =
+                "{\"events\":[" + list.map(\.body).joined(separator: ",") + "],\"next\":" + next.serialized + "}\n"
+            return .response(HTTPResponse(status: 200, contentType: "application/json", body: body))
         } catch {
             return Reply.error(500, "store_unreadable", "\(error)")
         }
@@ -84,18 +86,20 @@ extension APIRouter {
         return Reply.json(result, status: 202)
     }
 
-    static func json(_ worker: WebhookWorker, depths: [StateStore.OutboxDepth]) -> JSONValue {
+    /// A webhook's delivery state, for status and `GET /v1/webhooks`.
+    static func webhook(_ worker: WebhookWorker, depths: [StateStore.OutboxDepth]) -> StatusReport.Webhook {
         let c = worker.counters
         let depth = depths.first { $0.webhook == worker.settings.id }
-        return .object([
-            ("id", .string(worker.settings.id)), ("url", .string(worker.settings.url)),
-            ("state", .string(c.disabled != nil ? "disabled" : (c.retryAt != nil ? "retrying" : "ok"))),
-            ("pending", .int(depth?.pending ?? 0)), ("oldest", .time(depth?.oldest)),
-            ("dead_letters", .int(depth?.deadLetters ?? 0)),
-            ("dead_letters_discarded", .int(depth?.deadLettersDiscarded ?? 0)), ("delivered", .int(c.delivered)),
-            ("failed_requests", .int(c.requestsFailed)), ("last_error", c.lastError.map { .string($0) } ?? .null),
-            ("last_error_at", .time(c.lastErrorAt)), ("retry_at", .time(c.retryAt)),
-            ("disabled", c.disabled.map { .string($0) } ?? .null),
-        ])
+        var w = StatusReport.Webhook()
+        (w.id, w.url) = (worker.settings.id, worker.settings.url)
+        w.state = c.disabled != nil ? .disabled : (c.retryAt != nil ? .retrying : .ok)
+        w.pending = depth?.pending ?? 0
+        w.oldest = depth?.oldest.map(RFC3339.format)
+        w.deadLetters = depth?.deadLetters ?? 0
+        w.deadLettersDiscarded = depth?.deadLettersDiscarded ?? 0
+        (w.delivered, w.failedRequests) = (c.delivered, c.requestsFailed)
+        (w.lastError, w.lastErrorAt) = (c.lastError, c.lastErrorAt.map(RFC3339.format))
+        (w.retryAt, w.disabled) = (c.retryAt.map(RFC3339.format), c.disabled)
+        return w
     }
 }

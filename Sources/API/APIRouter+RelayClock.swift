@@ -1,5 +1,7 @@
+import APIModel
 import BeaconConfig
 import BeaconCore
+import Logging
 
 /// What `POST /v1/sightings` tells a relay about its records' times, and logs for the
 /// gateway's operator (once per relay and kind every ten minutes): records stamped ahead of
@@ -16,8 +18,11 @@ extension APIRouter {
             report.append(("clock_ahead_s", .round(ahead, places: 10)))
             warnOnce(
                 latest.receiver, "ahead", at: now,
-                "warning: sightings.clock_ahead receiver=\(latest.receiver) ahead_s=\(Int(ahead.rounded())) "
-                    + "next=taken at this gateway's time; set the relay's clock (NTP)")
+                "sightings.clock_ahead",
+                [
+                    "receiver": "\(latest.receiver)", "ahead_s": "\(Int(ahead.rounded()))",
+                    "next": "taken at this gateway's time; set the relay's clock (NTP)",
+                ])
         }
         let horizon = context.config.monitoring.exitTimeout
         let stale = sightings.filter { now - $0.time > horizon }
@@ -25,15 +30,24 @@ extension APIRouter {
             report.append(("stale", .int(stale.count)))
             warnOnce(
                 oldest.receiver, "stale", at: now,
-                "warning: sightings.stale receiver=\(oldest.receiver) records=\(stale.count) "
-                    + "behind_s=\(Int((now - oldest.time).seconds.rounded())) "
-                    + "next=dropped: older than exit_timeout, they are history, not presence; "
-                    + "a backlog, or the relay's clock is behind (NTP)")
+                "sightings.stale",
+                [
+                    "receiver": "\(oldest.receiver)", "records": "\(stale.count)",
+                    "behind_s": "\(Int((now - oldest.time).seconds.rounded()))",
+                    "next": """
+                    dropped: older than exit_timeout, they are history, not presence; a backlog, or the \
+                    relay's clock is behind (NTP)
+                    """,
+                ])
         }
         return report
     }
 
-    private func warnOnce(_ receiver: String, _ kind: String, at now: Timestamp, _ line: String) {
-        if context.relayWarnings.due("\(receiver) \(kind)", at: now) { context.log(line) }
+    private func warnOnce(
+        _ receiver: String, _ kind: String, at now: Timestamp, _ event: Logger.Message, _ metadata: Logger.Metadata
+    ) {
+        if context.relayWarnings.due("\(receiver) \(kind)", at: now) {
+            context.logger.warning(event, metadata: metadata)
+        }
     }
 }

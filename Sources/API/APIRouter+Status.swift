@@ -1,3 +1,4 @@
+import APIModel
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
@@ -18,86 +19,48 @@ extension APIRouter {
         let depths = (try? context.store?.outboxDepths()) ?? []
         let held = context.publisher.held
         let uptime = now - context.started
-        let members: [(String, JSONValue)] = [
-            ("gateway", .string(context.config.gateway.id)),
-            ("version", .string(context.version)),
-            ("started", .time(context.started)),
-            ("uptime_s", .round(uptime.seconds, places: 10)),
-            ("config_file", runtime.configFile.map { .string($0) } ?? .null),
-            ("config_digest", runtime.configDigest.map { .string($0) } ?? .null),
-            ("config_loaded_at", .time(runtime.configLoadedAt)),
-            ("config_needs_restart", .array(runtime.configNeedsRestart.map { .string($0) })),
-            ("input", .string(runtime.simulated ? "simulated" : "bluez")),
-            (
-                "bluez",
-                .object([("reachable", .bool(runtime.bluezReachable)), ("dbus_signals", .int(runtime.dbusSignals))])
-            ),
-            ("adapters", .array(runtime.adapters.map(Self.json))),
-            (
-                "engine",
-                .object([
-                    ("last_turn", .time(glance.lastTurn)),
-                    (
-                        "last_turn_age_s",
-                        .round(
-                            (context.engine.timeSinceLastTurn(now: now) ?? now - context.started).seconds, places: 10)
-                    ),
-                ])
-            ),
-            (
-                "rates",
-                .object([
-                    ("sightings_per_s", .round(uptime.seconds > 0 ? Double(counters.sightings) / uptime.seconds : 0))
-                ])
-            ),
-            (
-                "counts",
-                .object([
-                    ("sightings", .int(counters.sightings)), ("decoded", .int(counters.decode.decoded)),
-                    ("asset_tags", .int(counters.assetTagSightings)), ("late", .int(counters.lateSightings)),
-                    ("stale", .int(counters.staleSightings)),
-                    ("clock_ahead", .int(counters.clockAheadSightings)),
-                    ("engine_behind", .int(context.engine.shedCount)),
-                    ("beacons", .int(beacons)), ("clients", .int(clients)),
-                    ("events", .int(context.publisher.countsByType.values.reduce(0, +))),
-                    ("events_held", .int(held.events)), ("events_dropped", .int(held.dropped)),
-                    ("state_emptied", .int(context.store?.timesEmptied ?? 0)),
-                    ("stream_clients", .int(stream.count)),
-                ])
-            ),
-            (
-                "outbox",
-                .object([
-                    ("pending", .int(depths.reduce(0) { $0 + $1.pending })),
-                    ("dead_letters", .int(depths.reduce(0) { $0 + $1.deadLetters })),
-                    ("dead_letters_discarded", .int(depths.reduce(0) { $0 + $1.deadLettersDiscarded })),
-                    ("oldest", .time(depths.compactMap(\.oldest).min())),
-                ])
-            ),
-            ("webhooks", .array(context.webhooks.map { Self.json($0, depths: depths) })),
-            ("state_store", context.store.map { .string($0.path) } ?? .null),
-            ("state_store_error", context.store?.openFailure.map { .string($0) } ?? .null),
-            ("state_store_wal_bytes", context.store.map { .int($0.walBytes) } ?? .null),
-            (
-                "state_reserve",
-                runtime.stateReserve.map {
-                    .object([("file", .string($0.file)), ("bytes", .int($0.bytes)), ("alerts_kept", .int($0.alerts))])
-                } ?? .null
-            ),
-            ("last_errors", .array(context.errors.all.map { .string($0) })),
-            (
-                "unplaced_receivers",
-                .object(unplaced.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
-            ),
-        ]
-        return Reply.json(.object(members))
-    }
-
-    static func json(_ a: RuntimeStatus.Adapter) -> JSONValue {
-        .object([
-            ("adapter", .string(a.name)), ("present", .bool(a.present)), ("powered", .bool(a.powered)),
-            ("discovering", .bool(a.discovering)),
-        ])
+        var report = StatusReport()
+        report.gateway = context.config.gateway.id
+        report.version = context.version
+        report.started = RFC3339.format(context.started)
+        report.uptimeSeconds = uptime.seconds
+        report.configFile = runtime.configFile
+        report.configDigest = runtime.configDigest
+        report.configLoadedAt = runtime.configLoadedAt.map(RFC3339.format)
+        report.configNeedsRestart = runtime.configNeedsRestart
+        report.simulated = runtime.simulated
+        report.bluezReachable = runtime.bluezReachable
+        report.dbusSignals = runtime.dbusSignals
+        report.adapters = runtime.adapters
+        report.engineLastTurn = glance.lastTurn.map(RFC3339.format)
+        report.engineLastTurnAgeSeconds = (context.engine.timeSinceLastTurn(now: now) ?? now - context.started).seconds
+        report.sightingsPerSecond = uptime.seconds > 0 ? Double(counters.sightings) / uptime.seconds : 0
+        report.counts.sightings = counters.sightings
+        report.counts.decoded = counters.decode.decoded
+        report.counts.assetTags = counters.assetTagSightings
+        report.counts.late = counters.lateSightings
+        report.counts.stale = counters.staleSightings
+        report.counts.clockAhead = counters.clockAheadSightings
+        report.counts.engineBehind = context.engine.shedCount
+        (report.counts.beacons, report.counts.clients) = (beacons, clients)
+        report.counts.events = context.publisher.countsByType.values.reduce(0, +)
+        (report.counts.eventsHeld, report.counts.eventsDropped) = (held.events, held.dropped)
+        report.counts.stateEmptied = context.store?.timesEmptied ?? 0
+        report.counts.streamClients = stream.count
+        report.outbox.pending = depths.reduce(0) { $0 + $1.pending }
+        report.outbox.deadLetters = depths.reduce(0) { $0 + $1.deadLetters }
+        report.outbox.deadLettersDiscarded = depths.reduce(0) { $0 + $1.deadLettersDiscarded }
+        report.outbox.oldest = depths.compactMap(\.oldest).min().map(RFC3339.format)
+        report.webhooks = context.webhooks.map { Self.webhook($0, depths: depths) }
+        report.stateStore = context.store?.path
+        report.stateStoreError = context.store?.openFailure
+        report.stateStoreWALBytes = context.store?.walBytes
+        report.stateReserve = runtime.stateReserve.map {
+            StatusReport.Reserve(file: $0.file, bytes: $0.bytes, alertsKept: $0.alerts)
+        }
+        report.lastErrors = context.errors.all
+        report.unplacedReceivers = unplaced.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return Reply.json(report.json)
     }
 
     /// `GET /v1/beacons?limit=&offset=`: the beacons heard within `exit_timeout`, most
@@ -291,7 +254,7 @@ extension APIRouter {
             let dead = try store.deadLetters(limit: 100)
             return Reply.json(
                 .object([
-                    ("webhooks", .array(context.webhooks.map { Self.json($0, depths: depths) })),
+                    ("webhooks", .array(context.webhooks.map { Self.webhook($0, depths: depths).json })),
                     (
                         "dead_letters",
                         .array(

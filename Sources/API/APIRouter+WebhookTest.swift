@@ -1,3 +1,4 @@
+import APIModel
 import BeaconConfig
 import BeaconCore
 import HTTPServer

@@ -27,8 +27,7 @@ public final class APIRouter: Sendable {
         transport.withLock { $0 = server }
         stream.attach(server)
         server.admit = { [weak self] request in self?.admission(request) }
-        let log = context.log
-        server.log = { line in log(line) }
+        server.logger = context.logger
     }
 
     /// Answers on a request's head alone, before its body is read, when the route table

@@ -1,10 +1,11 @@
 import BeaconCore
 import CDBus
+import Logging
 
 /// One adapter as the scanner tracks it.
 struct AdapterRecord {
     var path: String
-    var status: AdapterStatus
+    var status: AdapterState
     /// Our discovery session is running (SetDiscoveryFilter + StartDiscovery succeeded).
     var scanning = false
     /// Our session is a passive advertisement monitor rather than discovery.
@@ -26,7 +27,7 @@ extension BlueZScanner {
     func adapterAppeared(path: String, properties: MessageReader) {
         let name = Self.adapterName(path)
         if !wants(name) {
-            log(LogRecord(.info, "adapter.ignored", [("adapter", name), ("reason", "not in bluetooth.adapters")]))
+            logger.info("adapter.ignored", metadata: ["adapter": "\(name)", "reason": "not in bluetooth.adapters"])
             return
         }
         var powered = false
@@ -37,19 +38,19 @@ extension BlueZScanner {
         }
         let t = clock()
         let record = AdapterRecord(
-            path: path, status: AdapterStatus(adapter: name, present: true, powered: powered, discovering: discovering),
+            path: path, status: AdapterState(adapter: name, present: true, powered: powered, discovering: discovering),
             nextAttempt: t, lastHeard: t, silenceStageAt: t)
         adapters[path] = record
-        log(LogRecord(.info, "adapter.present", [("adapter", name), ("powered", "\(powered)")]))
+        logger.info("adapter.present", metadata: ["adapter": "\(name)", "powered": "\(powered)"])
         output(.adapter(record.status, at: t))
         if powered { startDiscovery(path) }
     }
 
     func adapterRemoved(path: String) {
         guard var record = adapters.removeValue(forKey: path) else { return }
-        record.status = AdapterStatus(
+        record.status = AdapterState(
             adapter: record.status.adapter, present: false, powered: false, discovering: false)
-        log(LogRecord(.warning, "adapter.removed", [("adapter", record.status.adapter), ("next", "waiting for it")]))
+        logger.warning("adapter.removed", metadata: ["adapter": "\(record.status.adapter)", "next": "waiting for it"])
         output(.adapter(record.status, at: clock()))
         devices = devices.filter { $0.value.adapter != record.status.adapter }
     }
@@ -67,10 +68,10 @@ extension BlueZScanner {
         output(.adapter(record.status, at: t))
         let name = record.status.adapter
         if record.status.powered != before.powered {
-            log(
-                LogRecord(
-                    record.status.powered ? .info : .warning,
-                    record.status.powered ? "adapter.powered_on" : "adapter.powered_off", [("adapter", name)]))
+            logger.log(
+                level: record.status.powered ? .info : .warning,
+                "\(record.status.powered ? "adapter.powered_on" : "adapter.powered_off")",
+                metadata: ["adapter": "\(name)"])
             adapters[path]!.scanning = false
             if record.status.powered { startDiscovery(path) }
         } else if before.discovering && !record.status.discovering && record.stoppedByUs {
@@ -78,8 +79,8 @@ extension BlueZScanner {
             adapters[path]!.stoppedByUs = false
         } else if before.discovering && !record.status.discovering && record.status.powered {
             // Someone (or bluetoothd itself) ended discovery: start our session again.
-            log(
-                LogRecord(.warning, "adapter.discovery_stopped", [("adapter", name), ("next", "restarting discovery")]))
+            logger.warning(
+                "adapter.discovery_stopped", metadata: ["adapter": "\(name)", "next": "restarting discovery"])
             adapters[path]!.scanning = false
             startDiscovery(path)
         }
@@ -116,15 +117,14 @@ extension BlueZScanner {
             record.scanning = true
             record.failures = 0
             record.lastHeard = t
-            log(LogRecord(.info, "adapter.discovery_started", [("adapter", record.status.adapter)]))
+            logger.info("adapter.discovery_started", metadata: ["adapter": "\(record.status.adapter)"])
         } catch {
             record.failures += 1
             let delay = TimeSpan.seconds(Int64(min(30, 1 << min(record.failures - 1, 5))))
             record.nextAttempt = t + delay
-            log(
-                LogRecord(
-                    .warning, "adapter.discovery_failed",
-                    [("adapter", record.status.adapter), ("error", error.description), ("retry", "\(delay)")]))
+            logger.warning(
+                "adapter.discovery_failed",
+                metadata: ["adapter": "\(record.status.adapter)", "error": "\(error.description)", "retry": "\(delay)"])
         }
         adapters[path] = record
     }
@@ -136,7 +136,7 @@ extension BlueZScanner {
         adapters[path]!.lastHeard = t
         if adapters[path]!.silenceStage != 0 {
             adapters[path]!.silenceStage = 0
-            log(LogRecord(.info, "adapter.heard_again", [("adapter", name)]))
+            logger.info("adapter.heard_again", metadata: ["adapter": "\(name)"])
         }
     }
 
@@ -164,19 +164,17 @@ extension BlueZScanner {
         let name = record.status.adapter
         switch record.silenceStage {
         case 0 where silent >= settings.silenceRestart:
-            log(
-                LogRecord(
-                    .warning, "adapter.silent",
-                    [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "restarting discovery")]))
+            logger.warning(
+                "adapter.silent",
+                metadata: ["adapter": "\(name)", "for": "\(silent.seconds)s", "next": "restarting discovery"])
             endSession(path)
             startDiscovery(path)
             adapters[path]!.silenceStage = 1
             adapters[path]!.silenceStageAt = t
         case 1 where t - record.silenceStageAt >= settings.silencePowerCycle:
-            log(
-                LogRecord(
-                    .warning, "adapter.silent",
-                    [("adapter", name), ("for", "\(silent.seconds)s"), ("next", "power-cycling")]))
+            logger.warning(
+                "adapter.silent",
+                metadata: ["adapter": "\(name)", "for": "\(silent.seconds)s", "next": "power-cycling"])
             setPowered(path, false)
             setPowered(path, true)
             adapters[path]?.silenceStage = 2
@@ -199,10 +197,9 @@ extension BlueZScanner {
                 $0.appendVariant(.bool(on))
             }
         } catch {
-            log(
-                LogRecord(
-                    .error, "adapter.power_failed", [("adapter", Self.adapterName(path)), ("error", error.description)])
-            )
+            logger.error(
+                "adapter.power_failed",
+                metadata: ["adapter": "\(Self.adapterName(path))", "error": "\(error.description)"])
         }
     }
 
@@ -225,6 +222,6 @@ extension BlueZScanner {
             }
             devices[path] = nil
         }
-        if removed > 0 { log(LogRecord(.debug, "bluez.devices_removed", [("count", "\(removed)")])) }
+        if removed > 0 { logger.debug("bluez.devices_removed", metadata: ["count": "\(removed)"]) }
     }
 }

@@ -1,5 +1,6 @@
 import BeaconCore
 import CDBus
+import Logging
 
 /// Passive scanning (`bluetooth.scan: passive`) through org.bluez.AdvertisementMonitorManager1:
 /// beacond exports one monitor with or-patterns for the beacon formats, and BlueZ reports only
@@ -22,10 +23,9 @@ extension BlueZScanner {
     func registerMonitor(_ path: String) -> Bool {
         let name = Self.adapterName(path)
         guard monitorManagers.contains(path) else {
-            log(
-                LogRecord(
-                    .notice, "adapter.passive_unavailable",
-                    [("adapter", name), ("reason", "no AdvertisementMonitorManager1"), ("scan", "active")]))
+            logger.notice(
+                "adapter.passive_unavailable",
+                metadata: ["adapter": "\(name)", "reason": "no AdvertisementMonitorManager1", "scan": "active"])
             return false
         }
         do {
@@ -33,13 +33,12 @@ extension BlueZScanner {
                 destination: Self.service, path: path, interface: Self.monitorManagerInterface,
                 method: "RegisterMonitor"
             ) { $0.appendObjectPath(Self.monitorRoot) }
-            log(LogRecord(.info, "adapter.passive_scanning", [("adapter", name)]))
+            logger.info("adapter.passive_scanning", metadata: ["adapter": "\(name)"])
             return true
         } catch {
-            log(
-                LogRecord(
-                    .notice, "adapter.passive_unavailable",
-                    [("adapter", name), ("error", error.description), ("scan", "active")]))
+            logger.notice(
+                "adapter.passive_unavailable",
+                metadata: ["adapter": "\(name)", "error": "\(error.description)", "scan": "active"])
             return false
         }
     }

@@ -1,5 +1,6 @@
 import BeaconCore
 import CDBus
+import Logging
 
 /// A reload's `bluetooth:` section, applied while the scanner runs. An operator who narrows
 /// the adapters, raises the RSSI floor or switches to passive scanning expects
@@ -24,23 +25,23 @@ extension BlueZScanner {
                 endSession(path)
                 adapters[path] = nil
                 devices = devices.filter { $0.value.adapter != name }
-                log(LogRecord(.info, "adapter.released", [("adapter", name), ("reason", "not in bluetooth.adapters")]))
+                logger.info(
+                    "adapter.released", metadata: ["adapter": "\(name)", "reason": "not in bluetooth.adapters"])
                 output(
                     .adapter(
-                        AdapterStatus(adapter: name, present: false, powered: false, discovering: false), at: clock())
+                        AdapterState(adapter: name, present: false, powered: false, discovering: false), at: clock())
                 )
             } else if sessionChanged && record.scanning {
                 endSession(path)
                 startDiscovery(path)
             }
         }
-        log(
-            LogRecord(
-                .info, "bluez.scanner.reconfigured",
-                [
-                    ("scan", new.passive ? "passive" : "active"), ("min_rssi", "\(new.minRSSI)"),
-                    ("adapters", new.adapters.map { $0.sorted().joined(separator: ",") } ?? "all"),
-                ]))
+        logger.info(
+            "bluez.scanner.reconfigured",
+            metadata: [
+                "scan": "\(new.passive ? "passive" : "active")", "min_rssi": "\(new.minRSSI)",
+                "adapters": "\(new.adapters.map { $0.sorted().joined(separator: ",") } ?? "all")",
+            ])
         if new.adapters != old.adapters, let c = connection, bluezOwner != nil { adoptAdapters(c, besides: known) }
     }
 
@@ -74,7 +75,7 @@ extension BlueZScanner {
             }
         } catch {
             // BlueZ went away meanwhile: its return is a full sync, which takes them.
-            log(LogRecord(.warning, "bluez.sync_failed", [("error", error.description), ("retry", "at its return")]))
+            logger.warning("bluez.sync_failed", metadata: ["error": "\(error.description)", "retry": "at its return"])
         }
     }
 

@@ -1,5 +1,6 @@
 import BeaconCore
 import CDBus
+import Logging
 import Synchronization
 
 extension BlueZScanner {
@@ -33,7 +34,7 @@ extension BlueZScanner {
             if newOwner.isEmpty {
                 bluezGone(reason: "bluetoothd left the bus")
             } else {
-                log(LogRecord(.notice, "bluez.appeared", [("owner", newOwner)]))
+                logger.notice("bluez.appeared", metadata: ["owner": "\(newOwner)"])
                 needsSync = true
             }
         }

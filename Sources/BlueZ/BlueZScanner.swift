@@ -1,5 +1,6 @@
 import BeaconCore
 import CDBus
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ public final class BlueZScanner: @unchecked Sendable {
     private let requested = Mutex<ScannerSettings?>(nil)
     let clock: @Sendable () -> Timestamp
     let output: @Sendable (ScannerOutput) -> Void
-    let log: @Sendable (LogRecord) -> Void
+    let logger: Logger
 
     private let stopRequested = Atomic<Bool>(false)
     /// D-Bus signals handled (the engine summary, the ingest benchmark).
@@ -56,12 +57,12 @@ public final class BlueZScanner: @unchecked Sendable {
 
     public init(
         settings: ScannerSettings, clock: @escaping @Sendable () -> Timestamp,
-        output: @escaping @Sendable (ScannerOutput) -> Void, log: @escaping @Sendable (LogRecord) -> Void
+        output: @escaping @Sendable (ScannerOutput) -> Void, logger: Logger
     ) {
         self.settings = settings
         self.clock = clock
         self.output = output
-        self.log = log
+        self.logger = logger
         self.nextSweep = clock() + settings.sweepInterval
         self.batchStarted = clock()
     }
@@ -93,7 +94,7 @@ public final class BlueZScanner: @unchecked Sendable {
 
     /// The scanner's loop. Blocks until `stop()`; call it on a thread of its own.
     public func run() {
-        log(LogRecord(.info, "bluez.scanner.start", [("scan", settings.passive ? "passive" : "active")]))
+        logger.info("bluez.scanner.start", metadata: ["scan": "\(settings.passive ? "passive" : "active")"])
         while !stopping {
             if let new = takeRequested() { apply(new) }
             guard let connection = connection ?? connect() else {
@@ -121,7 +122,7 @@ public final class BlueZScanner: @unchecked Sendable {
             while rounds < 256, turn(connection, waitMs: 0) { rounds += 1 }
         }
         flush()
-        log(LogRecord(.info, "bluez.scanner.stop"))
+        logger.info("bluez.scanner.stop")
     }
 
     private func connect() -> DBusConnection? {
@@ -138,7 +139,7 @@ public final class BlueZScanner: @unchecked Sendable {
                 try c.addMatch(properties + ",arg0='org.bluez.Adapter1'")
             } catch {
                 // Everything on the libdbus connection then: slower under a flood, still correct.
-                log(LogRecord(.notice, "dbus.signal_stream_unavailable", [("error", error.description)]))
+                logger.notice("dbus.signal_stream_unavailable", metadata: ["error": "\(error.description)"])
                 stream = nil
                 try c.addMatch(properties)
             }
@@ -147,11 +148,11 @@ public final class BlueZScanner: @unchecked Sendable {
             connectedBefore = true
             needsSync = true
             busUnavailableLogged = false
-            log(LogRecord(.info, "dbus.connected"))
+            logger.info("dbus.connected")
             return c
         } catch {
             if !busUnavailableLogged {
-                log(LogRecord(.warning, "dbus.unavailable", [("error", error.description), ("retry", "1s")]))
+                logger.warning("dbus.unavailable", metadata: ["error": "\(error.description)", "retry": "1s"])
                 busUnavailableLogged = true
             }
             return nil
@@ -182,7 +183,7 @@ public final class BlueZScanner: @unchecked Sendable {
     }
 
     private func lost(_ c: DBusConnection) {
-        log(LogRecord(.warning, "dbus.disconnected", [("next", "reconnecting")]))
+        logger.warning("dbus.disconnected", metadata: ["next": "reconnecting"])
         connection = nil
         stream = nil
         bluezGone(reason: "system bus connection lost")
@@ -209,9 +210,9 @@ public final class BlueZScanner: @unchecked Sendable {
         bluezReachable.store(true, ordering: .relaxed)
         do {
             try takeManagedObjects(c) { _ in true }
-            log(LogRecord(.info, "bluez.present", [("owner", owner), ("adapters", "\(adapters.count)")]))
+            logger.info("bluez.present", metadata: ["owner": "\(owner)", "adapters": "\(adapters.count)"])
         } catch {
-            log(LogRecord(.warning, "bluez.sync_failed", [("error", error.description), ("retry", "1s")]))
+            logger.warning("bluez.sync_failed", metadata: ["error": "\(error.description)", "retry": "1s"])
             needsSync = true
             pause(milliseconds: 1000)
         }
@@ -220,9 +221,9 @@ public final class BlueZScanner: @unchecked Sendable {
     /// bluetoothd went away (or the bus did): every adapter is gone until it comes back.
     func bluezGone(reason: String) {
         if bluezOwner != nil || !adapters.isEmpty {
-            log(LogRecord(.warning, "bluez.gone", [("reason", reason), ("next", "waiting for org.bluez")]))
+            logger.warning("bluez.gone", metadata: ["reason": "\(reason)", "next": "waiting for org.bluez"])
         } else {
-            log(LogRecord(.notice, "bluez.absent", [("next", "waiting for org.bluez")]))
+            logger.notice("bluez.absent", metadata: ["next": "waiting for org.bluez"])
         }
         bluezOwner = nil
         bluezReachable.store(false, ordering: .relaxed)

@@ -1,17 +1,17 @@
 import CDBus
 
 /// Appends arguments to a message being built (method-call arguments, replies, signals).
-struct MessageWriter {
+package struct MessageWriter {
     fileprivate(set) var iter = DBusMessageIter()
 
-    init(_ message: OpaquePointer) {
+    package init(_ message: OpaquePointer) {
         dbus_message_iter_init_append(message, &iter)
     }
 
-    init(sub: DBusMessageIter) { iter = sub }
+    package init(sub: DBusMessageIter) { iter = sub }
 
     /// Opens a container, lets `body` fill it, and closes it.
-    mutating func openContainer(_ type: Int32, _ signature: String?, _ body: (inout MessageWriter) -> Void) {
+    package mutating func openContainer(_ type: Int32, _ signature: String?, _ body: (inout MessageWriter) -> Void) {
         var sub = DBusMessageIter()
         dbus_message_iter_open_container(&iter, type, signature, &sub)
         var writer = MessageWriter(sub: sub)
@@ -20,8 +20,8 @@ struct MessageWriter {
         dbus_message_iter_close_container(&iter, &sub)
     }
 
-    mutating func append(_ s: String) { appendString(s, type: BEACOND_DBUS_TYPE_STRING) }
-    mutating func appendObjectPath(_ s: String) { appendString(s, type: BEACOND_DBUS_TYPE_OBJECT_PATH) }
+    package mutating func append(_ s: String) { appendString(s, type: BEACOND_DBUS_TYPE_STRING) }
+    package mutating func appendObjectPath(_ s: String) { appendString(s, type: BEACOND_DBUS_TYPE_OBJECT_PATH) }
 
     private mutating func appendString(_ s: String, type: Int32) {
         s.withCString { pointer in
@@ -30,18 +30,18 @@ struct MessageWriter {
         }
     }
 
-    mutating func appendByte(_ value: UInt8) {
+    package mutating func appendByte(_ value: UInt8) {
         var v = value
         _ = dbus_message_iter_append_basic(&iter, BEACOND_DBUS_TYPE_BYTE, &v)
     }
 
-    mutating func appendUInt16(_ value: UInt16) {
+    package mutating func appendUInt16(_ value: UInt16) {
         var v = value
         _ = dbus_message_iter_append_basic(&iter, BEACOND_DBUS_TYPE_UINT16, &v)
     }
 
     /// An `ay`.
-    mutating func appendBytes(_ bytes: [UInt8]) {
+    package mutating func appendBytes(_ bytes: [UInt8]) {
         openContainer(BEACOND_DBUS_TYPE_ARRAY, "y") { array in
             bytes.withUnsafeBufferPointer { buffer in
                 var base: UnsafePointer<UInt8>? = buffer.baseAddress
@@ -52,7 +52,7 @@ struct MessageWriter {
     }
 
     /// One `{key: variant}` entry of an `a{sv}`, whose value `body` writes.
-    mutating func appendEntry(_ key: String, _ signature: String, _ body: (inout MessageWriter) -> Void) {
+    package mutating func appendEntry(_ key: String, _ signature: String, _ body: (inout MessageWriter) -> Void) {
         openContainer(BEACOND_DBUS_TYPE_DICT_ENTRY, nil) { entry in
             entry.append(key)
             entry.openContainer(BEACOND_DBUS_TYPE_VARIANT, signature, body)
@@ -60,18 +60,18 @@ struct MessageWriter {
     }
 
     /// An `a{sv}` dictionary of simple values, as BlueZ's SetDiscoveryFilter takes.
-    mutating func appendDictionary(_ entries: [(String, DBusSimpleValue)]) {
+    package mutating func appendDictionary(_ entries: [(String, DBusSimpleValue)]) {
         openContainer(BEACOND_DBUS_TYPE_ARRAY, "{sv}") { array in
             for (key, value) in entries { array.appendEntry(key, value.signature) { $0.append(value) } }
         }
     }
 
     /// A single variant, as `org.freedesktop.DBus.Properties.Set` takes its value.
-    mutating func appendVariant(_ value: DBusSimpleValue) {
+    package mutating func appendVariant(_ value: DBusSimpleValue) {
         openContainer(BEACOND_DBUS_TYPE_VARIANT, value.signature) { $0.append(value) }
     }
 
-    mutating func append(_ value: DBusSimpleValue) {
+    package mutating func append(_ value: DBusSimpleValue) {
         switch value {
         case let .string(s): append(s)
         case let .bool(b):
@@ -85,7 +85,7 @@ struct MessageWriter {
 }
 
 /// The few value types beacond sends to BlueZ.
-enum DBusSimpleValue {
+package enum DBusSimpleValue {
     case string(String)
     case bool(Bool)
     case int16(Int16)

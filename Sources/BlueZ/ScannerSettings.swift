@@ -39,45 +39,5 @@ public struct ScannerSettings: Sendable, Equatable {
 /// the engine costs one lock per batch, not one per advertisement.
 public enum ScannerOutput: Sendable {
     case sightings([Sighting])
-    case adapter(AdapterStatus, at: Timestamp)
-}
-
-public struct AdapterStatus: Sendable, Equatable, CustomStringConvertible {
-    public var adapter: String
-    public var present: Bool
-    public var powered: Bool
-    public var discovering: Bool
-
-    public init(adapter: String, present: Bool, powered: Bool, discovering: Bool) {
-        self.adapter = adapter
-        self.present = present
-        self.powered = powered
-        self.discovering = discovering
-    }
-
-    public var description: String {
-        "\(adapter) present=\(present) powered=\(powered) discovering=\(discovering)"
-    }
-
-    public var event: EventPayload {
-        .adapterState(adapter: adapter, present: present, powered: powered, discovering: discovering)
-    }
-}
-
-/// A log line from an adapter: a stable event name and key/value fields, like iwd's.
-public struct LogRecord: Sendable {
-    public enum Level: String, Sendable { case debug, info, notice, warning, error }
-    public var level: Level
-    public var name: String
-    public var fields: [(String, String)]
-
-    public init(_ level: Level, _ name: String, _ fields: [(String, String)] = []) {
-        self.level = level
-        self.name = name
-        self.fields = fields
-    }
-
-    public var text: String {
-        ([name] + fields.map { "\($0.0)=\($0.1)" }).joined(separator: " ")
-    }
+    case adapter(AdapterState, at: Timestamp)
 }

@@ -1,4 +1,5 @@
 import CLinux
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -28,7 +29,9 @@ extension HTTPServer {
             }
             if let (reason, message) = connectionRefusal(peer) {
                 refuseConnection(fd, message: message)
-                note(reason, "uid=\(peer.uid) open=\(connections.count) from_uid=\(perUser[peer.uid] ?? 0)")
+                note(
+                    reason,
+                    ["uid": "\(peer.uid)", "open": "\(connections.count)", "from_uid": "\(perUser[peer.uid] ?? 0)"])
                 continue
             }
             admitConnection(fd: fd, peer: peer)
@@ -70,7 +73,7 @@ extension HTTPServer {
         let fd = clinux_accept_nonblocking(listener)
         if fd >= 0 {
             refuseConnection(fd, message: "the daemon is out of file descriptors")
-            note(.descriptors, "open=\(connections.count)")
+            note(.descriptors, ["open": "\(connections.count)"])
         }
         spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         return fd >= 0 && spareFD >= 0
@@ -79,7 +82,9 @@ extension HTTPServer {
     /// Closes connections idle too long, answers 408 to requests that have not arrived whole
     /// in time, ends lingering closes, and listens again if descriptors had run out.
     func enforceTimeouts(now: Int64) {
-        for line in refused.withLock({ $0.overdue(now: now) }) { log?(line) }
+        for metadata in refused.withLock({ $0.overdue(now: now) }) {
+            logger?.warning("api.refused", metadata: metadata)
+        }
         if listenerPaused {
             listenerPaused = false
             watch(listener, events: EPOLLIN.rawValue, modify: true)
@@ -150,9 +155,9 @@ extension HTTPServer {
 
     /// Counts a refusal and logs it: the first of a kind at once, then how many more there
     /// were at most once a minute, so an attack cannot fill the journal.
-    func note(_ reason: Refusals.Reason, _ detail: String) {
-        let line = refused.withLock { $0.note(reason, detail: detail, now: monotonicMillis()) }
-        if let line { log?(line) }
+    func note(_ reason: Refusals.Reason, _ detail: Logger.Metadata) {
+        let metadata = refused.withLock { $0.note(reason, detail: detail, now: monotonicMillis()) }
+        if let metadata { logger?.warning("api.refused", metadata: metadata) }
     }
 }
 
@@ -190,21 +195,21 @@ public struct Refusals: Sendable {
         totals[reason.rawValue, default: 0] += 1
     }
 
-    /// The counts held back whose minute has passed, as lines to log: without this, refusals
-    /// after the last logged one would go untold once an attack stops.
-    mutating func overdue(now: Int64) -> [String] {
-        var lines: [String] = []
+    /// The counts held back whose minute has passed, as `api.refused` lines' metadata: without
+    /// this, refusals after the last logged one would go untold once an attack stops.
+    mutating func overdue(now: Int64) -> [Logger.Metadata] {
+        var lines: [Logger.Metadata] = []
         for (reason, count) in unlogged.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             guard let last = lastLogged[reason], now - last >= Self.logInterval else { continue }
-            lines.append("warning: api.refused reason=\(reason.rawValue) more_in_last_minute=\(count)")
+            lines.append(["reason": "\(reason.rawValue)", "more_in_last_minute": "\(count)"])
             lastLogged[reason] = now
             unlogged[reason] = nil
         }
         return lines
     }
 
-    /// Counts it; returns the line to log, if one is due.
-    mutating func note(_ reason: Reason, detail: String, now: Int64) -> String? {
+    /// Counts it; returns the metadata of the `api.refused` line to log, if one is due.
+    mutating func note(_ reason: Reason, detail: Logger.Metadata, now: Int64) -> Logger.Metadata? {
         count(reason)
         // A wrong path is a client's mistake, answered and counted, not an attack to log.
         if reason == .noRoute { return nil }
@@ -214,7 +219,9 @@ public struct Refusals: Sendable {
         }
         lastLogged[reason] = now
         let more = unlogged.removeValue(forKey: reason) ?? 0
-        return "warning: api.refused reason=\(reason.rawValue) \(detail)"
-            + (more > 0 ? " more_in_last_minute=\(more)" : "")
+        var metadata = detail
+        metadata["reason"] = "\(reason.rawValue)"
+        if more > 0 { metadata["more_in_last_minute"] = "\(more)" }
+        return metadata
     }
 }

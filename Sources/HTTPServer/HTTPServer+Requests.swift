@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -171,7 +172,7 @@ extension HTTPServer {
         c.state = .closing
         c.discardInput()
         account(c)
-        note(reason, "uid=\(c.peer.uid) status=\(response.status)")
+        note(reason, ["uid": "\(c.peer.uid)", "status": "\(response.status)"])
     }
 
     private func continueIfAsked(_ c: HTTPConnection, _ head: HTTPRequestParser.Head) {

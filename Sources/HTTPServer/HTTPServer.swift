@@ -1,5 +1,6 @@
 import BeaconCore
 import CLinux
+import Logging
 import POSIX
 import Synchronization
 
@@ -78,7 +79,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Called on the server's thread about every `tickInterval` ms.
     public var onTick: (@Sendable () -> Void)?
     /// Where refusals are logged (rate-limited: the first, then a count once a minute).
-    public var log: (@Sendable (String) -> Void)?
+    public var logger: Logger?
     /// Written from the server's thread only; read anywhere for status and metrics.
     public let requestsServed = Atomic<Int>(0)
     public let streamsDropped = Atomic<Int>(0)

@@ -1,4 +1,5 @@
 import BeaconCore
+import Logging
 import POSIX
 import Storage
 import Synchronization
@@ -18,7 +19,7 @@ public final class EventPublisher: @unchecked Sendable {
     private let store: StateStore?
     private let workerList: Mutex<[WebhookWorker]>
     private let clock: @Sendable () -> Timestamp
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let ids: Mutex<EventIDGenerator>
     private let durable = Mutex(Durability())
     private let byType = Mutex<[String: Int]>([:])
@@ -28,14 +29,14 @@ public final class EventPublisher: @unchecked Sendable {
 
     public init(
         gateway: String, store: StateStore?, workers: [WebhookWorker], echo: Bool,
-        clock: @escaping @Sendable () -> Timestamp, log: @escaping @Sendable (String) -> Void
+        clock: @escaping @Sendable () -> Timestamp, logger: Logger
     ) {
         self.gateway = gateway
         self.store = store
         workerList = Mutex(workers)
         self.echo = echo
         self.clock = clock
-        self.log = log
+        self.logger = logger
         ids = Mutex(EventIDGenerator(nonce: UInt32.random(in: .min ... .max)))
     }
 
@@ -169,10 +170,15 @@ public final class EventPublisher: @unchecked Sendable {
                 // States alone: the daemon tells of their failure (`onStates`).
                 guard !batch.isEmpty else { return (false, StatesSaved(error: error)) }
                 if d.episode.failed(at: now) {
-                    log(
-                        "error: state.write_failed error=\(error) next=events are held in memory (at most "
-                            + "\(HeldEvents.limit)) and stored when the state store can write again; "
-                            + store.remedy(for: error))
+                    logger.error(
+                        "state.write_failed",
+                        metadata: [
+                            "error": "\(error)",
+                            "next": """
+                            events are held in memory (at most \(HeldEvents.limit)) and stored when the state \
+                            store can write again; \(store.remedy(for: error))
+                            """,
+                        ])
                 }
                 hold(fresh, in: &d)
                 d.nextAttempt = now + Self.retryInterval
@@ -183,9 +189,12 @@ public final class EventPublisher: @unchecked Sendable {
             d.nextAttempt = nil
             let heldStored = !d.held.isEmpty
             if let took = d.episode.succeeded(at: now) {
-                log(
-                    "info: state.write_recovered stored=\(batch.count) dropped=\(d.held.dropped) "
-                        + "after_s=\(Int(took.seconds.rounded()))")
+                logger.info(
+                    "state.write_recovered",
+                    metadata: [
+                        "stored": "\(batch.count)", "dropped": "\(d.held.dropped)",
+                        "after_s": "\(Int(took.seconds.rounded()))",
+                    ])
             }
             _ = d.held.clear()
             if heldStored { onHeldStored?() }
@@ -199,10 +208,13 @@ public final class EventPublisher: @unchecked Sendable {
         d.droppedTotal += d.held.dropped - droppedBefore
         if !fresh.isEmpty || !droppedIDs.isEmpty { onHold?(fresh, droppedIDs) }
         if droppedBefore == 0 && d.held.dropped > 0 {
-            log(
-                "error: state.events_dropped held=\(HeldEvents.limit) next=the state store has not written for "
-                    + "\(Int((clock() - (d.episode.since ?? clock())).seconds.rounded())) s; the oldest positions "
-                    + "and ranging events go first, then the oldest of the rest")
+            logger.error(
+                "state.events_dropped",
+                metadata: [
+                    "held": "\(HeldEvents.limit)",
+                    "next":
+                        "the state store has not written for \(Int((clock() - (d.episode.since ?? clock())).seconds.rounded())) s; the oldest positions and ranging events go first, then the oldest of the rest",
+                ])
         }
     }
 }

@@ -1,5 +1,6 @@
 import BeaconCore
 import Glibc
+import Logging
 import Storage
 import Synchronization
 
@@ -21,7 +22,7 @@ import Synchronization
 /// seconds, and the reserve is kept small.
 public final class UnsavedKeep: Sendable {
     public let directory: String
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let state: Mutex<Contents>
 
     private struct Contents {
@@ -48,9 +49,9 @@ public final class UnsavedKeep: Sendable {
     }
 
     /// - Parameter reserve: the state directory's reserve, nil when it could not be made.
-    public init(directory: String, reserve: DiskReserve? = nil, log: @escaping @Sendable (String) -> Void) {
+    public init(directory: String, reserve: DiskReserve? = nil, logger: Logger) {
         self.directory = directory
-        self.log = log
+        self.logger = logger
         var contents = Contents()
         contents.reserved = reserve.map { Reserved(file: $0) }
         state = Mutex(contents)
@@ -84,11 +85,16 @@ public final class UnsavedKeep: Sendable {
             // Ids sort in the order events were made, across runs too.
             if !missing.isEmpty { events = (events + missing).sorted { $0.id < $1.id } }
             if let reserved, !missing.isEmpty || (copied?.state == nil && reserved.states != nil) {
-                log(
-                    "info: state.reserve_found events=\(reserved.events.count) not_in_runtime_copy=\(missing.count) "
-                        + "regions=\(reserved.states?.regions.count ?? 0) assets=\(reserved.states?.assets.count ?? 0) "
-                        + "states=\(copied?.state == nil && reserved.states != nil ? "taken" : "older") "
-                        + "from=\(c.reserved!.file.path) next=stored and delivered as soon as the state store writes")
+                logger.info(
+                    "state.reserve_found",
+                    metadata: [
+                        "events": "\(reserved.events.count)", "not_in_runtime_copy": "\(missing.count)",
+                        "regions": "\(reserved.states?.regions.count ?? 0)",
+                        "assets": "\(reserved.states?.assets.count ?? 0)",
+                        "states": "\(copied?.state == nil && reserved.states != nil ? "taken" : "older")",
+                        "from": "\(c.reserved!.file.path)",
+                        "next": "stored and delivered as soon as the state store writes",
+                    ])
             }
             return (events, copied?.state ?? reserved?.states)
         }
@@ -106,13 +112,17 @@ public final class UnsavedKeep: Sendable {
             c.hasEvents = !events.isEmpty
             // Saved states may be empty (every asset out of its zones): the mark tells.
             c.hasStates = access(statesMark, F_OK) == 0 || !regions.isEmpty || !assets.isEmpty
-            log(
-                "info: state.unsaved_found events=\(events.count) regions=\(regions.count) assets=\(assets.count) "
-                    + "states=\(c.hasStates ? "kept" : "none") from=\(directory) next=stored and delivered as soon "
-                    + "as the state store writes")
+            logger.info(
+                "state.unsaved_found",
+                metadata: [
+                    "events": "\(events.count)", "regions": "\(regions.count)", "assets": "\(assets.count)",
+                    "states": "\(c.hasStates ? "kept" : "none")", "from": "\(directory)",
+                    "next": "stored and delivered as soon as the state store writes",
+                ])
             return (events, c.hasStates ? EngineSnapshot(regions: regions, assets: assets) : nil)
         } catch {
-            log("error: state.unsaved_unreadable dir=\(directory) error=\(error) next=removed")
+            logger.error(
+                "state.unsaved_unreadable", metadata: ["dir": "\(directory)", "error": "\(error)", "next": "removed"])
             c.store = nil
             Self.remove(directory)
             return nil
@@ -143,10 +153,13 @@ public final class UnsavedKeep: Sendable {
             r.events += fitted
             if fitted < alerts.count && !r.full {
                 r.full = true
-                log(
-                    "error: state.reserve_full path=\(r.file.path) next=later alerts held while the disk is full "
-                        + "are in memory and the runtime directory only: a reboot before the state store writes "
-                        + "loses them")
+                logger.error(
+                    "state.reserve_full",
+                    metadata: [
+                        "path": "\(r.file.path)",
+                        "next":
+                            "later alerts held while the disk is full are in memory and the runtime directory only: a reboot before the state store writes loses them",
+                    ])
             }
         }
     }
@@ -221,13 +234,17 @@ public final class UnsavedKeep: Sendable {
             do {
                 if c.store == nil { c.store = try StateStore(directory: directory) }
                 try body(&c, c.store!)
-                if c.failing { log("info: state.unsaved_kept_again dir=\(directory)") }
+                if c.failing { logger.info("state.unsaved_kept_again", metadata: ["dir": "\(directory)"]) }
                 c.failing = false
             } catch {
                 if !c.failing {
-                    log(
-                        "error: state.unsaved_not_kept dir=\(directory) error=\(error) next=what the state store "
-                            + "cannot write is in memory only: a crash before it can loses it")
+                    logger.error(
+                        "state.unsaved_not_kept",
+                        metadata: [
+                            "dir": "\(directory)", "error": "\(error)",
+                            "next":
+                                "what the state store cannot write is in memory only: a crash before it can loses it",
+                        ])
                 }
                 c.failing = true
                 c.incomplete = true
@@ -241,13 +258,17 @@ public final class UnsavedKeep: Sendable {
             guard let path = c.reserved?.file.path else { return }
             do {
                 try body(&c.reserved!)
-                if c.reserved!.failing { log("info: state.reserve_written_again path=\(path)") }
+                if c.reserved!.failing { logger.info("state.reserve_written_again", metadata: ["path": "\(path)"]) }
                 c.reserved!.failing = false
             } catch {
                 if !c.reserved!.failing {
-                    log(
-                        "error: state.reserve_not_written path=\(path) error=\(error) next=alerts held while the "
-                            + "disk is full survive a restart (runtime directory) but not a reboot")
+                    logger.error(
+                        "state.reserve_not_written",
+                        metadata: [
+                            "path": "\(path)", "error": "\(error)",
+                            "next":
+                                "alerts held while the disk is full survive a restart (runtime directory) but not a reboot",
+                        ])
                 }
                 c.reserved!.failing = true
             }

@@ -1,5 +1,6 @@
 import BeaconCore
 import Dispatch
+import Logging
 import Storage
 import Synchronization
 
@@ -53,7 +54,7 @@ public final class WebhookWorker: @unchecked Sendable {
     public let settings: Settings
     private let store: StateStore
     let clock: @Sendable () -> Timestamp
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
     private let retryRequested = Atomic<Bool>(false)
@@ -82,17 +83,19 @@ public final class WebhookWorker: @unchecked Sendable {
 
     public init(
         settings: Settings, store: StateStore, clock: @escaping @Sendable () -> Timestamp,
-        log: @escaping @Sendable (String) -> Void
+        logger: Logger
     ) {
         self.settings = settings
         self.store = store
         self.clock = clock
-        self.log = log
+        self.logger = logger
         self.schedule = settings.schedule
         let disabled = try? store.disabledReason(webhook: settings.id, url: settings.url)
         state.withLock { $0.disabled = disabled }
         if let disabled {
-            log("warning: webhook.disabled webhook=\(settings.id) reason=\(disabled) next=change its url to enable it")
+            logger.warning(
+                "webhook.disabled",
+                metadata: ["webhook": "\(settings.id)", "reason": "\(disabled)", "next": "change its url to enable it"])
         }
     }
 
@@ -163,9 +166,9 @@ public final class WebhookWorker: @unchecked Sendable {
         if reason == .removed {
             do {
                 let moved = try store.retire(webhook: settings.id, at: clock())
-                if moved > 0 { log(Self.removedMessage(webhook: settings.id, undelivered: moved)) }
+                if moved > 0 { Self.logRemoved(webhook: settings.id, undelivered: moved, to: logger) }
             } catch {
-                log("error: webhook.retire_failed webhook=\(settings.id) error=\(error)")
+                logger.error("webhook.retire_failed", metadata: ["webhook": "\(settings.id)", "error": "\(error)"])
             }
         }
     }
@@ -180,10 +183,14 @@ public final class WebhookWorker: @unchecked Sendable {
         finished.signal()
     }
 
-    /// The log line for a webhook taken out of the configuration with events still waiting.
-    public static func removedMessage(webhook: String, undelivered: Int) -> String {
-        "warning: webhook.removed webhook=\(webhook) undelivered=\(undelivered) "
-            + "next=its undelivered events are dead letters now (beaconctl outbox)"
+    /// Logs a webhook taken out of the configuration with events still waiting.
+    public static func logRemoved(webhook: String, undelivered: Int, to logger: Logger) {
+        logger.warning(
+            "webhook.removed",
+            metadata: [
+                "webhook": "\(webhook)", "undelivered": "\(undelivered)",
+                "next": "its undelivered events are dead letters now (beaconctl outbox)",
+            ])
     }
 
     /// One look at the outbox: expires, sends or decides how long to wait (nil: look again now).
@@ -195,15 +202,18 @@ public final class WebhookWorker: @unchecked Sendable {
         {
             schedule.retryNow(at: now)
             state.withLock { $0.retryAt = nil }
-            log("info: webhook.retry_now webhook=\(settings.id) was_due_in=\(retryAt - now)")
+            logger.info("webhook.retry_now", metadata: ["webhook": "\(settings.id)", "was_due_in": "\(retryAt - now)"])
         }
         do {
             if let elapsed, let step = steps.step(wall: now, elapsed: elapsed()) {
                 try store.shiftEnqueued(webhook: settings.id, by: step)
                 schedule.shift(by: step)
-                log(
-                    "info: webhook.clock_step webhook=\(settings.id) by_s=\(Int(step.seconds.rounded())) "
-                        + "next=waiting events keep their age for max_age")
+                logger.info(
+                    "webhook.clock_step",
+                    metadata: [
+                        "webhook": "\(settings.id)", "by_s": "\(Int(step.seconds.rounded()))",
+                        "next": "waiting events keep their age for max_age",
+                    ])
             }
             var batch = try waiting()
             // Expiry only when the oldest waiting event is past max_age: the check is free.
@@ -215,7 +225,9 @@ public final class WebhookWorker: @unchecked Sendable {
                 batch = try waiting()
             }
             if let took = outboxFailures.succeeded(at: now) {
-                log("info: webhook.outbox_readable webhook=\(settings.id) after_s=\(Int(took.seconds.rounded()))")
+                logger.info(
+                    "webhook.outbox_readable",
+                    metadata: ["webhook": "\(settings.id)", "after_s": "\(Int(took.seconds.rounded()))"])
             }
             switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
             case .idle:
@@ -229,9 +241,12 @@ public final class WebhookWorker: @unchecked Sendable {
         } catch {
             // Tried again every second (a full disk fails the expiry's write): told once.
             if outboxFailures.failed(at: now) {
-                log(
-                    "error: webhook.outbox_unreadable webhook=\(settings.id) error=\(error) "
-                        + "next=tried again every second; told again when it works")
+                logger.error(
+                    "webhook.outbox_unreadable",
+                    metadata: [
+                        "webhook": "\(settings.id)", "error": "\(error)",
+                        "next": "tried again every second; told again when it works",
+                    ])
             }
             return .seconds(1)
         }
@@ -239,10 +254,13 @@ public final class WebhookWorker: @unchecked Sendable {
 
     /// Expired events, in the log: the first at once, then summed once a minute.
     private func tell(_ report: LogSummary.Report, at now: Timestamp) {
-        let tail =
-            report.since.map { "over_s=\(Int((now - $0).seconds.rounded()))" }
-            ?? "next=later expiries are summed once a minute; beaconctl outbox lists them"
-        log("warning: webhook.dead_letters webhook=\(settings.id) events=\(report.count) reason=max_age \(tail)")
+        var metadata: Logger.Metadata = ["webhook": "\(settings.id)", "events": "\(report.count)", "reason": "max_age"]
+        if let since = report.since {
+            metadata["over_s"] = "\(Int((now - since).seconds.rounded()))"
+        } else {
+            metadata["next"] = "later expiries are summed once a minute; beaconctl outbox lists them"
+        }
+        logger.warning("webhook.dead_letters", metadata: metadata)
     }
 
     /// The entries to send next: after any whose acknowledgement is not saved yet, which is
@@ -260,14 +278,20 @@ public final class WebhookWorker: @unchecked Sendable {
             try store.delivered(webhook: settings.id, through: seq)
             unsavedAck = nil
             if let took = ackFailures.succeeded(at: clock()) {
-                log("info: webhook.ack_saved webhook=\(settings.id) after_s=\(Int(took.seconds.rounded()))")
+                logger.info(
+                    "webhook.ack_saved",
+                    metadata: ["webhook": "\(settings.id)", "after_s": "\(Int(took.seconds.rounded()))"])
             }
         } catch {
             unsavedAck = max(unsavedAck ?? 0, seq)
             if ackFailures.failed(at: clock()) {
-                log(
-                    "error: webhook.ack_not_saved webhook=\(settings.id) error=\(error) next=not sent again while "
-                        + "beacond runs; saved when the state store can write (a restart before that resends them)")
+                logger.error(
+                    "webhook.ack_not_saved",
+                    metadata: [
+                        "webhook": "\(settings.id)", "error": "\(error)",
+                        "next":
+                            "not sent again while beacond runs; saved when the state store can write (a restart before that resends them)",
+                    ])
             }
         }
     }
@@ -327,9 +351,12 @@ public final class WebhookWorker: @unchecked Sendable {
         }
         // The first failure and then every tenth: a receiver down for an hour is not a flood.
         if failures == 1 || failures % 10 == 0 {
-            log(
-                "warning: webhook.failed webhook=\(settings.id) error=\"\(reason)\" attempts=\(failures) "
-                    + "retry_in=\(retry - now)")
+            logger.warning(
+                "webhook.failed",
+                metadata: [
+                    "webhook": "\(settings.id)", "error": "\(reason)", "attempts": "\(failures)",
+                    "retry_in": "\(retry - now)",
+                ])
         }
     }
 
@@ -345,8 +372,11 @@ public final class WebhookWorker: @unchecked Sendable {
             $0.lastError = reason
             $0.lastErrorAt = now
         }
-        log(
-            "error: webhook.disabled webhook=\(settings.id) reason=\"\(reason)\" dead_letters=\(moved) "
-                + "next=fix the receiver and change the webhook's url")
+        logger.error(
+            "webhook.disabled",
+            metadata: [
+                "webhook": "\(settings.id)", "reason": "\(reason)", "dead_letters": "\(moved)",
+                "next": "fix the receiver and change the webhook's url",
+            ])
     }
 }

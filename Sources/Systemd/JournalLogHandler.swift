@@ -1,5 +1,7 @@
 import CSystemd
 import Logging
+import Logs
+import POSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -7,14 +9,11 @@ import Synchronization
 #endif
 
 /// A swift-log backend for a daemon run by systemd: each message goes to the journal with its
-/// syslog priority, `SYSLOG_IDENTIFIER=beacond`, the code location, and one `BEACOND_` field
-/// per `key=value` (`BEACOND_EVENT`, `BEACOND_ADAPTER`, `BEACOND_WEBHOOK`, ...), so that
+/// syslog priority, `SYSLOG_IDENTIFIER=beacond`, the code location, `BEACOND_EVENT` (the
+/// message: the event's name) and one `BEACOND_` field per metadata key, each value whole
+/// (`BEACOND_NEXT=no BlueZ; sightings come from the site simulator`), so that
 /// `journalctl -u beacond BEACOND_ADAPTER=hci0` finds what concerns one adapter. Outside
-/// systemd the same text goes to standard error as one readable line.
-///
-/// Messages follow the daemon's convention, `event key=value ...`; metadata given through
-/// swift-log is appended to the text as more `key=value` pairs (sorted by key, quoted when
-/// they contain spaces), so that the line and the journal fields say the same thing.
+/// systemd the same event goes to standard error as one logfmt line (`Logfmt`).
 public struct JournalLogHandler: LogHandler {
     /// Shared with the `JournalLog` that made this handler (and its other handlers): setting
     /// it here sets it for all of them.
@@ -27,14 +26,16 @@ public struct JournalLogHandler: LogHandler {
     /// True when standard error is the journal's stream (see `JournalLog.stderrIsJournal`).
     public let toJournal: Bool
     private let threshold: SharedThreshold
+    private let problems: (@Sendable (String) -> Void)?
 
     public init(level: Logger.Level, toJournal: Bool = JournalLog.stderrIsJournal()) {
-        self.init(threshold: SharedThreshold(JournalLog.Level(level)), toJournal: toJournal)
+        self.init(threshold: SharedThreshold(JournalLog.Level(level)), toJournal: toJournal, problems: nil)
     }
 
-    init(threshold: SharedThreshold, toJournal: Bool) {
+    init(threshold: SharedThreshold, toJournal: Bool, problems: (@Sendable (String) -> Void)?) {
         self.threshold = threshold
         self.toJournal = toJournal
+        self.problems = problems
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -46,46 +47,31 @@ public struct JournalLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let given = event.metadata { merged.merge(given) { $1 } }
-        let text = Self.text(level: event.level, message: event.message.description, metadata: merged)
+        let name = event.message.description
+        if event.level >= .warning { problems?(Logfmt.line(level: event.level, event: name, metadata: merged)) }
         if toJournal {
             var fields = [
-                "MESSAGE=\(text)", "PRIORITY=\(Self.priority(event.level))", "SYSLOG_IDENTIFIER=beacond",
-                "CODE_FILE=\(event.file)", "CODE_LINE=\(event.line)", "CODE_FUNC=\(event.function)",
+                "MESSAGE=\(Logfmt.message(event: name, metadata: merged))", "PRIORITY=\(Self.priority(event.level))",
+                "SYSLOG_IDENTIFIER=beacond", "CODE_FILE=\(event.file)", "CODE_LINE=\(event.line)",
+                "CODE_FUNC=\(event.function)",
             ]
-            fields += JournalLog.structuredFields(text)
+            fields += Self.fields(event: name, metadata: merged)
             Self.send(fields)
         } else {
-            var bytes = Array((text + "\n").utf8)[...]
-            while !bytes.isEmpty {
-                let n = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                bytes = bytes.dropFirst(n)
-            }
+            _ = writeAll(fd: 2, Logfmt.line(level: event.level, event: name, metadata: merged) + "\n")
         }
     }
 
-    /// `warning: bluez.gone adapter=hci0 reason="name lost"`: the level word, the message,
-    /// then the metadata.
-    static func text(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        var text = "\(word(level)): \(message)"
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
-            let rendered = "\(value)"
-            text += rendered.contains(" ") ? " \(key)=\"\(rendered)\"" : " \(key)=\(rendered)"
+    /// `BEACOND_EVENT=bluez.gone`, `BEACOND_REASON=name lost`, … : each value whole, its
+    /// control characters written out; a key's other characters become `_` (`retry-in` →
+    /// `BEACOND_RETRY_IN`), as journal field names allow only those.
+    static func fields(event: String, metadata: Logger.Metadata) -> [String] {
+        var out = ["BEACOND_EVENT=\(Logfmt.escapingControlCharacters(event))"]
+        for key in Logfmt.orderedKeys(metadata) {
+            let name = String(key.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+            out.append("BEACOND_\(name)=\(Logfmt.escapingControlCharacters(Logfmt.flat(metadata[key]!)))")
         }
-        return text
-    }
-
-    /// The word a line starts with; `JournalLog.level(of:)` reads it back.
-    static func word(_ level: Logger.Level) -> String {
-        switch level {
-        case .trace, .debug: "debug"
-        case .info: "info"
-        case .notice: "notice"
-        case .warning: "warning"
-        case .error: "error"
-        case .critical: "critical"
-        }
+        return out
     }
 
     /// syslog priorities, as the journal stores them.

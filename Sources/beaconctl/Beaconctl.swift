@@ -1,3 +1,4 @@
+import APIModel
 import ArgumentParser
 import BeaconCore
 import BeaconRuntime
@@ -94,62 +95,56 @@ struct Status: ParsableCommand {
     @OptionGroup var common: Common
 
     func run() throws {
-        try common.show("/v1/status") { s in
+        try common.show("/v1/status") { json in
+            let s = StatusReport(json: json)
+            let c = s.counts
             var lines = [
-                "gateway   \(s["gateway"]?.cell ?? "-")  (beacond \(s["version"]?.cell ?? "-"), up \(s["uptime_s"]?.cell ?? "-") s)",
-                "config    \(s["config_file"]?.cell ?? "-")",
-                s["input"]?.stringValue == "simulated"
+                "gateway   \(s.gateway)  (beacond \(s.version), up \(JSONValue.round(s.uptimeSeconds, places: 10).cell) s)",
+                "config    \(s.configFile ?? "-")",
+                s.simulated
                     ? "input     a simulated site (--simulate); BlueZ not used"
-                    : "bluez     \(s["bluez"]?["reachable"]?.boolValue == true ? "reachable" : "NOT reachable")",
-                "sightings \(s["counts"]?["sightings"]?.cell ?? "-") (\(s["rates"]?["sightings_per_s"]?.cell ?? "-")/s), "
-                    + "beacons \(s["counts"]?["beacons"]?.cell ?? "-"), asset tags \(s["counts"]?["asset_tags"]?.cell ?? "-"), "
-                    + "events \(s["counts"]?["events"]?.cell ?? "-")",
-                "outbox    \(s["outbox"]?["pending"]?.cell ?? "-") pending, \(s["outbox"]?["dead_letters"]?.cell ?? "-") dead letters",
+                    : "bluez     \(s.bluezReachable ? "reachable" : "NOT reachable")",
+                "sightings \(c.sightings) (\(JSONValue.round(s.sightingsPerSecond).cell)/s), beacons \(c.beacons), "
+                    + "asset tags \(c.assetTags), events \(c.events)",
+                "outbox    \(s.outbox.pending) pending, \(s.outbox.deadLetters) dead letters",
             ]
             // Only when there is something to say: relays out of time, receivers with no position
-            let stale = s["counts"]?["stale"]?.numberValue ?? 0
-            let ahead = s["counts"]?["clock_ahead"]?.numberValue ?? 0
-            if stale > 0 || ahead > 0 {
+            if c.stale > 0 || c.clockAhead > 0 {
                 lines.append(
-                    "relays    \(Int(stale)) sightings too old to use, \(Int(ahead)) stamped ahead of this clock")
+                    "relays    \(c.stale) sightings too old to use, \(c.clockAhead) stamped ahead of this clock")
             }
-            if let age = s["engine"]?["last_turn_age_s"]?.numberValue, age >= Doctor.stuckEngineAfter {
+            if let age = s.engineLastTurnAgeSeconds, age >= Doctor.stuckEngineAfter {
                 lines.append(
                     "engine    has not run for \(Int(age)) s: counts are as of then (beaconctl doctor)")
             }
-            let held = s["counts"]?["events_held"]?.numberValue ?? 0
-            if let failure = s["state_store_error"]?.stringValue {
+            if let failure = s.stateStoreError {
                 lines.append(
-                    "state     \(Int(held)) events held in memory: the state store cannot be opened: \(failure) "
+                    "state     \(c.eventsHeld) events held in memory: the state store cannot be opened: \(failure) "
                         + "(beaconctl doctor)")
-            } else if held > 0 {
+            } else if c.eventsHeld > 0 {
                 lines.append(
-                    "state     \(Int(held)) events held in memory: the state store cannot write (beaconctl doctor)")
+                    "state     \(c.eventsHeld) events held in memory: the state store cannot write (beaconctl doctor)")
             }
-            let emptied = s["counts"]?["state_emptied"]?.numberValue ?? 0
-            if emptied > 0 {
+            if c.stateEmptied > 0 {
                 lines.append(
-                    "state     found corrupt \(Int(emptied)) time(s) and emptied in place: the storage may be failing "
+                    "state     found corrupt \(c.stateEmptied) time(s) and emptied in place: the storage may be failing "
                         + "(beaconctl doctor)")
             }
-            if case let .object(unplaced)? = s["unplaced_receivers"], !unplaced.isEmpty {
+            if !s.unplacedReceivers.isEmpty {
                 lines.append(
                     "receivers with no position (not used for assets): "
-                        + unplaced.map { "\($0.0) (\($0.1.cell))" }.joined(separator: ", "))
+                        + s.unplacedReceivers.map { "\($0.0) (\($0.1))" }.joined(separator: ", "))
             }
             var adapters = Table("ADAPTER", "PRESENT", "POWERED", "DISCOVERING")
-            for a in s["adapters"]?.items ?? [] {
-                adapters.add(
-                    a["adapter"]?.cell ?? "-", a["present"]?.cell ?? "-", a["powered"]?.cell ?? "-",
-                    a["discovering"]?.cell ?? "-")
+            for a in s.adapters {
+                adapters.add(a.adapter, yes(a.present), yes(a.powered), yes(a.discovering))
             }
             lines.append("")
             lines.append(adapters.text)
-            let errors = s["last_errors"]?.items ?? []
-            if !errors.isEmpty {
+            if !s.lastErrors.isEmpty {
                 lines.append("")
                 lines.append("last errors:")
-                lines += errors.map { "  " + $0.cell }
+                lines += s.lastErrors.map { "  " + $0 }
             }
             return lines.joined(separator: "\n")
         }
@@ -279,10 +274,10 @@ struct Outbox: ParsableCommand {
     func run() throws {
         try common.show("/v1/outbox") { value in
             var hooks = Table("WEBHOOK", "STATE", "PENDING", "OLDEST", "DEAD", "DELIVERED", "LAST_ERROR")
-            for w in value["webhooks"]?.items ?? [] {
+            for w in value.array("webhooks").map(StatusReport.Webhook.init(json:)) {
                 hooks.add(
-                    w["id"]?.cell ?? "-", w["state"]?.cell ?? "-", w["pending"]?.cell ?? "-", w["oldest"]?.cell ?? "-",
-                    Self.dead(w), w["delivered"]?.cell ?? "-", w["last_error"]?.cell ?? "-")
+                    w.id, w.state.rawValue, "\(w.pending)", w.oldest ?? "-", Self.dead(w), "\(w.delivered)",
+                    w.lastError ?? "-")
             }
             var dead = Table("DEAD LETTER", "WEBHOOK", "TYPE", "ENQUEUED", "REASON")
             for d in value["dead_letters"]?.items ?? [] {
@@ -295,10 +290,9 @@ struct Outbox: ParsableCommand {
     }
 
     /// Dead letters kept, and how many older ones were discarded past the cap.
-    static func dead(_ webhook: JSONValue) -> String {
-        let kept = webhook["dead_letters"]?.cell ?? "-"
-        guard let discarded = webhook["dead_letters_discarded"], (discarded.numberValue ?? 0) > 0 else { return kept }
-        return "\(kept) (+\(discarded.cell) discarded)"
+    static func dead(_ webhook: StatusReport.Webhook) -> String {
+        guard webhook.deadLettersDiscarded > 0 else { return "\(webhook.deadLetters)" }
+        return "\(webhook.deadLetters) (+\(webhook.deadLettersDiscarded) discarded)"
     }
 }
 
@@ -365,6 +359,9 @@ func percentEncode(_ text: String) -> String {
     }
     return out
 }
+
+/// A table cell for a flag.
+func yes(_ flag: Bool) -> String { flag ? "yes" : "no" }
 
 extension String {
     var trimmingNewline: String { hasSuffix("\n") ? String(dropLast()) : self }

@@ -1,3 +1,4 @@
+import APIModel
 import BeaconCore
 
 #if canImport(Glibc)
@@ -10,50 +11,50 @@ extension Doctor {
     /// A webhook: disabled (410), failing, events it never delivered, and whether its host
     /// takes a connection from this gateway at all (`Reachability`), which a webhook that has
     /// had nothing to send yet shows no other way.
-    func webhookCheck(_ hook: JSONValue) -> Check {
-        let name = "webhook \(hook["id"]?.cell ?? "?")"
-        let url = hook["url"]?.stringValue ?? ""
-        if hook["state"]?.stringValue == "disabled" {
+    func webhookCheck(_ hook: StatusReport.Webhook) -> Check {
+        let name = "webhook \(hook.id)"
+        let url = hook.url
+        if hook.state == .disabled {
             return Check(
                 name: name, verdict: .fail,
-                detail: "disabled: \(hook["disabled"]?.cell ?? "-"); \(Outbox.dead(hook)) dead letters",
+                detail: "disabled: \(hook.disabled ?? "-"); \(Outbox.dead(hook)) dead letters",
                 fix: "fix the receiver, then change the webhook's url and reload")
         }
         let endpoint = Reachability.endpoint(of: url)
-        let delivering = hook["state"]?.stringValue != "retrying" && hook["delivered"]?.numberValue ?? 0 > 0
+        let delivering = hook.state != .retrying && hook.delivered > 0
         if let endpoint, let failure = Reachability.failure(host: endpoint.host, port: endpoint.port) {
             // It has delivered: through a proxy (libcurl takes https_proxy from the daemon's
             // environment, which this check does not use), or the receiver went down since.
             guard !delivering else {
                 return Check(
                     name: name, verdict: .warn,
-                    detail: "\(hook["delivered"]?.cell ?? "0") delivered, but cannot connect to \(failure) now",
+                    detail: "\(hook.delivered) delivered, but cannot connect to \(failure) now",
                     fix: "through a proxy this is expected; else the receiver went down, and the next event will "
                         + "wait in the outbox until it is back")
             }
             return Check(
                 name: name, verdict: .fail,
-                detail: "cannot connect to \(failure); \(hook["pending"]?.cell ?? "0") waiting",
+                detail: "cannot connect to \(failure); \(hook.pending) waiting",
                 fix: "check \(url), the gateway's DNS and firewall (or, behind a proxy, https_proxy in beacond's "
                     + "environment); events wait in the outbox up to max_age")
         }
         let reachable = endpoint.map { " (\($0.host):\($0.port) takes connections)" } ?? ""
-        if hook["state"]?.stringValue == "retrying" {
+        if hook.state == .retrying {
             return Check(
                 name: name, verdict: .warn,
-                detail: "failing: \(hook["last_error"]?.cell ?? "-"); \(hook["pending"]?.cell ?? "0") waiting"
+                detail: "failing: \(hook.lastError ?? "-"); \(hook.pending) waiting"
                     + reachable,
                 fix: "\(url) takes connections, so the fault is in the exchange: a TLS certificate, the path, "
-                    + "or the receiver answering errors (its logs); beaconctl test-webhook \(hook["id"]?.cell ?? "ID") "
+                    + "or the receiver answering errors (its logs); beaconctl test-webhook \(hook.id) "
                     + "tries it now")
         }
-        if hook["dead_letters"]?.numberValue ?? 0 > 0 {
+        if hook.deadLetters > 0 {
             return Check(
                 name: name, verdict: .warn,
-                detail: "\(hook["delivered"]?.cell ?? "0") delivered; \(Outbox.dead(hook)) never delivered" + reachable,
+                detail: "\(hook.delivered) delivered; \(Outbox.dead(hook)) never delivered" + reachable,
                 fix: "beaconctl outbox lists them; a longer max_age keeps events through a longer outage")
         }
-        return Check(name: name, verdict: .ok, detail: "\(hook["delivered"]?.cell ?? "0") delivered" + reachable)
+        return Check(name: name, verdict: .ok, detail: "\(hook.delivered) delivered" + reachable)
     }
 }
 
@@ -64,10 +65,10 @@ extension Doctor {
     /// A stuck engine (no sightings handled, no timers, no alerts) fails; sightings dropped
     /// because the engine had 50,000 waiting warn: it could not keep up with what the radios
     /// and relays hear. Said only when it happened; the count is since the daemon started.
-    func engineCheck(_ s: JSONValue) -> Check? {
-        let dropped = Int(s["counts"]?["engine_behind"]?.numberValue ?? 0)
+    func engineCheck(_ s: StatusReport) -> Check? {
+        let dropped = s.counts.engineBehind
         let droppedText = "\(dropped) sightings dropped since the daemon started"
-        if let age = s["engine"]?["last_turn_age_s"]?.numberValue, age >= Self.stuckEngineAfter {
+        if let age = s.engineLastTurnAgeSeconds, age >= Self.stuckEngineAfter {
             return Check(
                 name: "engine", verdict: .fail,
                 detail: "has not run for \(Int(age)) s: no sightings, timers or alerts are handled; \(droppedText)",
@@ -87,12 +88,12 @@ extension Doctor {
     /// A full filesystem stops the state store: region states, the event history and the
     /// webhooks' outbox are then not kept, and a dead webhook's backlog is what usually fills
     /// it. Warned about before it happens: under 100 MB or 5 % free.
-    func storageCheck(_ file: String, status s: JSONValue) -> Check {
+    func storageCheck(_ file: String, status s: StatusReport) -> Check {
         let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
         // Already failing: events wait in the daemon's memory (docs/service.md).
-        let held = Int(s["counts"]?["events_held"]?.numberValue ?? 0)
-        let dropped = Int(s["counts"]?["events_dropped"]?.numberValue ?? 0)
-        if let failure = s["state_store_error"]?.stringValue {
+        let held = s.counts.eventsHeld
+        let dropped = s.counts.eventsDropped
+        if let failure = s.stateStoreError {
             return Check(
                 name: "state store", verdict: .fail,
                 detail: "\(file) cannot be opened: \(failure); \(held) events held in memory, \(dropped) given up on",
@@ -100,14 +101,14 @@ extension Doctor {
                     + "with room; the daemon opens it at its next write (within 5 s), no restart needed")
         }
         if held > 0 || dropped > 0 {
-            let lastFailure = (s["last_errors"]?.items ?? []).map(\.cell).last { $0.contains("state.write_failed") }
+            let lastFailure = s.lastErrors.last { $0.contains("state.write_failed") }
             return Check(
                 name: "state store", verdict: .fail,
                 detail: "it cannot write: \(held) events held in memory, \(dropped) given up on"
                     + (lastFailure.map { "; \($0)" } ?? ""),
                 fix: "free space in \(directory); held events are stored within 5 s of there being room. Until "
                     + "then they survive a restart (the runtime directory), and alerts a reboot too ("
-                    + "\(Self.reserveFile), \(Int(s["state_reserve"]?["alerts_kept"]?.numberValue ?? 0)) kept)")
+                    + "\(Self.reserveFile), \(s.stateReserve?.alertsKept ?? 0) kept)")
         }
         var fs = statvfs()
         guard statvfs(directory.isEmpty ? "/" : directory, &fs) == 0 else {
@@ -117,7 +118,7 @@ extension Doctor {
         let total = Double(fs.f_blocks) * Double(fs.f_frsize)
         let mb = { (bytes: Double) in Int(bytes / 1_000_000) }
         let detail = "\(mb(free)) MB free of \(mb(total)) MB where it is kept (\(directory))"
-        let emptied = Int(s["counts"]?["state_emptied"]?.numberValue ?? 0)
+        let emptied = s.counts.stateEmptied
         if emptied > 0 {
             return Check(
                 name: "state store", verdict: .warn,
@@ -151,8 +152,8 @@ extension Doctor {
     /// A reader left open on the state file (a `sqlite3` shell in a forgotten terminal, a
     /// backup that hangs) stops the log from being copied back: it grows with every write the
     /// daemon makes, towards a full card, and nothing else says so. Shown only when it does.
-    func pinnedLogCheck(_ file: String, status s: JSONValue) -> Check? {
-        guard let bytes = s["state_store_wal_bytes"]?.numberValue, Int(bytes) > Self.pinnedLogBytes else { return nil }
+    func pinnedLogCheck(_ file: String, status s: StatusReport) -> Check? {
+        guard let bytes = s.stateStoreWALBytes, bytes > Self.pinnedLogBytes else { return nil }
         return Check(
             name: "state store log", verdict: .warn,
             detail: "\(file)-wal is \(Int(bytes / 1_000_000)) MB and grows with every write: another process holds "
@@ -170,8 +171,8 @@ extension Doctor {
     /// Without the state directory's reserve (`DiskReserve`, made at start when there is room)
     /// a full disk keeps the alerts it holds through a restart but not through a reboot or a
     /// power cut. Shown only when it is missing.
-    func reserveCheck(_ file: String, status s: JSONValue) -> Check? {
-        guard s["state_store_error"]?.isNull ?? true, s["state_reserve"]?.isNull == true else { return nil }
+    func reserveCheck(_ file: String, status s: StatusReport) -> Check? {
+        guard s.stateStoreError == nil, s.stateReserve == nil else { return nil }
         let directory = file.lastIndex(of: "/").map { String(file[..<$0]) } ?? "."
         return Check(
             name: "state reserve", verdict: .warn,

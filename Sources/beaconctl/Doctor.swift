@@ -1,3 +1,4 @@
+import APIModel
 import ArgumentParser
 import BeaconConfig
 import BeaconCore
@@ -28,10 +29,10 @@ struct Doctor: ParsableCommand {
     }
 
     func run() throws {
-        var status: JSONValue?
+        var status: StatusReport?
         let daemon: Check
         do {
-            status = try common.client.get("/v1/status")
+            status = StatusReport(json: try common.client.get("/v1/status"))
             daemon = Check(name: "daemon", verdict: .ok, detail: "beacond answers on \(common.socket)")
         } catch {
             daemon = Check(
@@ -40,12 +41,12 @@ struct Doctor: ParsableCommand {
         }
         // The file the daemon runs from, unless told otherwise: a unit started with another
         // --config must not be judged by /etc/beacond/beacond.yaml.
-        let file = config ?? status?["config_file"]?.stringValue ?? Self.defaultConfig
+        let file = config ?? status?.configFile ?? Self.defaultConfig
         let (configVerdict, webhooks) = configCheckAndWebhooks(file, status: status)
         var checks = [configVerdict]
         if webhooks > 0 { checks.append(libcurlCheck()) }
         checks.append(daemon)
-        let simulated = status?["input"]?.stringValue == "simulated"
+        let simulated = status?.simulated == true
         if simulated {
             for name in ["rfkill", "bluetoothd", "dbus permission", "adapters", "discovery"] {
                 checks.append(
@@ -98,7 +99,7 @@ struct Doctor: ParsableCommand {
     /// The configuration's verdict, and how many webhooks it names. A valid file that the
     /// daemon is not running (edited since it was loaded, or with sections a reload could not
     /// apply) is a warning: the commonest reason an edit "does nothing".
-    func configCheckAndWebhooks(_ config: String, status: JSONValue?) -> (check: Check, webhooks: Int) {
+    func configCheckAndWebhooks(_ config: String, status: StatusReport?) -> (check: Check, webhooks: Int) {
         let text: String
         do {
             text = try readTextFile(config)
@@ -124,18 +125,18 @@ struct Doctor: ParsableCommand {
     }
 
     /// Whether the daemon runs what the valid file `config` says (only when it runs from it).
-    func runningCheck(_ config: String, text: String, status: JSONValue?) -> Check {
-        guard let status, status["config_file"]?.stringValue == config else {
+    func runningCheck(_ config: String, text: String, status: StatusReport?) -> Check {
+        guard let status, status.configFile == config else {
             return Check(name: "config", verdict: .ok, detail: "\(config) is valid")
         }
-        if let digest = status["config_digest"]?.stringValue, digest != ConfigDigest.of(text) {
+        if let digest = status.configDigest, digest != ConfigDigest.of(text) {
             return Check(
                 name: "config", verdict: .warn,
                 detail: "\(config) is valid but changed since the daemon loaded it "
-                    + "(\(status["config_loaded_at"]?.cell ?? "-")): it runs the earlier one",
+                    + "(\(status.configLoadedAt ?? "-")): it runs the earlier one",
                 fix: "systemctl reload beacond")
         }
-        let pending = (status["config_needs_restart"]?.items ?? []).map(\.cell)
+        let pending = status.configNeedsRestart
         if !pending.isEmpty {
             return Check(
                 name: "config", verdict: .warn,
@@ -181,25 +182,25 @@ struct Doctor: ParsableCommand {
     }
 
     /// The checks on what the daemon reports; `bluetooth: false` leaves out BlueZ's.
-    func daemonChecks(_ s: JSONValue, bluetooth: Bool = true) -> [Check] {
+    func daemonChecks(_ s: StatusReport, bluetooth: Bool = true) -> [Check] {
         var checks = bluetooth ? bluetoothChecks(s) : []
-        let sightings = s["counts"]?["sightings"]?.numberValue ?? 0
+        let sightings = s.counts.sightings
         checks.append(
             sightings > 0
                 ? Check(
                     name: "advertisements", verdict: .ok,
-                    detail: "\(Int(sightings)) heard, \(s["counts"]?["beacons"]?.cell ?? "0") beacons")
+                    detail: "\(Int(sightings)) heard, \("\(s.counts.beacons)") beacons")
                 : Check(
                     name: "advertisements", verdict: .warn, detail: "none heard yet",
                     fix: "are beacons powered and in range? is bluetooth.min_rssi too high?"))
         if let behind = engineCheck(s) { checks.append(behind) }
         checks += siteChecks(s)
-        if let store = s["state_store"]?.stringValue {
+        if let store = s.stateStore {
             checks.append(storageCheck(store, status: s))
             if let pinned = pinnedLogCheck(store, status: s) { checks.append(pinned) }
             if let reserve = reserveCheck(store, status: s) { checks.append(reserve) }
         }
-        checks += (s["webhooks"]?.items ?? []).map(webhookCheck)
+        checks += s.webhooks.map(webhookCheck)
         return checks
     }
 }
@@ -208,21 +209,22 @@ extension Doctor {
     /// Asset positions and relays: receivers that hear assets but have no position, and
     /// relays whose records arrive stamped ahead of this gateway or too old to use. Shown only
     /// when there is something to say: neither is a check every gateway needs.
-    func siteChecks(_ s: JSONValue) -> [Check] {
+    func siteChecks(_ s: StatusReport) -> [Check] {
         var checks: [Check] = []
-        if case let .object(unplaced)? = s["unplaced_receivers"], !unplaced.isEmpty {
+        if !s.unplacedReceivers.isEmpty {
+            let unplaced = s.unplacedReceivers
             checks.append(
                 Check(
                     name: "receivers", verdict: .warn,
                     detail: "assets heard by receivers with no position, not used for positions: "
-                        + unplaced.map { "\($0.0) (\($0.1.cell) sightings)" }.joined(separator: ", "),
+                        + unplaced.map { "\($0.0) (\($0.1) sightings)" }.joined(separator: ", "),
                     fix: "add them to receivers: with their position (the id must be the adapter's name or the "
                         + "relay's \"receiver\"), then systemctl reload beacond"))
         }
-        let ahead = s["counts"]?["clock_ahead"]?.numberValue ?? 0
-        let stale = s["counts"]?["stale"]?.numberValue ?? 0
+        let ahead = s.counts.clockAhead
+        let stale = s.counts.stale
         if ahead > 0 || stale > 0 {
-            let warnings = (s["last_errors"]?.items ?? []).map(\.cell).filter {
+            let warnings = s.lastErrors.filter {
                 $0.contains("sightings.clock_ahead") || $0.contains("sightings.stale")
             }
             checks.append(
@@ -239,10 +241,10 @@ extension Doctor {
 
 extension Doctor {
     /// bluetoothd, its D-Bus policy, the adapters and discovery, as the daemon sees them.
-    func bluetoothChecks(_ s: JSONValue) -> [Check] {
+    func bluetoothChecks(_ s: StatusReport) -> [Check] {
         var checks: [Check] = []
-        let errors = (s["last_errors"]?.items ?? []).map(\.cell)
-        let reachable = s["bluez"]?["reachable"]?.boolValue == true
+        let errors = s.lastErrors
+        let reachable = s.bluezReachable
         checks.append(
             reachable
                 ? Check(name: "bluetoothd", verdict: .ok, detail: "org.bluez is on the system bus")
@@ -257,9 +259,9 @@ extension Doctor {
         } else {
             checks.append(Check(name: "dbus permission", verdict: .ok, detail: "no access errors"))
         }
-        let adapters = s["adapters"]?.items ?? []
-        let present = adapters.filter { $0["present"]?.boolValue == true }
-        let unpowered = present.filter { $0["powered"]?.boolValue != true }.compactMap { $0["adapter"]?.stringValue }
+        let adapters = s.adapters
+        let present = adapters.filter(\.present)
+        let unpowered = present.filter { !$0.powered }.map(\.adapter)
         if present.isEmpty {
             checks.append(
                 Check(
@@ -276,9 +278,9 @@ extension Doctor {
             checks.append(
                 Check(
                     name: "adapters", verdict: .ok,
-                    detail: present.compactMap { $0["adapter"]?.stringValue }.joined(separator: ", ") + " powered"))
+                    detail: present.map(\.adapter).joined(separator: ", ") + " powered"))
         }
-        let discovering = present.filter { $0["discovering"]?.boolValue == true }
+        let discovering = present.filter(\.discovering)
         checks.append(
             discovering.isEmpty
                 ? Check(

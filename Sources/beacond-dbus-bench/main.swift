@@ -9,6 +9,7 @@ import BeaconCore
 import BeaconRuntime
 import BlueZ
 import Dispatch
+import Logs
 import Synchronization
 
 #if canImport(Glibc)
@@ -51,9 +52,7 @@ let scanner = BlueZScanner(
     output: { output in
         if case let .sightings(batch) = output { engine.submit(.sightings(batch)) }
     },
-    log: { record in
-        if record.level == .warning || record.level == .error { print("log: \(record.text)") }
-    })
+    logger: LineLogHandler.logger(level: .warning) { print("log: \($0)") })
 
 guard scanner.prepare() else {
     print("beacond-dbus-bench: no org.bluez on the bus")

@@ -2,6 +2,7 @@ import API
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
+import Logs
 import POSIX
 import Publishing
 import Storage
@@ -30,7 +31,7 @@ enum FuzzAPI {
         let store = try? StateStore(directory: directory)
         let config = FuzzSite.config
         let publisher = EventPublisher(
-            gateway: config.gateway.id, store: store, workers: [], echo: false, clock: now, log: { _ in })
+            gateway: config.gateway.id, store: store, workers: [], echo: false, clock: now, logger: .silent)
         let engine = LiveEngine(
             engine: BeaconEngine(configuration: config.engineConfiguration, start: now()), clock: now,
             publish: { publisher.publish($0) })

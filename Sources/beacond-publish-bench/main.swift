@@ -10,6 +10,7 @@ import BeaconCore
 import BeaconRuntime
 import Dispatch
 import Foundation
+import Logs
 import Publishing
 import Storage
 
@@ -61,7 +62,7 @@ func worker(_ store: StateStore, port: Int, maxDelay: TimeSpan) -> WebhookWorker
             id: "bench", url: "http://127.0.0.1:\(port)/hook", events: EventTypeGlob(["*"]),
             secret: Array("bench-secret".utf8),
             schedule: DeliverySchedule(maxEvents: 50, maxDelay: maxDelay, maxAge: .hours(24)), timeout: .seconds(5)),
-        store: store, clock: now, log: { print($0) })
+        store: store, clock: now, logger: LineLogHandler.logger { print($0) })
 }
 
 func throughput() throws {
@@ -69,7 +70,8 @@ func throughput() throws {
     let store = try StateStore(directory: NSTemporaryDirectory() + "beacond-bench-\(UUID().uuidString)")
     let hook = worker(store, port: receiver.port, maxDelay: .seconds(1))
     let publisher = EventPublisher(
-        gateway: "bench", store: store, workers: [hook], echo: false, clock: now, log: { print($0) })
+        gateway: "bench", store: store, workers: [hook], echo: false, clock: now,
+        logger: LineLogHandler.logger { print($0) })
     let thread = Thread { hook.run() }
     thread.start()
     let id = IBeaconID(uuid: uuid, major: 1, minor: 2)
@@ -103,7 +105,8 @@ func latency() throws {
     let store = try StateStore(directory: NSTemporaryDirectory() + "beacond-bench-\(UUID().uuidString)")
     let hook = worker(store, port: receiver.port, maxDelay: .seconds(0))
     let publisher = EventPublisher(
-        gateway: "bench", store: store, workers: [hook], echo: false, clock: now, log: { print($0) })
+        gateway: "bench", store: store, workers: [hook], echo: false, clock: now,
+        logger: LineLogHandler.logger { print($0) })
     var settings = MonitoringSettings()
     settings.enterSightings = 1
     settings.exitTimeout = .minutes(10)

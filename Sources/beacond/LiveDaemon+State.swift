@@ -3,6 +3,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import Glibc
+import Logging
 import POSIX
 import Publishing
 import Storage
@@ -22,14 +23,17 @@ extension LiveDaemon {
         case .held:
             return
         case let .heldByAnother(pid):
-            log(
-                "error: state.locked dir=\(config.gateway.stateDir) holder_pid=\(pid.map(String.init) ?? "unknown") "
-                    + "next=another beacond uses this state_dir; give each daemon its own gateway.state_dir")
+            logger.error(
+                "state.locked",
+                metadata: [
+                    "dir": "\(config.gateway.stateDir)", "holder_pid": "\(pid.map(String.init) ?? "unknown")",
+                    "next": "another beacond uses this state_dir; give each daemon its own gateway.state_dir",
+                ])
             throw ExitCode(ExitStatus.unavailable)
         case let .unavailable(reason):
-            log(
-                "warning: state.lock_unavailable dir=\(config.gateway.stateDir) error=\"\(reason)\" next=running unlocked"
-            )
+            logger.warning(
+                "state.lock_unavailable",
+                metadata: ["dir": "\(config.gateway.stateDir)", "error": "\(reason)", "next": "running unlocked"])
         }
     }
 
@@ -38,28 +42,39 @@ extension LiveDaemon {
         let suffix: @Sendable () -> String = { String(WallClock.now().nanoseconds / 1_000_000_000) }
         let store = StateStore.opening(
             directory: config.gateway.stateDir, setAsideSuffix: suffix,
-            onOpen: { [log] opened in
+            onOpen: { [logger] opened in
                 if let setAside = opened.setAside {
-                    log(
-                        "error: state.corrupt moved_to=\(setAside) next=started a new state store: region states, the "
-                            + "history and undelivered webhook events in the old file are not restored")
+                    logger.error(
+                        "state.corrupt",
+                        metadata: [
+                            "moved_to": "\(setAside)",
+                            "next":
+                                "started a new state store: region states, the history and undelivered webhook events in the old file are not restored",
+                        ])
                 }
                 if let failure = opened.failedBefore {
-                    log(
-                        "info: state.available file=\(config.gateway.stateDir) failed_before=\"\(failure)\" next=held "
-                            + "events are stored and delivered, and the API's region changes applied")
+                    logger.info(
+                        "state.available",
+                        metadata: [
+                            "file": "\(config.gateway.stateDir)", "failed_before": "\(failure)",
+                            "next": "held events are stored and delivered, and the API's region changes applied",
+                        ])
                     late.opened()
                 }
             })
         store.recoverWhenCorrupt(
             copySuffix: suffix,
-            report: { [log] in log(Self.corruptWhileRunningMessage($0)) })
+            report: { [logger] in Self.logCorruptWhileRunning($0, to: logger) })
         do {
             try store.open()
         } catch {
-            log(
-                "error: state.unavailable dir=\(config.gateway.stateDir) error=\(error) next=events are held in memory "
-                    + "(and in the runtime directory) and webhooks wait; the state store is tried again at each write")
+            logger.error(
+                "state.unavailable",
+                metadata: [
+                    "dir": "\(config.gateway.stateDir)", "error": "\(error)",
+                    "next":
+                        "events are held in memory (and in the runtime directory) and webhooks wait; the state store is tried again at each write",
+                ])
         }
         return store
     }
@@ -73,51 +88,34 @@ extension LiveDaemon {
         do {
             return try DiskReserve(path: path)
         } catch {
-            log(
-                "warning: state.reserve_unavailable path=\(path) error=\(error) next=if the disk fills, alerts held "
-                    + "meanwhile survive a restart but not a reboot; it is made again at the next start")
+            logger.warning(
+                "state.reserve_unavailable",
+                metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                    "next":
+                        "if the disk fills, alerts held meanwhile survive a restart but not a reboot; it is made again at the next start",
+                ])
             return nil
         }
     }
 
-    /// Reads the whole state file once the daemon is ready, and then once a day, on a thread of
-    /// its own (`StateStore.verify`): damage in pages nothing reads for a while is found and
-    /// mended while the daemon can still carry over what reads, instead of at a restart that
-    /// sets the whole file aside. The thread ends with the process.
-    func verifyInBackground(_ store: StateStore) {
-        detachThread { [log] in
-            while true {
-                // A file not open yet (`openStore`) is read once it opens, not failed daily.
-                while store.openFailure != nil { sleep(5) }
-                let started = BootClock.elapsed()
-                switch store.verify() {
-                case .whole:
-                    let took = (BootClock.elapsed().nanoseconds - started.nanoseconds) / 1_000_000
-                    log("info: state.verified result=whole took_ms=\(took)")
-                case .emptied: break  // the recovery's report said so (state.corrupt_while_running)
-                case let .failed(reason): log("warning: state.verify_failed error=\(reason)")
-                }
-                sleep(Self.verifyEvery)
-            }
-        }
-    }
-
-    /// Seconds between two reads of the whole state file.
-    static let verifyEvery: UInt32 = 86_400
-
-    /// What the log says when the state file was found corrupt while running and emptied.
-    static func corruptWhileRunningMessage(_ r: SQLiteDatabase.Report) -> String {
-        let copy: String
+    /// Logs the state file found corrupt while running and emptied.
+    static func logCorruptWhileRunning(_ r: SQLiteDatabase.Report, to logger: Logger) {
+        var metadata: Logger.Metadata = [
+            "error": "\(r.error)", "carried": "\(r.carried.joined(separator: ","))",
+            "lost": "\(r.lost.joined(separator: ","))",
+        ]
         switch r.copy {
-        case let .success(path)?: copy = "copied_to=\(path)"
-        case let .failure(error)?: copy = "copy_failed=\"\(error)\""
-        case nil: copy = "copy=none"
+        case let .success(path)?: metadata["copied_to"] = "\(path)"
+        case let .failure(error)?: metadata["copy_failed"] = "\(error)"
+        case nil: metadata["copy"] = "none"
         }
         let lost = r.lost.isEmpty ? "" : " and the tables \(r.lost.joined(separator: ","))"
-        return
-            "error: state.corrupt_while_running error=\"\(r.error)\" \(copy) carried=\(r.carried.joined(separator: ",")) "
-            + "lost=\(r.lost.joined(separator: ",")) next=the state file was emptied in place and beacond goes on "
-            + "with it: the history\(lost) went with the damage; region and zone states are written again from memory"
+        metadata["next"] = """
+            the state file was emptied in place and beacond goes on with it: the history\(lost) went with \
+            the damage; region and zone states are written again from memory
+            """
+        logger.error("state.corrupt_while_running", metadata: metadata)
     }
 
     /// Applies the regions added or removed through the API (over the file's regions), then
@@ -134,17 +132,23 @@ extension LiveDaemon {
             let restoredAssets = assets.filter { engine.restore($0) }.count
             let ahead = snapshots.filter { $0.lastSeen > engine.now }.count
             if ahead > 0 {
-                log(
-                    "warning: state.saved_ahead_of_clock regions=\(ahead) "
-                        + "next=this clock is behind the one that saved them (no battery-backed clock?); "
-                        + "their last sightings are taken as now")
+                logger.warning(
+                    "state.saved_ahead_of_clock",
+                    metadata: [
+                        "regions": "\(ahead)",
+                        "next":
+                            "this clock is behind the one that saved them (no battery-backed clock?); their last sightings are taken as now",
+                    ])
             }
-            log(
-                "info: state.restored regions=\(restored) redefined_or_gone=\(snapshots.count - restored) "
-                    + "unreadable=\(skipped) api_changes=\(overrides) assets_in_zones=\(restoredAssets) "
-                    + "assets_not_restored=\(assets.count - restoredAssets + skippedAssets)")
+            logger.info(
+                "state.restored",
+                metadata: [
+                    "regions": "\(restored)", "redefined_or_gone": "\(snapshots.count - restored)",
+                    "unreadable": "\(skipped)", "api_changes": "\(overrides)", "assets_in_zones": "\(restoredAssets)",
+                    "assets_not_restored": "\(assets.count - restoredAssets + skippedAssets)",
+                ])
         } catch {
-            log("warning: state.unreadable error=\(error) next=regions start unknown")
+            logger.warning("state.unreadable", metadata: ["error": "\(error)", "next": "regions start unknown"])
         }
     }
 
@@ -163,7 +167,9 @@ extension LiveDaemon {
                 // Kept by an earlier version that took any id through the API: the file's
                 // grammar applies now, and such a region is left out (logged, escaped).
                 if let problem = Identifier.problem(client) ?? Identifier.problem(region.id) {
-                    log("warning: state.api_region_skipped client=\(client) region=\(region.id) reason=\"\(problem)\"")
+                    logger.warning(
+                        "state.api_region_skipped",
+                        metadata: ["client": "\(client)", "region": "\(region.id)", "reason": "\(problem)"])
                     continue
                 }
                 guard !engine.regionStatuses(client: client).contains(where: { $0.spec == region }) else { continue }
@@ -182,15 +188,16 @@ extension LiveDaemon {
     func applyLateStore(_ store: StateStore, engine: LiveEngine, running: RunningConfig) {
         let current = running.current
         engine.submit(
-            .call { [log] e, _ in
+            .call { [logger] e, _ in
                 do {
                     let (changes, events) = try applyAPIChanges(from: store, to: &e, clients: current.clients)
-                    log("info: state.api_changes_applied changes=\(changes) next=as at a start")
+                    logger.info(
+                        "state.api_changes_applied", metadata: ["changes": "\(changes)", "next": "as at a start"])
                     return events
                 } catch {
-                    log(
-                        "warning: state.unreadable error=\(error) next=the API's region changes apply at the next start"
-                    )
+                    logger.warning(
+                        "state.unreadable",
+                        metadata: ["error": "\(error)", "next": "the API's region changes apply at the next start"])
                     return []
                 }
             })
@@ -205,10 +212,10 @@ extension LiveDaemon {
         do {
             let moved = try store.retireWebhooks(keeping: Set(specs.map(\.id)), at: WallClock.now())
             for (webhook, count) in moved.sorted(by: { $0.key < $1.key }) {
-                log(WebhookWorker.removedMessage(webhook: webhook, undelivered: count))
+                WebhookWorker.logRemoved(webhook: webhook, undelivered: count, to: logger)
             }
         } catch {
-            log("error: webhook.retire_failed error=\(error)")
+            logger.error("webhook.retire_failed", metadata: ["error": "\(error)"])
         }
     }
 
@@ -217,7 +224,7 @@ extension LiveDaemon {
     }
 
     func makeWebhookWorker(_ settings: WebhookWorker.Settings, store: StateStore) -> WebhookWorker {
-        let worker = WebhookWorker(settings: settings, store: store, clock: WallClock.now, log: log)
+        let worker = WebhookWorker(settings: settings, store: store, clock: WallClock.now, logger: logger)
         worker.elapsed = BootClock.elapsed
         return worker
     }
@@ -233,9 +240,11 @@ extension LiveDaemon {
                     while let last = text.last, last == 10 || last == 13 || last == 32 { text.removeLast() }
                     secret = text
                 } catch {
-                    log(
-                        "error: webhook.secret_unreadable webhook=\(hook.id) file=\(path) error=\(error) next=sending unsigned"
-                    )
+                    logger.error(
+                        "webhook.secret_unreadable",
+                        metadata: [
+                            "webhook": "\(hook.id)", "file": "\(path)", "error": "\(error)", "next": "sending unsigned",
+                        ])
                 }
             }
             return WebhookWorker.Settings(

@@ -7,6 +7,7 @@ import BlueZ
 import Dispatch
 import Glibc
 import HTTPServer
+import Logging
 import POSIX
 import Publishing
 import Storage
@@ -32,7 +33,7 @@ struct LiveDaemon {
     let printEvents: Bool
     /// Run on the site simulator (`--simulate`, with this seed) instead of BlueZ.
     let simulationSeed: UInt64?
-    let errors = RecentErrors()
+    let errors: RecentErrors
     let journal: JournalLog
     /// `--log-level` was given: it wins over `gateway.log_level`, at start and on a reload.
     let logLevelFromCommandLine: Bool
@@ -48,7 +49,9 @@ struct LiveDaemon {
         configFile = Self.absolute(path)
         self.printEvents = printEvents
         self.simulationSeed = simulationSeed
-        journal = JournalLog(threshold: logLevel)
+        let errors = RecentErrors()
+        self.errors = errors
+        journal = JournalLog(threshold: logLevel, problems: errors.record)
         self.logLevelFromCommandLine = logLevelFromCommandLine
     }
 
@@ -59,90 +62,47 @@ struct LiveDaemon {
         return String(cString: cwd) + "/" + path
     }
 
+    /// Builds the daemon's parts, starts its services in order, waits for SIGTERM (or an input
+    /// that ends), and stops them in reverse.
     func run() throws {
         let started = WallClock.now()
-        let late = LateOpening()
         try lockStateDirectory()
+        let late = LateOpening()
         let store = openStore(late: late)
-        var core = BeaconEngine(configuration: config.engineConfiguration, start: started)
-        // States an earlier run could not save (a full disk) are newer than the store's: each
-        // region's replaces the store's, and the assets' replace the store's whole.
         let keep = UnsavedKeep(
-            directory: UnsavedKeep.directory(apiSocket: config.api.socket), reserve: openReserve(store), log: log)
-        let unsaved = keep.takeOver()
-        if store.openFailure == nil { restoreRegions(from: store, into: &core, assetsKept: unsaved?.state != nil) }
-        if let unsaved, let kept = unsaved.state {
-            for region in kept.regions { _ = core.restore(region) }
-            for asset in kept.assets { _ = core.restore(asset) }
-            let restored = core.savedState()
-            if (try? store.saveRegions(restored.regions)) != nil, (try? store.saveAssets(restored.assets)) != nil {
-                keep.statesSaved()
-            }
-        }
-        if store.openFailure == nil { retireRemovedWebhooks(store: store, specs: config.webhooks) }
-        let workers = makeWebhookWorkers(store: store)
-        let publisher = EventPublisher(
-            gateway: config.gateway.id, store: store, workers: workers, echo: printEvents, clock: WallClock.now,
-            log: log)
-        // What the state store cannot take is copied to the runtime directory until it can.
-        publisher.onHold = { keep.held($0, dropped: $1) }
-        publisher.onHeldStored = { keep.eventsStored() }
-        if let unsaved {
-            publisher.adoptHeld(unsaved.events)
-            publisher.retryHeld(now: true)
-        }
-        let persistFailures = Mutex(FailureEpisode())
-        // Retried every turn that changes a state and every 5 s: logged when it starts failing
-        // and when it works again, not each time.
-        publisher.onStates = { state, error in
-            guard let error else {
-                keep.statesSaved()
-                if let took = persistFailures.withLock({ $0.succeeded(at: WallClock.now()) }) {
-                    log("info: state.saved_again after_s=\(Int(took.seconds.rounded()))")
-                }
-                return
-            }
-            keep.statesUnsaved(state)
-            if persistFailures.withLock({ $0.failed(at: WallClock.now()) }) {
-                log(
-                    "error: state.write_failed error=\(error) next=region and zone states are saved when "
-                        + "the state store can write again; a restart before that restores older ones")
-            }
-        }
+            directory: UnsavedKeep.directory(apiSocket: config.api.socket), reserve: openReserve(store), logger: logger)
+        let core = restoredEngine(store: store, keep: keep, start: started)
+        let publisher = makePublisher(store: store, keep: keep, unsaved: core.unsaved)
         // A turn's events and the states they moved to are written in one transaction.
-        let engine = LiveEngine(engine: core, clock: WallClock.now, savingState: true) { events, state in
+        let engine = LiveEngine(engine: core.engine, clock: WallClock.now, savingState: true) { events, state in
             publisher.publish(events, states: state)
         }
         let adapters = AdapterStates()
-        let scanner = BlueZScanner(
-            settings: Self.scannerSettings(config.bluetooth),
-            clock: WallClock.now,
-            output: { output in
-                switch output {
-                case let .sightings(batch): engine.submit(.sightings(batch))
-                case let .adapter(status, t):
-                    let blind = adapters.update(status)
-                    engine.submit(.external(Event(time: t, payload: status.event)))
-                    if let blind {
-                        engine.submit(
-                            .call { engine, _ in
-                                engine.setBlind(blind)
-                                return []
-                            })
-                        log(
-                            blind
-                                ? "warning: radios.blind next=no region exits and no asset lost until an adapter hears again"
-                                : "info: radios.hearing next=beacons and assets get exit_timeout to be heard before they exit"
-                        )
-                    }
-                }
-            },
-            log: { record in log("\(record.level.rawValue): \(record.text)") })
-
-        let hub = EventStreamHub(store: store)
-        publisher.addListener(hub.publish)
         let running = RunningConfig(config, digest: configDigest, at: started)
         late.handle { applyLateStore(store, engine: engine, running: running) }
+
+        let services = ServiceGroup(logger: logger)
+        let input: any DaemonService & Sendable
+        let inputStatus: @Sendable (inout RuntimeStatus) -> Void
+        if let simulationSeed {
+            input = SimulatedInput(config: config, seed: simulationSeed, engine: engine, logger: logger)
+            inputStatus = { $0.simulated = true }
+        } else {
+            let scanner = BlueZScanner(
+                settings: Self.scannerSettings(config.bluetooth), clock: WallClock.now,
+                output: RadioInput.output(engine: engine, adapters: adapters, logger: logger), logger: logger)
+            input = RadioInput(scanner: scanner) { services.serviceEnded("bluez") }
+            inputStatus = { status in
+                status.bluezReachable = scanner.bluezReachable.load(ordering: .relaxed)
+                status.dbusSignals = scanner.signalsReceived.load(ordering: .relaxed)
+                status.dbusReconnects = scanner.reconnects.load(ordering: .relaxed)
+            }
+        }
+        let systemd = SystemdNotices(
+            notifier: notifier, engine: engine, store: store, adapters: adapters,
+            simulated: simulationSeed.map { _ in "simulating \(config.assets.count) tags" })
+        let hub = EventStreamHub(store: store)
+        publisher.addListener(hub.publish)
         let context = APIContext(
             configuration: { running.current }, version: BeaconVersion.string, started: started, engine: engine,
             store: store, publisher: publisher,
@@ -150,150 +110,46 @@ struct LiveDaemon {
                 var status = RuntimeStatus()
                 status.configFile = configFile
                 (status.configDigest, status.configLoadedAt, status.configNeedsRestart) = running.loaded
-                status.simulated = simulationSeed != nil
-                status.adapters = adapters.all.map {
-                    RuntimeStatus.Adapter(
-                        name: $0.adapter, present: $0.present, powered: $0.powered, discovering: $0.discovering)
-                }
-                status.bluezReachable = scanner.bluezReachable.load(ordering: .relaxed)
-                status.dbusSignals = scanner.signalsReceived.load(ordering: .relaxed)
-                status.dbusReconnects = scanner.reconnects.load(ordering: .relaxed)
+                status.adapters = adapters.all
+                inputStatus(&status)
                 status.stateReserve = keep.reserveStatus
                 return status
-            }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, log: log)
-        let router = APIRouter(context: context, stream: hub)
-        let server = HTTPServer(settings: HTTPServer.Settings(socketPath: config.api.socket), handler: router.handle)
-        router.attach(server)
+            }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, logger: logger)
+
         // SIGTERM is handled before the socket listens: a client (a supervisor, a test) that
         // has seen the socket answer may stop us at once, and must get an orderly stop.
-        let simulated = simulationSeed.map { SimulatedInput(config: config, seed: $0, engine: engine) }
-        let signals = handleStopSignals {
-            notifier.stopping()
-            scanner.stop()
-            simulated?.stop()
-        }
-        do {
-            try server.start()
-        } catch {
-            log("error: api.unavailable socket=\(config.api.socket) error=\(error)")
-            throw ExitCode(ExitStatus.unavailable)
-        }
-        log("info: api.listening socket=\(config.api.socket)")
-
-        // Set before the engine's thread starts.
-        let watchdog = watchdogAndStatus(engine: engine, store: store, adapters: adapters)
-        let shedding = RunningTotalLog()
-        let evictions = RunningTotalLog()
-        engine.onTurn = { t in
-            watchdog(t)
-            publisher.retryHeld()
-            // Sightings the engine had no room for: told at once, then once a minute.
-            if let report = shedding.report(total: engine.shedCount, at: t) {
-                log(
-                    "warning: engine.behind sightings_dropped=\(report.count) "
-                        + (report.since.map { "over_s=\(Int((t - $0).seconds.rounded()))" }
-                            ?? "next=the engine cannot keep up with what the radios hear; fewer assets, "
-                            + "a longer positioning.publish_interval or a faster gateway"))
-            }
-            // Beacons forgotten early because the table was full: a flood of made-up ones.
-            if let report = evictions.report(total: engine.glance.counters.beaconsEvicted, at: t) {
-                log(
-                    "warning: beacons.evicted count=\(report.count) limit=\(BeaconEngine.defaultBeaconLimit) "
-                        + (report.since.map { "over_s=\(Int((t - $0).seconds.rounded()))" }
-                            ?? "next=the stalest were forgotten; so many distinct beacons are likely spoofed "
-                            + "(over the air or by a relay)"))
-            }
-        }
-        engine.elapsed = BootClock.elapsed
-        engine.onClockStep = { step in
-            log(
-                "warning: clock.step by_s=\(Int(step.seconds.rounded())) "
-                    + "next=not taken as time passing: region, dwell and asset timers moved with the clock")
-        }
-        if let interval = notifier.watchdogInterval {
-            engine.maxIdleWait = .milliseconds(max(10, min(1000, Int64(interval * 500))))
-        }
-        let inputs = DispatchGroup()
-        // The engine and the scanner stop first, in order, so nothing heard is dropped.
-        start(in: inputs) { engine.run() }
-        start(in: inputs) {
-            if let simulated {
-                simulated.run()
-                log("info: simulation.stopped sightings=\(simulated.sightings.load(ordering: .relaxed))")
-            } else {
-                scanner.run()
-            }
-            engine.stop()
-        }
-        let outputs = DispatchGroup()
-        start(in: outputs) { server.run() }
-        for worker in workers { start(in: outputs) { worker.run() } }
-        let reloads = handleReload {
-            reload(
-                running: running, engine: engine, scanner: scanner, publisher: publisher, store: store, outputs: outputs
-            )
-        }
-
-        // Ready: the socket listens (above) and BlueZ has been tried once, found or not.
-        let deadline = WallClock.now() + .seconds(3)
-        while simulated == nil, !scanner.attempted.load(ordering: .relaxed), WallClock.now() < deadline {
-            usleep(5_000)
-        }
-        let beacons = engine.perform { e, _ in (e.beaconCount, []) } ?? 0
-        notifier.ready(status: statusLine(beacons: beacons, store: store, adapters: adapters))
-        verifyInBackground(store)
-        if simulated != nil {
-            log(
-                "info: simulation.started receivers=\(config.receivers.count) tags=\(config.assets.count) "
-                    + "seed=\(simulationSeed!) next=no BlueZ; sightings come from the site simulator")
-        }
-        log("info: beacond.started gateway=\(config.gateway.id) version=\(BeaconVersion.string)")
-        inputs.wait()
+        let signals = handleStopSignals { services.requestStop() }
+        // In start order; stopped in reverse: the input hands over its last batch, the engine
+        // takes a final turn and saves states, held events get a last try, webhooks a last
+        // attempt, and the API closes last.
+        try services.start(
+            [
+                APIService(router: APIRouter(context: context, stream: hub), socket: config.api.socket, logger: logger),
+                WebhookDelivery(
+                    publisher: publisher, store: store, logger: logger, settings: webhookSettings,
+                    makeWorker: { makeWebhookWorker($0, store: store) }),
+                HeldEventsFlush(publisher: publisher, keep: keep, logger: logger),
+                EngineLoop(
+                    engine: engine, maxIdleWait: systemd.maxIdleWait, logger: logger,
+                    onTurn: engineTurned(systemd: systemd, publisher: publisher)),
+                input,
+                StateVerifier(store: store, logger: logger),
+                systemd,
+            ])
+        let reloads = handleReload { reload(running: running, services: services) }
+        logger.info(
+            "beacond.started", metadata: ["gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)"])
+        services.waitForStopRequest()
         reloads.cancel()
-        // Events held while the disk was full get one last try before the webhooks' last attempt.
-        publisher.retryHeld(now: true)
-        let held = publisher.held.events
-        if held > 0 {
-            if keep.isWhole {
-                log(
-                    "warning: state.events_kept held=\(held) dir=\(keep.directory) next=the state store "
-                        + "could not write them before the stop; they and the region and zone states are taken back "
-                        + "at the next start (the directory lasts until a reboot, the state directory's reserve "
-                        + "keeps the alerts through one)")
-            } else {
-                log(
-                    "error: state.events_lost held=\(held) "
-                        + "next=the state store could not write them before the stop")
-            }
-        }
-        for worker in publisher.workers { worker.stop() }
-        server.stop()
-        outputs.wait()
+        services.stop()
         signals.forEach { $0.cancel() }
-        let c = engine.counters
-        log(
-            "info: engine.summary sightings=\(c.sightings) decoded=\(c.decode.decoded) beacons=\(engine.beaconCount) "
-                + "asset_tags=\(c.assetTagSightings) not_beacons=\(c.decode.totalNonMatches) without_identity=\(c.framesWithoutIdentity) "
-                + "dbus_signals=\(scanner.signalsReceived.load(ordering: .relaxed))")
-        log("info: beacond.stopped")
+        logSummary(engine: engine, input: input)
+        logger.info("beacond.stopped")
     }
 
     /// The journal (with fields) under systemd, standard error otherwise; warnings and errors
-    /// are kept for `/v1/status`.
-    func log(_ line: String) {
-        journal.write(line)
-        if line.hasPrefix("warning") || line.hasPrefix("error") {
-            errors.record(JournalLog.escapingControlCharacters(line))
-        }
-    }
-
-    func start(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
-        group.enter()
-        detachThread {
-            body()
-            group.leave()
-        }
-    }
+    /// are kept for `/v1/status` (`JournalLog`'s problems).
+    var logger: Logger { journal.logger }
 
     /// SIGTERM and SIGINT begin an orderly stop.
     private func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
@@ -307,7 +163,7 @@ struct LiveDaemon {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                log("info: beacond.stopping signal=\(number)")
+                logger.info("beacond.stopping", metadata: ["signal": "\(number)"])
                 stop()
             }
             source.resume()

@@ -7,6 +7,7 @@
 //   bluez-emitter --count 100000 --trigger /tmp/go
 
 import BlueZ
+import BlueZFixtures
 import CDBus
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import HTTPServer
+import Logs
 import Publishing
 import Testing
 
@@ -30,7 +31,7 @@ import Testing
     @Test func aFullEngineQueueIsA503WithRetryAfter() throws {
         let config = try ConfigLoader.load(yaml: "gateway: {id: gw}\n", file: "beacond.yaml")
         let publisher = EventPublisher(
-            gateway: "gw", store: nil, workers: [], echo: false, clock: { Self.start }, log: { _ in })
+            gateway: "gw", store: nil, workers: [], echo: false, clock: { Self.start }, logger: .silent)
         // Never run: nothing leaves the queue
         let engine = LiveEngine(
             engine: BeaconEngine(configuration: config.engineConfiguration, start: Self.start),

@@ -61,7 +61,7 @@ import Testing
         #expect(try bus.calls("hci0").count == 3)
         #expect(daemon.stop() == 0)
         // Decoded: hci0's 3 before the reload and hci1's 3 after it; none of the others.
-        #expect(summary().contains("decoded=6 beacons=2"), "\(summary())")
+        #expect(summary().isLog("engine.summary", ["decoded": "6", "beacons": "2"]), "\(summary())")
     }
 
     @Test func theScanModeChangesOnAReload() throws {
@@ -74,7 +74,7 @@ import Testing
         try daemon.waitUntil("discovery", live.has("adapter.state", "\"discovering\":true"))
         try reload(daemon, dir: dir, bluetooth: "scan: passive", reloads: 1)
         try daemon.waitUntil("passive scanning") { _, logs in
-            logs.contains { $0.contains("adapter.passive_scanning adapter=hci0") }
+            logs.contains { $0.isLog("adapter.passive_scanning", ["adapter": "hci0"]) }
         }
         #expect(try bus.calls("hci0") == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery", "RegisterMonitor"])
         try reload(daemon, dir: dir, bluetooth: "scan: active", reloads: 2)

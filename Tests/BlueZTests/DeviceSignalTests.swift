@@ -1,4 +1,5 @@
 import BeaconCore
+import BlueZFixtures
 import CDBus
 import Testing
 

@@ -82,7 +82,7 @@ import Testing
         #expect(daemon.stop() == 0)
         let summary = daemon.logs.first { $0.contains("engine.summary") } ?? ""
         // 6 advertisements decoded, 2 distinct beacons (AddDevice's own InterfacesAdded carries no payload).
-        #expect(summary.contains("decoded=6 beacons=2"), "\(summary)")
+        #expect(summary.isLog("engine.summary", ["decoded": "6", "beacons": "2"]), "\(summary)")
     }
 
     @Test func adapterRemovedAndReAddedResumesScanning() throws {
@@ -97,7 +97,7 @@ import Testing
         }
         #expect(Date().timeIntervalSince(readded) < 2)
         #expect(try bus.calls("hci0") == ["SetDiscoveryFilter", "StartDiscovery"])
-        #expect(daemon.logs.contains { $0.contains("adapter.removed adapter=hci0") })
+        #expect(daemon.logs.contains { $0.isLog("adapter.removed", ["adapter": "hci0"]) })
         #expect(daemon.process.isRunning)
         #expect(daemon.stop() == 0)
     }
@@ -115,7 +115,7 @@ import Testing
         try daemon.waitUntil("third StartDiscovery", timeout: 2) { _, _ in
             (try? bus.calls("hci0"))?.filter { $0 == "StartDiscovery" }.count == 3
         }
-        #expect(daemon.logs.contains { $0.contains("adapter.discovery_stopped adapter=hci0") })
+        #expect(daemon.logs.contains { $0.isLog("adapter.discovery_stopped", ["adapter": "hci0"]) })
         #expect(daemon.stop() == 0)
     }
 
@@ -189,7 +189,7 @@ import Testing
         #expect(!daemon.logs.contains { $0.contains("adapter.discovery_stopped") })
         // ... and after 3 s more the adapter is power-cycled.
         try daemon.waitUntil("power cycle logged", timeout: 8) { _, logs in
-            logs.contains { $0.contains("adapter.silent adapter=hci0") && $0.contains("next=power-cycling") }
+            logs.contains { $0.isLog("adapter.silent", ["adapter": "hci0"]) && $0.contains("next=power-cycling") }
         }
         #expect(daemon.stop() == 0)
     }
@@ -201,7 +201,7 @@ import Testing
         try bus.drive("monitor-capable", "hci0")
         let daemon = try startDaemon(bus, bluetooth: "scan: passive")
         try daemon.waitUntil("passive scanning", timeout: 5) { _, logs in
-            logs.contains { $0.contains("adapter.passive_scanning adapter=hci0") }
+            logs.contains { $0.isLog("adapter.passive_scanning", ["adapter": "hci0"]) }
         }
         #expect(try bus.calls("hci0").contains("RegisterMonitor"))
         #expect(try !bus.calls("hci0").contains("StartDiscovery"))
@@ -223,8 +223,9 @@ import Testing
         try daemon.waitUntil("active discovery", has("adapter.state", "\"discovering\":true"))
         #expect(
             daemon.logs.contains {
-                $0.contains(
-                    "adapter.passive_unavailable adapter=hci0 reason=no AdvertisementMonitorManager1 scan=active")
+                $0.isLog(
+                    "adapter.passive_unavailable",
+                    ["adapter": "hci0", "reason": "no AdvertisementMonitorManager1", "scan": "active"])
             })
         #expect(daemon.stop() == 0)
     }
@@ -248,7 +249,7 @@ import Testing
         #expect(first.stop() == 0)
         // Second run on the same state, the beacon still there.
         let second = try startDaemon(bus, in: dir)
-        try second.waitUntil("restored") { _, logs in logs.contains { $0.contains("state.restored regions=1") } }
+        try second.waitUntil("restored") { _, logs in logs.contains { $0.isLog("state.restored", ["regions": "1"]) } }
         try second.waitUntil("discovery", has("adapter.state", "\"discovering\":true"))
         try bus.drive("ibeacon", "hci0", "C3:11:22:33:44:55", Self.uuid, "42", "7", "-60", "3", "0.1")
         #expect(second.stop() == 0)

@@ -233,7 +233,7 @@ import Testing
         #expect(regions?.allSatisfy { $0["state"] as? String != "inside" } == true)
         let status = try d.client.request("GET", "/v1/status").object
         let warnings = status["last_errors"] as? [String] ?? []
-        #expect(warnings.contains { $0.contains("sightings.stale receiver=relay-7") }, "\(warnings)")
+        #expect(warnings.contains { $0.isLog("sightings.stale", ["receiver": "relay-7"]) }, "\(warnings)")
         #expect(try d.client.request("GET", "/metrics").body.contains("beacond_advertisements_stale_total 1"))
         #expect(d.stop() == 0)
     }

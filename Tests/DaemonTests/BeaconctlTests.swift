@@ -86,17 +86,19 @@ import Testing
     /// The README's demo (`--simulate`) under doctor: the file checked is the one the daemon
     /// runs from (not /etc/beacond/beacond.yaml), and BlueZ, which it does not use, is skipped
     /// rather than failed.
-    @Test func doctorChecksTheDaemonsOwnFileAndSkipsBlueZWhenSimulating() throws {
-        let d = try APIDaemon(
-            extra: """
-                receivers:
-                  - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
-                  - {id: r2, position: {x: 8, y: 0}, rssi_at_1m: -59}
-                assets:
-                  - {id: tag, beacon: {address: "D0:5E:00:00:00:01"}}
-                simulation: {floor: {width: 8, depth: 4}, packet_loss: 0}
+    /// Two receivers and a tag on a small simulated floor: enough for `--simulate` to run.
+    static let simulatedSite = """
+        receivers:
+          - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
+          - {id: r2, position: {x: 8, y: 0}, rssi_at_1m: -59}
+        assets:
+          - {id: tag, beacon: {address: "D0:5E:00:00:00:01"}}
+        simulation: {floor: {width: 8, depth: 4}, packet_loss: 0}
 
-                """)
+        """
+
+    @Test func doctorChecksTheDaemonsOwnFileAndSkipsBlueZWhenSimulating() throws {
+        let d = try APIDaemon(extra: Self.simulatedSite)
         try d.start(arguments: ["--simulate", "--no-print-events"])
         try d.waitForStatus("sightings from the simulator") {
             ($0["counts"] as? [String: Any])?["sightings"] as? Int ?? 0 > 0
@@ -125,7 +127,8 @@ import Testing
         let reserve = d.dir.appendingPathComponent("state/beacond.reserve")
         try FileManager.default.createDirectory(at: reserve, withIntermediateDirectories: true)
         try d.start()
-        #expect(d.daemon!.logs.contains { $0.contains("warning: state.reserve_unavailable path=\(reserve.path)") })
+        #expect(
+            d.daemon!.logs.contains { $0.isLog("state.reserve_unavailable", level: "warning", ["path": reserve.path]) })
         let status = try d.client.request("GET", "/v1/status").object
         #expect(status["state_reserve"] is NSNull)
         let doctor = try ctl(d, ["doctor"])
@@ -212,7 +215,7 @@ import Testing
         #expect(doctor.stdout.contains("fix: add them to receivers: with their position"))
         #expect(
             doctor.stdout.contains("[WARN] relay clocks: 0 sightings stamped ahead of this gateway, 1 too old to use"))
-        #expect(doctor.stdout.contains("sightings.stale receiver=gw-9"))
+        #expect(doctor.stdout.contains("event=sightings.stale") && doctor.stdout.contains("receiver=gw-9"))
         let table = try ctl(d, ["status"]).stdout
         #expect(table.contains("relays    1 sightings too old to use, 0 stamped ahead of this clock"), "\(table)")
         #expect(table.contains("receivers with no position (not used for assets): gw-9 (1)"))

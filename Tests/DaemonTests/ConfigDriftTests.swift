@@ -57,9 +57,9 @@ import Testing
             toFile: d.configPath, atomically: true, encoding: .utf8)
     }
 
-    func reload(_ d: APIDaemon, until what: String) throws {
+    func reload(_ d: APIDaemon, until event: String, _ fields: [String: String] = [:]) throws {
         kill(d.daemon!.process.processIdentifier, SIGHUP)
-        try d.daemon!.waitUntil(what) { _, logs in logs.contains { $0.contains(what) } }
+        try d.daemon!.waitUntil(event) { _, logs in logs.contains { $0.isLog(event, fields) } }
     }
 
     /// A refused reload logs an error at any level, after everything logged before it (the log
@@ -77,12 +77,12 @@ import Testing
 
         try edit(d, "log_level: warning", "log_level: debug")
         try reload(d, until: "config.reloaded")
-        #expect(d.daemon!.logs.contains { $0.contains("config.log_level level=debug was=warning") })
+        #expect(d.daemon!.logs.contains { $0.isLog("config.log_level", ["to": "debug", "was": "warning"]) })
         #expect(!d.daemon!.logs.contains { $0.contains("config.needs_restart") })
         #expect(!d.daemon!.logs.contains { $0.contains("config.reloading") }, "logged at info, before the change")
 
         try edit(d, "log_level: debug", "log_level: warning")
-        try reload(d, until: "config.log_level level=warning was=debug")
+        try reload(d, until: "config.log_level", ["to": "warning", "was": "debug"])
         try everythingLogged(d)
         #expect(d.daemon!.logs.filter { $0.contains("config.reloading") }.count == 1, "at debug, before the change")
         #expect(d.daemon!.logs.filter { $0.contains("config.reloaded") }.count == 1, "\(d.daemon!.logs)")
@@ -93,7 +93,7 @@ import Testing
         let d = try APIDaemon()
         try d.start(arguments: ["--log-level", "warning"])
         try edit(d, "id: api-test,", "id: api-test, log_level: debug,")
-        try reload(d, until: "config.log_level_kept level=warning file_level=debug")
+        try reload(d, until: "config.log_level_kept", ["running": "warning", "file_level": "debug"])
         try everythingLogged(d)
         #expect(!d.daemon!.logs.contains { $0.contains("config.reloaded") }, "still at warning")
         #expect(d.stop() == 0)

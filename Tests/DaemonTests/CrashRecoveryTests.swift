@@ -31,7 +31,7 @@ import Testing
         #expect(
             doctor.stdout.contains("[WARN] state store: a corrupt state file was set aside as "), "\(doctor.stdout)")
         #expect(d.stop() == 0)
-        #expect(d.daemon!.logs.contains { $0.contains("error: state.corrupt moved_to=") })
+        #expect(d.daemon!.logs.contains { $0.isLog("state.corrupt", level: "error", having: ["moved_to"]) })
     }
     /// The state file damaged while the daemon runs (an SD card losing a page under it):
     /// before, every event after it was held in memory and none delivered until someone
@@ -62,7 +62,9 @@ import Testing
             receiver.acceptedIDs.count > before
         }
         #expect(
-            d.daemon!.logs.contains { $0.contains("error: state.corrupt_while_running") && $0.contains("copied_to=") })
+            d.daemon!.logs.contains {
+                $0.isLog("state.corrupt_while_running", level: "error") && $0.contains("copied_to=")
+            })
         let kept = try FileManager.default.contentsOfDirectory(atPath: d.dir.appendingPathComponent("state").path)
         #expect(kept.contains { $0.hasPrefix("beacond.sqlite.corrupt-") }, "\(kept)")
         // Told where an operator looks: a storage card that corrupts files is failing.
@@ -98,7 +100,7 @@ import Testing
         try d.post([APIDaemon.sighting(major: 1), APIDaemon.sighting(major: 2)])
         _ = try d.waitForHistory("both regions' states") { $0.count == 2 }
         try d.daemon!.waitUntil("the check of a whole file") { _, logs in
-            logs.contains { $0.contains("info: state.verified result=whole") }
+            logs.contains { $0.isLog("state.verified", level: "info", ["result": "whole"]) }
         }
         #expect(d.stop() == 0)
         let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
@@ -117,7 +119,7 @@ import Testing
 
         try d.start()
         try d.daemon!.waitUntil("the damage found by the check") { _, logs in
-            logs.contains { $0.contains("error: state.corrupt_while_running") && $0.contains("quick_check") }
+            logs.contains { $0.isLog("state.corrupt_while_running", level: "error") && $0.contains("quick_check") }
         }
         let status = try d.client.request("GET", "/v1/status").object
         #expect((status["counts"] as? [String: Any])?["state_emptied"] as? Int == 1)

@@ -86,7 +86,7 @@ import Testing
         #expect(d.stop() == 0)
         let logs = d.daemon!.logs
         #expect(logs.filter { $0.contains("state.write_failed") && $0.contains("events are held") }.count == 1)
-        #expect(logs.contains { $0.contains("state.write_recovered stored=2 dropped=0") }, "\(logs)")
+        #expect(logs.contains { $0.isLog("state.write_recovered", ["stored": "2", "dropped": "0"]) }, "\(logs)")
         #expect(logs.filter { $0.contains("state.write_failed") }.count <= 2, "once for events, once for states")
     }
 
@@ -103,7 +103,7 @@ import Testing
         let filler = try Self.fillAfterTheFirstEvent(d, to: receiver, state: state)
         #expect(d.stop() == 0)
         let firstRun = d.daemon!.logs
-        #expect(firstRun.contains { $0.contains("warning: state.events_kept held=1") }, "\(firstRun)")
+        #expect(firstRun.contains { $0.isLog("state.events_kept", level: "warning", ["held": "1"]) }, "\(firstRun)")
         let kept = d.dir.appendingPathComponent("unsaved/beacond.sqlite").path
         #expect(FileManager.default.fileExists(atPath: kept))
 
@@ -161,7 +161,8 @@ import Testing
 
         try Self.restartWithRoomAndExpectTheHeldEventOnce(d, receiver: receiver, filler: filler)
         #expect(!FileManager.default.fileExists(atPath: kept), "removed once stored")
-        #expect(d.daemon!.logs.contains { $0.contains("info: state.unsaved_found events=1 regions=3") })
+        #expect(
+            d.daemon!.logs.contains { $0.isLog("state.unsaved_found", level: "info", ["events": "1", "regions": "3"]) })
         #expect(d.stop() == 0)
     }
 
@@ -182,7 +183,10 @@ import Testing
         try FileManager.default.removeItem(at: d.dir.appendingPathComponent("unsaved"))
 
         try Self.restartWithRoomAndExpectTheHeldEventOnce(d, receiver: receiver, filler: filler)
-        #expect(d.daemon!.logs.contains { $0.contains("info: state.reserve_found events=1 not_in_runtime_copy=1") })
+        #expect(
+            d.daemon!.logs.contains {
+                $0.isLog("state.reserve_found", level: "info", ["events": "1", "not_in_runtime_copy": "1"])
+            })
         let emptied = try d.client.request("GET", "/v1/status").object["state_reserve"] as? [String: Any]
         #expect(emptied?["alerts_kept"] as? Int == 0, "emptied once stored")
         #expect(d.stop() == 0)
@@ -241,8 +245,8 @@ import Testing
         _ = try d.waitForStatus("two events held") { ($0["counts"] as? [String: Any])?["events_held"] as? Int == 2 }
         #expect(d.stop() == 0)
         let logs = d.daemon!.logs
-        #expect(logs.filter { $0.contains("error: state.unsaved_not_kept") }.count == 1, "\(logs)")
-        #expect(logs.contains { $0.contains("error: state.events_lost held=2") }, "\(logs)")
+        #expect(logs.filter { $0.isLog("state.unsaved_not_kept", level: "error") }.count == 1, "\(logs)")
+        #expect(logs.contains { $0.isLog("state.events_lost", level: "error", ["held": "2"]) }, "\(logs)")
         #expect(!logs.contains { $0.contains("state.events_kept") })
     }
 
@@ -282,12 +286,13 @@ import Testing
         let after = try d.client.request("GET", "/v1/status").object
         #expect(after["state_store_error"] is NSNull)
         try d.daemon!.waitUntil("the whole file read once it opened") { _, logs in
-            logs.contains { $0.contains("info: state.verified result=whole") }
+            logs.contains { $0.isLog("state.verified", level: "info", ["result": "whole"]) }
         }
         #expect(d.stop() == 0)
         let logs = d.daemon!.logs
-        #expect(logs.contains { $0.contains("error: state.unavailable") }, "\(logs)")
-        #expect(logs.contains { $0.contains("info: state.available") && $0.contains("failed_before=") }, "\(logs)")
+        #expect(logs.contains { $0.isLog("state.unavailable", level: "error") }, "\(logs)")
+        #expect(
+            logs.contains { $0.isLog("state.available", level: "info") && $0.contains("failed_before=") }, "\(logs)")
         #expect(!logs.contains { $0.contains("state.verify_failed") }, "read once it opened, not failed at start")
         // Stopped with nothing held: the next start restores from the file it opened late.
         try d.start()
@@ -324,7 +329,7 @@ import Testing
         try FileManager.default.moveItem(at: away, to: state)
         try d.post([APIDaemon.sighting(major: 1)])  // a write, which opens the file
         _ = try d.daemon!.waitUntil("the API's changes applied") { _, logs in
-            logs.contains { $0.contains("info: state.api_changes_applied changes=1") }
+            logs.contains { $0.isLog("state.api_changes_applied", level: "info", ["changes": "1"]) }
         }
         #expect(try regions() == ["r1", "api9"])
         try d.post([APIDaemon.sighting(major: 9)])
@@ -357,7 +362,7 @@ import Testing
         #expect(aside.count == 1, "\(aside)")
         #expect(d.stop() == 0)
         let logs = d.daemon!.logs
-        #expect(logs.contains { $0.contains("error: state.unavailable") }, "\(logs)")
-        #expect(logs.contains { $0.contains("error: state.corrupt moved_to=") }, "\(logs)")
+        #expect(logs.contains { $0.isLog("state.unavailable", level: "error") }, "\(logs)")
+        #expect(logs.contains { $0.isLog("state.corrupt", level: "error", having: ["moved_to"]) }, "\(logs)")
     }
 }

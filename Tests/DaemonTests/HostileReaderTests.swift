@@ -99,7 +99,7 @@ import Testing
         held = []
         let status = try d.waitForStatus("the API to serve again") { !$0.isEmpty }
         #expect(!status.isEmpty)
-        #expect(d.daemon!.logs.contains { $0.contains("api.refused reason=descriptors") })
+        #expect(d.daemon!.logs.contains { $0.isLog("api.refused", ["reason": "descriptors"]) })
         #expect(d.stop() == 0)
     }
 }
@@ -146,11 +146,12 @@ import Testing
         // A relay naming itself with a newline and an escape byte: its record is refused, and
         // no line of the log starts where the forged one would.
         var record = APIDaemon.sighting(major: 7)
-        record = record.replacingOccurrences(of: "\"hci0\"", with: "\"relay\\nerror: forged \\u001b[31m\"")
+        record = record.replacingOccurrences(of: "\"hci0\"", with: "\"relay\\nlevel=error event=forged \\u001b[31m\"")
         let post = try d.client.request("POST", "/v1/sightings", body: record + "\n")
         #expect(post.status == 422 && post.body.contains("receiver"), "\(post.body)")
         #expect(d.stop() == 0)
-        #expect(!d.daemon!.logs.contains { $0.hasPrefix("error: forged") })
+        #expect(!d.daemon!.logs.contains { $0.hasPrefix("level=error event=forged") || $0.contains("\u{1B}") })
+        #expect(d.daemon!.logs.allSatisfy { (try? LogfmtReader.fields($0)) != nil }, "\(d.daemon!.logs)")
     }
 }
 

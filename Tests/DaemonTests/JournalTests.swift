@@ -34,10 +34,14 @@ import Testing
         let started = entry("beacond.started")
         #expect(started?["PRIORITY"] as? String == "6")
         #expect(started?["BEACOND_GATEWAY"] as? String == "journal-test")
-        #expect((started?["MESSAGE"] as? String)?.hasPrefix("info: beacond.started") == true)
+        #expect((started?["MESSAGE"] as? String)?.hasPrefix("event=beacond.started") == true)
         #expect((started?["CODE_FILE"] as? String)?.hasSuffix(".swift") == true, "through the swift-log handler")
         let noBus = entry("dbus.unavailable")
         #expect(noBus?["PRIORITY"] as? String == "4", "a warning, at warning priority")
+        // Issue 26: each value whole, spaces and all (it was cut at the first space).
+        let error = noBus?["BEACOND_ERROR"] as? String ?? ""
+        #expect(
+            error.contains(" ") && (noBus?["MESSAGE"] as? String)?.contains("error=\"\(error)\"") == true, "\(error)")
         #expect(entry("beacond.stopped") != nil, "the orderly stop after SIGTERM is logged")
         #expect(!entries.contains { $0["PRIORITY"] as? String == "7" }, "no debug lines at the default level")
         let stderr = try String(contentsOf: dir.appendingPathComponent("stderr"), encoding: .utf8)

@@ -76,7 +76,7 @@ import Testing
         #expect(!after.dropFirst(before).contains { $0["subject"] as? String == "app/r1" })
         // The log reaches this process through a pipe read on another queue: wait for it
         try d.daemon!.waitUntil("the reload's log line") { _, logs in
-            logs.contains { $0.contains("config.reloaded regions_added=1") && $0.contains("regions_removed=1") }
+            logs.contains { $0.isLog("config.reloaded", ["regions_added": "1"]) && $0.contains("regions_removed=1") }
         }
         #expect(d.stop() == 0)
     }
@@ -129,8 +129,9 @@ import Testing
         }
         let refusal = d.daemon!.logs.first { $0.contains("config.reload_refused") } ?? ""
         #expect(
-            refusal.contains(
-                "beacond.yaml:10:21: positioning.publish_interval: expected a duration like \"30s\", got \"soon\""),
+            (try? LogfmtReader.fields(refusal))?["error"]?.hasSuffix(
+                "beacond.yaml:10:21: positioning.publish_interval: expected a duration like \"30s\", got \"soon\"")
+                == true,
             "\(refusal)")
         let regions = try d.client.request("GET", "/v1/clients/app/regions").object["regions"] as? [[String: Any]]
         #expect(regions?.map { $0["id"] as? String } == ["r1", "r2"])

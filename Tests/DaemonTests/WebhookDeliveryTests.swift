@@ -234,12 +234,14 @@ import Testing
                 && dead.allSatisfy { $0["webhook"] as? String == "wms" && $0["reason"] as? String == "removed" })
 
         #expect(d.stop() == 0)
-        #expect(d.daemon!.logs.contains { $0.contains("webhook.removed webhook=wms undelivered=2") }, "on the reload")
+        #expect(
+            d.daemon!.logs.contains { $0.isLog("webhook.removed", ["webhook": "wms", "undelivered": "2"]) },
+            "on the reload")
         try d.rewrite(extra: Self.site(regions: 2))
         try d.start()
         #expect(try outbox()["pending"] as? Int == 0 && outbox()["dead_letters"] as? Int == 4)
         #expect(d.stop() == 0)
-        #expect(d.daemon!.logs.contains { $0.contains("webhook.removed webhook=crm undelivered=2") })
+        #expect(d.daemon!.logs.contains { $0.isLog("webhook.removed", ["webhook": "crm", "undelivered": "2"]) })
     }
 
     /// `systemctl reload` after rotating a webhook's secret file, the YAML unchanged: the new
@@ -327,13 +329,11 @@ import Testing
             ($0["outbox"] as? [String: Any])?["dead_letters"] as? Int == 4
         }
         #expect(d.stop() == 0)
-        let lines = d.daemon!.logs.filter { $0.contains("webhook.dead_letters webhook=crm") }
-        let counts = lines.compactMap { line in
-            line.split(separator: " ").first { $0.hasPrefix("events=") }.flatMap { Int($0.dropFirst(7)) }
-        }
+        let lines = d.daemon!.logs.filter { $0.isLog("webhook.dead_letters", ["webhook": "crm"]) }
+        let counts = lines.compactMap { line in (try? LogfmtReader.fields(line))?["events"].flatMap { Int($0) } }
         #expect(lines.count == 2, "\(lines)")
         #expect(counts.reduce(0, +) == 4, "every expired event told: \(lines)")
-        #expect(lines.first?.contains("next=later expiries are summed once a minute") == true)
+        #expect(lines.first?.contains("next=\"later expiries are summed once a minute") == true)
         #expect(lines.last?.contains("over_s=") == true, "the rest, at stop")
     }
 

@@ -26,7 +26,7 @@ import Testing
         defer { lock.release() }
         try receiver.waitUntil("the retry accepted") { _ in receiver.acceptedIDs.count == 1 }
         try d.daemon!.waitUntil("the acknowledgement not saved") { _, logs in
-            logs.contains { $0.contains("webhook.ack_not_saved webhook=crm") }
+            logs.contains { $0.isLog("webhook.ack_not_saved", ["webhook": "crm"]) }
         }
 
         lock.release()
@@ -36,7 +36,7 @@ import Testing
         try receiver.waitUntil("the second event") { _ in receiver.acceptedIDs.count >= 2 }
         #expect(receiver.acceptedIDs == expected, "the first event once, not resent while it could not be deleted")
         try d.daemon!.waitUntil("the acknowledgement saved") { _, logs in
-            logs.contains { $0.contains("webhook.ack_saved webhook=crm") }
+            logs.contains { $0.isLog("webhook.ack_saved", ["webhook": "crm"]) }
         }
         #expect(d.daemon!.logs.filter { $0.contains("webhook.ack_not_saved") }.count == 1)
         let outbox = try d.client.request("GET", "/v1/outbox").object["webhooks"] as? [[String: Any]]
@@ -56,7 +56,7 @@ import Testing
         let lock = try Self.lockState(of: d)
         defer { lock.release() }
         try d.daemon!.waitUntil("the expiry refused") { _, logs in
-            logs.contains { $0.contains("webhook.outbox_unreadable webhook=crm") }
+            logs.contains { $0.isLog("webhook.outbox_unreadable", ["webhook": "crm"]) }
         }
         usleep(2_500_000)  // two more looks, a second apart, while the file stays locked
         lock.release()
@@ -64,7 +64,7 @@ import Testing
             ($0["outbox"] as? [String: Any])?["dead_letters"] as? Int == 1
         }
         try d.daemon!.waitUntil("the outbox readable again") { _, logs in
-            logs.contains { $0.contains("webhook.outbox_readable webhook=crm after_s=") }
+            logs.contains { $0.isLog("webhook.outbox_readable", ["webhook": "crm"], having: ["after_s"]) }
         }
         #expect(d.daemon!.logs.filter { $0.contains("webhook.outbox_unreadable") }.count == 1)
         #expect(d.stop() == 0)

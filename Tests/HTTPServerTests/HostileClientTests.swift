@@ -1,4 +1,5 @@
 import Foundation
+import Logs
 import Synchronization
 import TestSupport
 import Testing
@@ -11,7 +12,7 @@ import Testing
 @Suite(.serialized) struct HostileClientTests {
     /// A server whose writes need admin (refused on the head), with the limits given.
     final class Record: Sendable {
-        let logged = Mutex<[String]>([])
+        let logged = CapturedLog()
         let bodiesTaken = Atomic<Int>(0)
     }
 
@@ -35,7 +36,7 @@ import Testing
                 guard request.method != "GET", request.peer.uid != 0 else { return nil }
                 return HTTPResponse.error(status: 403, code: "forbidden", message: "needs root")
             }
-            server.log = { line in record.logged.withLock { $0.append(line) } }
+            server.logger = record.logged.logger
             try server.start()
             let server = self.server
             Thread { server.run() }.start()
@@ -99,7 +100,8 @@ import Testing
         #expect(lines.filter { $0.hasPrefix("HTTP/1.1 503") }.count == 4, "\(lines)")
         #expect((s.server.refusalCounts["connections_per_user"] ?? 0) == 4)
         // Logged once, then counted: four refusals make one line.
-        #expect(s.record.logged.withLock { $0.filter { $0.contains("reason=connections_per_user") } }.count == 1)
+        #expect(
+            s.record.logged.all.logEvents("api.refused").filter { $0["reason"] == "connections_per_user" }.count == 1)
         #expect(try s.client.request("GET", "/status").status == 200)
     }
 
@@ -238,11 +240,14 @@ extension HostileClientTests.Server {
 @Suite struct RefusalLogTests {
     @Test func heldBackCountsAreToldWhenTheirMinuteHasPassed() {
         var r = Refusals()
-        #expect(r.note(.connections, detail: "uid=1", now: 0) != nil)
-        #expect(r.note(.connections, detail: "uid=1", now: 1_000) == nil)
-        #expect(r.note(.connections, detail: "uid=1", now: 2_000) == nil)
+        #expect(r.note(.connections, detail: ["uid": "1"], now: 0) != nil)
+        #expect(r.note(.connections, detail: ["uid": "1"], now: 1_000) == nil)
+        #expect(r.note(.connections, detail: ["uid": "1"], now: 2_000) == nil)
         #expect(r.overdue(now: 59_999).isEmpty)
-        #expect(r.overdue(now: 60_000) == ["warning: api.refused reason=connections more_in_last_minute=2"])
+        #expect(
+            r.overdue(now: 60_000).map { $0.mapValues { "\($0)" } } == [
+                ["reason": "connections", "more_in_last_minute": "2"]
+            ])
         #expect(r.overdue(now: 200_000).isEmpty)
         #expect(r.totals["connections"] == 3)
     }

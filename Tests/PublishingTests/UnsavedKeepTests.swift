@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Logs
 import Publishing
 import Storage
 import Synchronization
@@ -21,17 +22,10 @@ import Testing
                 state: .inside, lastSeen: .seconds(7), enteredAt: .seconds(5), dwellsFired: 0)
         ], assets: [])
 
-    /// The lines a keep logs.
-    final class Log: Sendable {
-        private let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-        func write(_ line: String) { lines.withLock { $0.append(line) } }
-    }
-
-    static func keep() throws -> (UnsavedKeep, String, Log) {
+    static func keep() throws -> (UnsavedKeep, String, CapturedLog) {
         let dir = try Executables.temporaryDirectory().appendingPathComponent("unsaved").path
-        let log = Log()
-        return (UnsavedKeep(directory: dir, log: log.write), dir, log)
+        let log = CapturedLog()
+        return (UnsavedKeep(directory: dir, logger: log.logger), dir, log)
     }
 
     @Test func theNextRunTakesOverWhatWasHeldWithoutWhatTheBoundDropped() throws {
@@ -41,12 +35,12 @@ import Testing
         keep.statesUnsaved(Self.snapshot)
         #expect(keep.isWhole)
 
-        let logs = Log()
-        let next = UnsavedKeep(directory: dir, log: logs.write)
+        let logs = CapturedLog()
+        let next = UnsavedKeep(directory: dir, logger: logs.logger)
         let taken = try #require(next.takeOver())
         #expect(taken.events.map(\.id) == ["E2", "E3"])
         #expect(taken.state?.regions == Self.snapshot.regions)
-        #expect(logs.all.contains { $0.contains("info: state.unsaved_found events=2 regions=1") })
+        #expect(logs.all.hasLog("state.unsaved_found", level: "info", ["events": "2", "regions": "1"]), "\(logs.all)")
     }
 
     @Test func itIsRemovedOnlyOnceTheStoreHasTakenEventsAndStates() throws {
@@ -56,13 +50,13 @@ import Testing
         keep.statesUnsaved(Self.snapshot)
         keep.statesSaved()
         #expect(FileManager.default.fileExists(atPath: file), "the events are still only here")
-        let afterStates = try #require(UnsavedKeep(directory: dir, log: { _ in }).takeOver())
+        let afterStates = try #require(UnsavedKeep(directory: dir, logger: .silent).takeOver())
         #expect(afterStates.events.map(\.id) == ["E1"])
         #expect(afterStates.state == nil, "states the store saved are not taken back over newer ones")
         keep.eventsStored()
         #expect(!FileManager.default.fileExists(atPath: file))
         #expect(!FileManager.default.fileExists(atPath: dir))
-        #expect(UnsavedKeep(directory: dir, log: { _ in }).takeOver() == nil)
+        #expect(UnsavedKeep(directory: dir, logger: .silent).takeOver() == nil)
     }
 
     /// Every asset out of its zones is a state to keep too: the next run must not take the
@@ -71,11 +65,11 @@ import Testing
         let (keep, dir, _) = try Self.keep()
         keep.held([Self.event(1)], dropped: [])
         keep.statesUnsaved(EngineSnapshot(regions: [], assets: []))
-        let taken = try #require(UnsavedKeep(directory: dir, log: { _ in }).takeOver())
+        let taken = try #require(UnsavedKeep(directory: dir, logger: .silent).takeOver())
         #expect(taken.state.map { $0.regions.isEmpty && $0.assets.isEmpty } == true, "kept, and empty")
 
         keep.statesSaved()
-        #expect(UnsavedKeep(directory: dir, log: { _ in }).takeOver()?.state == nil)
+        #expect(UnsavedKeep(directory: dir, logger: .silent).takeOver()?.state == nil)
     }
 
     @Test func aKeepThatCannotBeWrittenIsToldOnceAndIsNotWhole() throws {
@@ -106,22 +100,23 @@ import Testing
         let reservePath = dir + ".reserve"
         let position = StateStore.StoredEvent(
             id: "E2", type: "beacond.asset.position", time: .seconds(2), body: "{}")
-        let before = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        let before = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), logger: .silent)
         before.held([Self.event(1), position, Self.event(3)], dropped: [])
         before.statesUnsaved(Self.snapshot)
         try FileManager.default.removeItem(atPath: dir)
 
-        let logs = Log()
-        let after = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: logs.write)
+        let logs = CapturedLog()
+        let after = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), logger: logs.logger)
         let taken = try #require(after.takeOver())
         #expect(taken.events.map(\.id) == ["E1", "E3"])
         #expect(taken.state?.regions == Self.snapshot.regions)
         #expect(
-            logs.all.contains { $0.contains("info: state.reserve_found events=2 not_in_runtime_copy=2 regions=1") },
+            logs.all.hasLog(
+                "state.reserve_found", level: "info", ["events": "2", "not_in_runtime_copy": "2", "regions": "1"]),
             "\(logs.all)")
         after.eventsStored()
         after.statesSaved()
-        let emptied = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        let emptied = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), logger: .silent)
         #expect(emptied.takeOver() == nil)
     }
 
@@ -130,13 +125,13 @@ import Testing
     @Test func theCopyAndTheReserveTogetherGiveEachEventOnce() throws {
         let (_, dir, _) = try Self.keep()
         let reservePath = dir + ".reserve"
-        let before = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        let before = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), logger: .silent)
         before.held([Self.event(1), Self.event(2)], dropped: [])
         before.statesUnsaved(Self.snapshot)
         before.held([Self.event(3)], dropped: [])
 
-        let logs = Log()
-        let after = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: logs.write)
+        let logs = CapturedLog()
+        let after = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), logger: logs.logger)
         let taken = try #require(after.takeOver())
         #expect(taken.events.map(\.id) == ["E1", "E2", "E3"])
         #expect(taken.state?.regions == Self.snapshot.regions)
@@ -151,7 +146,7 @@ import Testing
     @Test func theReserveIsEmptiedWithTheCopyAndServesTheNextFullDisk() throws {
         let (_, dir, _) = try Self.keep()
         let reservePath = dir + ".reserve"
-        let keep = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in })
+        let keep = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), logger: .silent)
         keep.held([Self.event(1)], dropped: [])
         keep.statesUnsaved(Self.snapshot)
         keep.eventsStored()
@@ -165,7 +160,7 @@ import Testing
         keep.held([Self.event(2)], dropped: [])
         #expect(keep.reserveStatus?.alerts == 1)
         try FileManager.default.removeItem(atPath: dir)
-        let taken = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), log: { _ in }).takeOver()
+        let taken = UnsavedKeep(directory: dir, reserve: try DiskReserve(path: reservePath), logger: .silent).takeOver()
         #expect(taken?.events.map(\.id) == ["E2"])
     }
 }

@@ -141,6 +141,7 @@ public final class RunningDaemon: @unchecked Sendable {
             let data = handle.availableData
             if data.isEmpty {
                 handle.readabilityHandler = nil
+                lines.finish()
                 return
             }
             lines.append(data)
@@ -174,7 +175,9 @@ public final class RunningDaemon: @unchecked Sendable {
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        usleep(50_000)
+        // Every line the daemon wrote is in once both pipes have reached their end.
+        stdoutLines.waitUntilFinished()
+        stderrLines.waitUntilFinished()
         return process.terminationStatus
     }
 }
@@ -194,6 +197,16 @@ final class LineCollector: Sendable {
                 s.partial.removeSubrange(s.partial.startIndex...newline)
             }
         }
+    }
+
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// The pipe reached its end: nothing more will come.
+    func finish() { ended.signal() }
+
+    /// Waits (at most 5 s: a child that inherited the pipe may hold it open) for the end.
+    func waitUntilFinished() {
+        if ended.wait(timeout: .now() + 5) == .success { ended.signal() }
     }
 
     var lines: [String] { state.withLock { $0.lines } }

@@ -1,3 +1,4 @@
+import BlueZ
 import CDBus
 
 /// Builds Device1 `PropertiesChanged` signals the way bluetoothd sends them, for the parser

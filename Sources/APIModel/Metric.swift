@@ -1,0 +1,116 @@
+/// Every metric `/metrics` exposes, named once: the daemon writes them by these cases, and
+/// tests and docs check against `allCases`. Counters end in `_total`, as Prometheus' naming
+/// asks; everything else is a gauge.
+public enum Metric: String, CaseIterable, Sendable {
+    case advertisementsReceivedTotal = "beacond_advertisements_received_total"
+    case advertisementsDecodedTotal = "beacond_advertisements_decoded_total"
+    case advertisementsDroppedTotal = "beacond_advertisements_dropped_total"
+    case advertisementsAssetTagsTotal = "beacond_advertisements_asset_tags_total"
+    case advertisementsLateTotal = "beacond_advertisements_late_total"
+    case advertisementsStaleTotal = "beacond_advertisements_stale_total"
+    case advertisementsClockAheadTotal = "beacond_advertisements_clock_ahead_total"
+    case beacons = "beacond_beacons"
+    case beaconsEvictedTotal = "beacond_beacons_evicted_total"
+    case eventsHeld = "beacond_events_held"
+    case eventsDroppedTotal = "beacond_events_dropped_total"
+    case stateStoreEmptiedTotal = "beacond_state_store_emptied_total"
+    case stateWalBytes = "beacond_state_wal_bytes"
+    case eventsTotal = "beacond_events_total"
+    case outboxDepth = "beacond_outbox_depth"
+    case outboxOldestAgeSeconds = "beacond_outbox_oldest_age_seconds"
+    case deadLetters = "beacond_dead_letters"
+    case deadLettersDiscardedTotal = "beacond_dead_letters_discarded_total"
+    case webhookRequestsTotal = "beacond_webhook_requests_total"
+    case webhookEventsDeliveredTotal = "beacond_webhook_events_delivered_total"
+    case bluezReachable = "beacond_bluez_reachable"
+    case dbusSignalsTotal = "beacond_dbus_signals_total"
+    case dbusReconnectsTotal = "beacond_dbus_reconnects_total"
+    case adapterUp = "beacond_adapter_up"
+    case engineTurnsTotal = "beacond_engine_turns_total"
+    case engineBusySecondsTotal = "beacond_engine_busy_seconds_total"
+    case engineLastTurnSeconds = "beacond_engine_last_turn_seconds"
+    case engineLastTurnTimestampSeconds = "beacond_engine_last_turn_timestamp_seconds"
+    case streamClients = "beacond_stream_clients"
+    case apiConnections = "beacond_api_connections"
+    case apiBufferedRequestBytes = "beacond_api_buffered_request_bytes"
+    case apiRefusedTotal = "beacond_api_refused_total"
+    case streamClientsDroppedTotal = "beacond_stream_clients_dropped_total"
+    case uptimeSeconds = "beacond_uptime_seconds"
+
+    /// The family's `# HELP` text.
+    public var help: String {
+        switch self {
+        case .advertisementsReceivedTotal:
+            "Advertisements handed to the engine."
+        case .advertisementsDecodedTotal:
+            "Advertisements decoded as a beacon frame."
+        case .advertisementsDroppedTotal:
+            "Advertisements that are not beacons, by reason."
+        case .advertisementsAssetTagsTotal:
+            "Advertisements of assets' address tags that are no beacon frame, used for positions."
+        case .advertisementsLateTotal:
+            "Sightings older than the engine's clock."
+        case .advertisementsStaleTotal:
+            "Sightings older than exit_timeout when they arrived (a relay's backlog or clock behind): dropped."
+        case .advertisementsClockAheadTotal:
+            "Sightings stamped over a second later than this gateway's clock (a relay's clock runs fast), taken at its time."
+        case .beacons:
+            "Beacons currently remembered."
+        case .beaconsEvictedTotal:
+            "Beacons forgotten early because the beacon table was full (a flood of made-up identities?)."
+        case .eventsHeld:
+            "Events held in memory because the state store cannot write (a full disk)."
+        case .eventsDroppedTotal:
+            "Events given up on while the state store could not write them."
+        case .stateStoreEmptiedTotal:
+            "Times the state file was found corrupt while running and emptied in place (a failing storage card?)."
+        case .stateWalBytes:
+            "Size of the state file's write-ahead log; it grows past 6 MB only while another process holds a read open on the file."
+        case .eventsTotal:
+            "Events published, by type."
+        case .outboxDepth:
+            "Events waiting for a webhook."
+        case .outboxOldestAgeSeconds:
+            "Age of the oldest event waiting for a webhook."
+        case .deadLetters:
+            "Events given up on and kept, by webhook."
+        case .deadLettersDiscardedTotal:
+            "Dead letters discarded, oldest first, past the newest kept per webhook (state store limit)."
+        case .webhookRequestsTotal:
+            "Webhook requests by result."
+        case .webhookEventsDeliveredTotal:
+            "Events acknowledged by a webhook."
+        case .bluezReachable:
+            "1 when bluetoothd owns org.bluez on the system bus."
+        case .dbusSignalsTotal:
+            "D-Bus signals handled."
+        case .dbusReconnectsTotal:
+            "Times the D-Bus connection was re-established."
+        case .adapterUp:
+            "1 when the adapter is present, powered and discovering."
+        case .engineTurnsTotal:
+            "Engine turns (a batch of input, then due timers)."
+        case .engineBusySecondsTotal:
+            "Time spent inside engine turns."
+        case .engineLastTurnSeconds:
+            "Duration of the latest engine turn."
+        case .engineLastTurnTimestampSeconds:
+            "When the engine last answered or finished a turn (at least once a second while it runs; an alert on its age finds a stuck engine)."
+        case .streamClients:
+            "Open event streams."
+        case .apiConnections:
+            "Connections open to the API socket."
+        case .apiBufferedRequestBytes:
+            "Bytes of request bodies held against the API's 16 MiB body budget."
+        case .apiRefusedTotal:
+            "Connections and requests the API refused or closed, by reason (limits in docs/api.md)."
+        case .streamClientsDroppedTotal:
+            "Event streams closed because the client stopped reading."
+        case .uptimeSeconds:
+            "Seconds since start."
+        }
+    }
+
+    /// `counter` or `gauge`, for the family's `# TYPE` line.
+    public var type: String { rawValue.hasSuffix("_total") ? "counter" : "gauge" }
+}
