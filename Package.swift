@@ -63,7 +63,7 @@ let package = Package(
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig", "POSIX", logging]),
         // What every adapter needs of the operating system, once: threads, clocks, writing all.
-        .target(name: "POSIX"),
+        .target(name: "POSIX", dependencies: ["CLinux"]),
         .executableTarget(
             name: "beacond",
             dependencies: [
@@ -80,7 +80,7 @@ let package = Package(
             ]
         ),
         // Release-build throughput and memory benchmark; see BENCHMARKS.md.
-        .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore"]),
+        .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime"]),
         // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
         .executableTarget(
             name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"]),

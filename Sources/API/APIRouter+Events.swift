@@ -41,12 +41,12 @@ extension APIRouter {
         var rejected: [JSONValue] = []
         var rejectedCount = 0
         var lineNumber = 0
+        var reader = SightingLineReader()
         for line in body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
-            let text = String(decoding: line, as: UTF8.self)
-            if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) { continue }
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
             do {
-                accepted.append(try SightingRecord.parse(line: text))
+                accepted.append(try reader.read(line))
             } catch {
                 rejectedCount += 1
                 if rejected.count < 100 {

@@ -21,6 +21,7 @@ public struct TraceReplay {
     private var lastTime: Timestamp?
     /// A record that jumped ahead, waiting for the next record to confirm it.
     private var held: (record: TraceRecord, number: Int)?
+    private var reader = SightingLineReader()
     /// A jump at least this long waits for confirmation (the engine's quiet gap: shorter gaps
     /// are ordinary pauses in a trace).
     static let jumpToConfirm = TimeSpan.minutes(10)
@@ -34,41 +35,63 @@ public struct TraceReplay {
     /// Feeds one line (1-based `number`); emitted events go to `emit` as CloudEvents JSON
     /// text, problems to `report`.
     public mutating func feed(line: String, number: Int, emit: (String) -> Void, report: (String) -> Void) {
-        let trimmed = line.trimmingWhitespace
-        guard !trimmed.isEmpty else { return }
+        var text = line
+        text.withUTF8 { feed(bytes: UnsafeRawBufferPointer($0), number: number, emit: emit, report: report) }
+    }
+
+    /// The same for a line's bytes (`BlockLineReader`): sightings are read from them directly
+    /// (`SightingLineReader`), with the generic parser's results.
+    public mutating func feed(
+        bytes line: UnsafeRawBufferPointer, number: Int, emit: (String) -> Void, report: (String) -> Void
+    ) {
+        var start = 0
+        var end = line.count
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+        while start < end, isSpace(line[start]) { start += 1 }
+        while end > start, isSpace(line[end - 1]) { end -= 1 }
+        guard start < end else { return }
         summary.lines += 1
         let record: TraceRecord
-        do throws(SightingRecordError) {
-            record = try TraceRecord.parse(line: String(trimmed))
-        } catch {
-            summary.skipped += 1
-            report("line \(number): \(error.reason); skipped")
-            return
+        // Read once here: `TraceRecord.time` copies the record to read it.
+        let time: Timestamp
+        let bytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        if let sighting = reader.sighting(in: bytes) {
+            time = sighting.time
+            record = .sighting(sighting)
+        } else {
+            do throws(SightingRecordError) {
+                record = try TraceRecord.parse(line: String(decoding: bytes, as: UTF8.self))
+            } catch {
+                summary.skipped += 1
+                report("line \(number): \(error.reason); skipped")
+                return
+            }
+            time = record.time
         }
         if let (jump, jumpNumber) = held {
-            if record.time >= jump.time - Self.jumpToConfirm {
+            if time >= jump.time - Self.jumpToConfirm {
                 held = nil
-                play(jump, number: jumpNumber, emit: emit, report: report)
-            } else if lastTime.map({ record.time >= $0 }) ?? true {
+                play(jump, at: jump.time, number: jumpNumber, emit: emit, report: report)
+            } else if lastTime.map({ time >= $0 }) ?? true {
                 held = nil
                 summary.skipped += 1
                 report(
-                    "line \(jumpNumber): \"t\" is \(jump.time) but line \(number) returns to \(record.time), "
+                    "line \(jumpNumber): \"t\" is \(jump.time) but line \(number) returns to \(time), "
                         + "more than \(Self.jumpToConfirm) earlier; skipped")
             }
         }
-        if let last = lastTime, record.time < last {
+        if let last = lastTime, time < last {
             summary.skipped += 1
-            report("line \(number): \"t\" goes backwards (\(record.time) after \(last)); skipped")
+            report("line \(number): \"t\" goes backwards (\(time) after \(last)); skipped")
             return
         }
         // (Nothing is held here: a held record was played or dropped above, or this one went
         // backwards and returned.)
-        if lastTime.map({ record.time - $0 >= Self.jumpToConfirm }) ?? true {
+        if lastTime.map({ time - $0 >= Self.jumpToConfirm }) ?? true {
             held = (record, number)
             return
         }
-        play(record, number: number, emit: emit, report: report)
+        play(record, at: time, number: number, emit: emit, report: report)
     }
 
     /// Replays a record still waiting for confirmation: at the end of the trace nothing
@@ -76,19 +99,19 @@ public struct TraceReplay {
     public mutating func finish(emit: (String) -> Void, report: (String) -> Void) {
         guard let (record, number) = held else { return }
         held = nil
-        play(record, number: number, emit: emit, report: report)
+        play(record, at: record.time, number: number, emit: emit, report: report)
     }
 
     private mutating func play(
-        _ record: TraceRecord, number: Int, emit: (String) -> Void, report: (String) -> Void
+        _ record: TraceRecord, at time: Timestamp, number: Int, emit: (String) -> Void, report: (String) -> Void
     ) {
-        lastTime = record.time
-        if engine == nil { engine = BeaconEngine(configuration: config.engineConfiguration, start: record.time) }
+        lastTime = time
+        if engine == nil { engine = BeaconEngine(configuration: config.engineConfiguration, start: time) }
         switch record {
         case let .sighting(sighting):
             publish(engine!.ingest(sighting), emit: emit)
             summary.sightings += 1
-        case let .request(request, time):
+        case let .request(request, _):
             let change: RegionChange
             switch request {
             case let .monitor(client, region):

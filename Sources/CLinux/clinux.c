@@ -25,3 +25,9 @@ int clinux_set_no_copy_on_write(int fd) {
     flags |= FS_NOCOW_FL;
     return ioctl(fd, FS_IOC_SETFLAGS, &flags);
 }
+
+#include <pthread.h>
+
+int clinux_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}

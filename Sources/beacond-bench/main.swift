@@ -1,6 +1,7 @@
 // Throughput and memory of the engine: decode + monitor + range synthetic sightings for
 // 10,000 beacons across 50 clients × 20 regions. Run a release build:
 //   swift run -c release beacond-bench [sightings]
+//   swift run -c release beacond-bench --trace FILE --config FILE   (the engine alone on a trace)
 // It prints sightings/s on one core and peak RSS; BENCHMARKS.md keeps the figures.
 
 import BeaconCore
@@ -8,6 +9,13 @@ import BeaconCore
 #if canImport(Glibc)
     import Glibc
 #endif
+
+if let i = CommandLine.arguments.firstIndex(of: "--trace"), i + 1 < CommandLine.arguments.count,
+    let c = CommandLine.arguments.firstIndex(of: "--config"), c + 1 < CommandLine.arguments.count
+{
+    traceMode(trace: CommandLine.arguments[i + 1], config: CommandLine.arguments[c + 1])
+    exit(0)
+}
 
 let total = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 5_000_000 : 5_000_000
 let beaconCount = 10_000

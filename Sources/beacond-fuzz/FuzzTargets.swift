@@ -23,6 +23,10 @@ enum FuzzTarget: String, CaseIterable {
     /// Whole requests, parsed as the socket parses them, to the API's router over a running
     /// engine, a real state store and the fuzz site: every endpoint, query and body.
     case api
+    /// Sighting lines read both ways: `SightingLineReader` (from bytes) and the generic path
+    /// (`SightingRecord.parse`) must accept with the same values or refuse with the same
+    /// reason; a difference traps.
+    case sightingReader = "sighting-reader"
 
     func run(_ bytes: UnsafeBufferPointer<UInt8>) {
         switch self {
@@ -31,6 +35,27 @@ enum FuzzTarget: String, CaseIterable {
         case .http: Self.http(Array(bytes))
         case .api: Self.api(Array(bytes))
         case .dbus: Self.dbus(UnsafeRawBufferPointer(bytes))
+        case .sightingReader: Self.differential(UnsafeRawBufferPointer(bytes))
+        }
+    }
+
+    static func differential(_ bytes: UnsafeRawBufferPointer) {
+        var reader = SightingLineReader()
+        var start = 0
+        for end in bytes.indices where bytes[end] == UInt8(ascii: "\n") || end == bytes.count - 1 {
+            let line = UnsafeRawBufferPointer(
+                rebasing: bytes[start..<(bytes[end] == UInt8(ascii: "\n") ? end : end + 1)])
+            start = end + 1
+            let fast = Result { () throws(SightingRecordError) in try reader.read(line) }
+            let generic = Result { () throws(SightingRecordError) in
+                try SightingRecord.parse(line: String(decoding: line, as: UTF8.self))
+            }
+            switch (fast, generic) {
+            case let (.success(a), .success(b)) where a == b: continue
+            case let (.failure(a), .failure(b)) where a == b: continue
+            default:
+                fatalError("the reader and the generic path disagree on \(Array(line)): \(fast) vs \(generic)")
+            }
         }
     }
 

@@ -99,9 +99,9 @@ struct Replay: ParsableCommand {
 
     func run() throws {
         let loaded = try ConfigFile.load(config)
-        let lines: LineReader
+        let lines: BlockLineReader
         do {
-            lines = try LineReader(path: trace)
+            lines = try BlockLineReader(path: trace)
         } catch {
             standardError("beacond replay: \(error)")
             throw ExitCode(ExitStatus.noInput)
@@ -113,9 +113,7 @@ struct Replay: ParsableCommand {
             output.flush()
             standardError("\(trace): \(message)")
         }
-        for (i, line) in lines.enumerated() {
-            replay.feed(line: line, number: i + 1, emit: emit, report: report)
-        }
+        lines.forEachLine { line, number in replay.feed(bytes: line, number: number, emit: emit, report: report) }
         replay.finish(emit: emit, report: report)
         output.flush()
         if summary {

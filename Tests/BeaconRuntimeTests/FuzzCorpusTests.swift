@@ -5,12 +5,15 @@ import Testing
 /// Every input the fuzzer kept (fuzz/corpus) and every crash it found (fuzz/crashes-fixed),
 /// run again through the same parsers and engine: a crash found once stays fixed.
 @Suite struct FuzzCorpusTests {
-    @Test(arguments: ["sightings", "config", "http", "api", "dbus"])
+    @Test(arguments: ["sightings", "config", "http", "api", "dbus", "sighting-reader"])
     func everyKeptInputRunsWithoutATrap(target: String) throws {
         let root = Executables.packageRoot.appendingPathComponent("fuzz")
         var dirs: [String] = []
         var inputs = 0
-        for dir in ["corpus/\(target)", "crashes-fixed/\(target)"] {
+        // The differential target starts from the sightings corpus (fuzz/run gives it both).
+        let corpora =
+            target == "sighting-reader" ? ["corpus/sightings", "corpus/sighting-reader"] : ["corpus/\(target)"]
+        for dir in corpora + ["crashes-fixed/\(target)"] {
             let path = root.appendingPathComponent(dir).path
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { continue }
             dirs.append(path)

@@ -88,7 +88,7 @@ import Testing
     @Test func threadsAreJoinedAtTheStop() {
         let threads = ServiceThreads()
         let ran = Atomic<Int>(0)
-        for _ in 0..<4 { threads.spawn { ran.add(1, ordering: .relaxed) } }
+        for _ in 0..<4 { threads.spawn(named: "test") { ran.add(1, ordering: .relaxed) } }
         threads.join()
         #expect(ran.load(ordering: .relaxed) == 4)
     }

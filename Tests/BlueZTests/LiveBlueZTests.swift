@@ -305,10 +305,10 @@ import Testing
         let deadline = try #require(formatter.date(from: stamp))
         #expect(daemon.stop() == 0)
         // The flood was on while the timer was due (300,000 signals take the emitter seconds;
-        // thousands were already in) ...
+        // thousands were already in, fewer on a loaded machine, whose emitter is slower) ...
         let summary = daemon.logs.first { $0.contains("engine.summary") } ?? ""
-        let decoded = Int(summary.split(separator: " ").first { $0.hasPrefix("decoded=") }?.dropFirst(8) ?? "") ?? 0
-        #expect(decoded > 5_000, "\(summary)")
+        let decoded = Int((try? LogfmtReader.fields(summary))?["decoded"] ?? "") ?? 0
+        #expect(decoded > 1_000, "\(summary)")
         // ... and the event still left within 250 ms of its deadline.
         print(
             "flood test: \(decoded) advertisements decoded; region.state published \(arrived.timeIntervalSince(deadline)) s after its deadline"

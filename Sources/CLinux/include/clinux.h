@@ -11,6 +11,9 @@ int clinux_accept_nonblocking(int listener);
 /// SO_PEERCRED of a connected Unix socket; 0 on success, -1 with errno otherwise.
 int clinux_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
+/// Names the calling thread (at most 15 bytes; longer is refused): what top -H and /proc show.
+int clinux_set_thread_name(const char *name);
+
 /// Asks a copy-on-write filesystem (btrfs) to overwrite the file's blocks in place, as other
 /// filesystems do; it takes only while the file is empty. 0 on success, -1 with errno
 /// otherwise (ENOTTY, EOPNOTSUPP or EINVAL where the filesystem has no such flag: nothing to do).

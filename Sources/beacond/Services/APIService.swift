@@ -28,7 +28,7 @@ final class APIService: DaemonService, @unchecked Sendable {
             logger.error("api.unavailable", metadata: ["socket": "\(socket)", "error": "\(error)"])
             throw ExitCode(ExitStatus.unavailable)
         }
-        threads.spawn { [server] in server.run() }
+        threads.spawn(named: "beacond-api") { [server] in server.run() }
         logger.info("api.listening", metadata: ["socket": "\(socket)"])
     }
 

@@ -31,7 +31,7 @@ final class EngineLoop: DaemonService, @unchecked Sendable {
         }
     }
 
-    func start() throws { threads.spawn { [engine] in engine.run() } }
+    func start() throws { threads.spawn(named: "beacond-engine") { [engine] in engine.run() } }
 
     func stop() {
         engine.stop()

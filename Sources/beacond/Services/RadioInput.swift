@@ -57,7 +57,7 @@ final class RadioInput: DaemonService, @unchecked Sendable {
 
     /// Returns once BlueZ has been tried once, found or not (at most 3 s).
     func start() throws {
-        threads.spawn { [scanner, ended] in
+        threads.spawn(named: "beacond-bluez") { [scanner, ended] in
             scanner.run()
             ended()
         }

@@ -31,7 +31,7 @@ final class SimulatedInput: DaemonService, @unchecked Sendable {
     }
 
     func start() throws {
-        threads.spawn { [self] in run() }
+        threads.spawn(named: "beacond-sim") { [self] in run() }
         logger.info(
             "simulation.started",
             metadata: [

@@ -26,7 +26,7 @@ final class StateVerifier: DaemonService, @unchecked Sendable {
         self.logger = logger
     }
 
-    func start() throws { threads.spawn { [self] in run() } }
+    func start() throws { threads.spawn(named: "beacond-verify") { [self] in run() } }
 
     /// Waits for a read in progress to end (a quick check takes about a second on a large file).
     func stop() {

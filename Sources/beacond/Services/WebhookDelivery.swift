@@ -32,7 +32,7 @@ final class WebhookDelivery: DaemonService, @unchecked Sendable {
     }
 
     func start() throws {
-        for worker in publisher.workers { threads.spawn { worker.run() } }
+        for worker in publisher.workers { threads.spawn(named: "hook-" + worker.settings.id) { worker.run() } }
     }
 
     func stop() {
@@ -70,7 +70,7 @@ final class WebhookDelivery: DaemonService, @unchecked Sendable {
         for worker in started {
             // A changed webhook's new worker waits for the old one's last attempt.
             let predecessor = stopped.first { $0.settings.id == worker.settings.id }
-            threads.spawn {
+            threads.spawn(named: "hook-" + worker.settings.id) {
                 predecessor?.waitUntilFinished()
                 worker.run()
             }
