@@ -66,15 +66,3 @@ public enum TraceRecord: Sendable {
         }
     }
 }
-
-extension TraceRecord {
-    /// A line's record from its bytes: a sighting of the common shape through `reader`, and
-    /// anything else (requests, what the reader leaves to the generic path) through
-    /// `parse(line:)`, with the same result either way.
-    public static func parse(
-        bytes: UnsafeRawBufferPointer, reader: inout SightingLineReader
-    ) throws(SightingRecordError) -> TraceRecord {
-        if let sighting = reader.sighting(in: bytes) { return .sighting(sighting) }
-        return try parse(line: String(decoding: bytes, as: UTF8.self))
-    }
-}
