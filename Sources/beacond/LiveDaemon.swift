@@ -116,9 +116,16 @@ struct LiveDaemon {
                 return status
             }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, logger: logger)
 
-        // SIGTERM is handled before the socket listens: a client (a supervisor, a test) that
-        // has seen the socket answer may stop us at once, and must get an orderly stop.
+        // SIGTERM and SIGHUP are handled before the socket listens: a client (a supervisor, a
+        // test) that has seen the socket answer may stop or reload us at once, and must get an
+        // orderly stop, or a reload once every service runs (SIGHUP's default would kill us).
         let signals = handleStopSignals { services.requestStop() }
+        let allStarted = DispatchSemaphore(value: 0)
+        let reloads = handleReload {
+            allStarted.wait()
+            allStarted.signal()
+            reload(running: running, services: services)
+        }
         // In start order; stopped in reverse: the input hands over its last batch, the engine
         // takes a final turn and saves states, held events get a last try, webhooks a last
         // attempt, and the API closes last.
@@ -136,7 +143,7 @@ struct LiveDaemon {
                 StateVerifier(store: store, logger: logger),
                 systemd,
             ])
-        let reloads = handleReload { reload(running: running, services: services) }
+        allStarted.signal()
         logger.info(
             "beacond.started", metadata: ["gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)"])
         services.waitForStopRequest()
