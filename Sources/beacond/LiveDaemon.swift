@@ -91,7 +91,7 @@ struct LiveDaemon {
             let scanner = BlueZScanner(
                 settings: Self.scannerSettings(config.bluetooth), clock: WallClock.now,
                 output: RadioInput.output(engine: engine, adapters: adapters, logger: logger), logger: logger)
-            input = RadioInput(scanner: scanner) { services.serviceEnded("bluez") }
+            input = RadioInput(scanner: scanner, logger: logger) { services.serviceEnded("bluez") }
             inputStatus = { status in
                 status.bluezReachable = scanner.bluezReachable.load(ordering: .relaxed)
                 status.dbusSignals = scanner.signalsReceived.load(ordering: .relaxed)

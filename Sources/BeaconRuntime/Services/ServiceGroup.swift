@@ -99,4 +99,9 @@ public final class ServiceThreads: Sendable {
 
     /// Blocks until every thread spawned so far has ended.
     public func join() { group.wait() }
+
+    /// The same, for at most `seconds`: false if a thread is still running then.
+    public func join(seconds: Double) -> Bool {
+        group.wait(timeout: .now() + .milliseconds(Int(seconds * 1000))) == .success
+    }
 }

@@ -19,9 +19,14 @@ final class RadioInput: DaemonService, @unchecked Sendable {
     private let threads = ServiceThreads()
     private let ended: @Sendable () -> Void
 
+    private let logger: Logger
+    /// How long the stop waits for the scanner's thread.
+    static let stopWait = 5.0
+
     /// `ended`: the scanner's loop returned without `stop()`.
-    init(scanner: BlueZScanner, ended: @escaping @Sendable () -> Void) {
+    init(scanner: BlueZScanner, logger: Logger, ended: @escaping @Sendable () -> Void) {
         self.scanner = scanner
+        self.logger = logger
         self.ended = ended
     }
 
@@ -65,10 +70,20 @@ final class RadioInput: DaemonService, @unchecked Sendable {
         while !scanner.attempted.load(ordering: .relaxed), WallClock.now() < deadline { usleep(5_000) }
     }
 
-    /// Hands over the last batch before returning.
+    /// Hands over the last batch before returning. A scanner stuck inside libdbus (a system
+    /// bus that took the connection and never answers, whose connect has no deadline of ours)
+    /// is left behind after `stopWait` seconds: it holds no batch then, and the daemon's stop
+    /// must not wait on it until systemd's kill.
     func stop() {
         scanner.stop()
-        threads.join()
+        guard !threads.join(seconds: Self.stopWait) else { return }
+        logger.warning(
+            "bluez.stop_abandoned",
+            metadata: [
+                "waited_s": "\(Int(Self.stopWait))",
+                "next":
+                    "the scanner's thread is stuck in D-Bus (a system bus that does not answer); stopping without it",
+            ])
     }
 
     func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata {
