@@ -55,11 +55,7 @@ public enum Logfmt {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where isControl(scalar): out += unicodeEscape(scalar)
-            default: out.unicodeScalars.append(scalar)
+            default: append(scalar, to: &out)
             }
         }
         return out + "\""
@@ -70,19 +66,19 @@ public enum Logfmt {
     public static func escapingControlCharacters(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var out = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                switch scalar {
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                default: out += unicodeEscape(scalar)
-                }
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
+        for scalar in text.unicodeScalars { append(scalar, to: &out) }
         return out
+    }
+
+    /// A scalar as it is, or a control character written out (`\n`, `\u001b`).
+    private static func append(_ scalar: Unicode.Scalar, to out: inout String) {
+        switch scalar {
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where isControl(scalar): out += unicodeEscape(scalar)
+        default: out.unicodeScalars.append(scalar)
+        }
     }
 
     /// The word a line's `level=` has.

@@ -254,12 +254,10 @@ public final class WebhookWorker: @unchecked Sendable {
 
     /// Expired events, in the log: the first at once, then summed once a minute.
     private func tell(_ report: LogSummary.Report, at now: Timestamp) {
-        var metadata: Logger.Metadata = ["webhook": "\(settings.id)", "events": "\(report.count)", "reason": "max_age"]
-        if let since = report.since {
-            metadata["over_s"] = "\(Int((now - since).seconds.rounded()))"
-        } else {
-            metadata["next"] = "later expiries are summed once a minute; beaconctl outbox lists them"
-        }
+        var metadata = report.metadata(
+            count: "events", at: now, next: "later expiries are summed once a minute; beaconctl outbox lists them")
+        metadata["webhook"] = "\(settings.id)"
+        metadata["reason"] = "max_age"
         logger.warning("webhook.dead_letters", metadata: metadata)
     }
 
