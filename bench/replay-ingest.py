@@ -85,7 +85,7 @@ def engine_alone(trace, config):
     binary = os.path.join(ROOT, ".build/release/beacond-bench")
     out = subprocess.run([binary, "--trace", trace, "--config", config], capture_output=True, text=True, check=True)
     line = out.stdout.strip()
-    return float(line.split(" in ")[1].split(" CPU-s")[0])
+    return float(line.split(" in ")[1].split(" CPU-s")[0]), float(line.split("reader alone took ")[1].split(" CPU-s")[0])
 
 
 def main():
@@ -99,17 +99,20 @@ def main():
     trace, config = write_inputs(directory, a.lines)
     print("trace: %d lines, %.0f MB (%s)" % (a.lines, os.path.getsize(trace) / 1e6, trace))
     # Alternately, so that both see the same machine (a shared VM's speed drifts by 2x).
-    replays, engines = [], []
+    replays, engines, readers = [], [], []
     for run in range(a.runs):
         cpu, wall, rss, summary = replay(trace, config)
         replays.append(cpu)
-        engines.append(engine_alone(trace, config))
-        print("run %d: beacond replay %.2f CPU-s (%.2f s wall, peak RSS %.1f MB; %s); engine alone %.2f CPU-s"
-              % (run + 1, cpu, wall, rss, summary, engines[-1]))
+        engine, reader = engine_alone(trace, config)
+        engines.append(engine)
+        readers.append(reader)
+        print("run %d: beacond replay %.2f CPU-s (%.2f s wall, peak RSS %.1f MB; %s); engine alone %.2f CPU-s; "
+              "the reader alone %.2f CPU-s" % (run + 1, cpu, wall, rss, summary, engine, reader))
     best, engine = min(replays), min(engines)
     print("beacond replay, best of %d: %.2f CPU-s = %.0f sightings per CPU-second" % (a.runs, best, a.lines / best))
     print("engine alone on the same sightings, best of %d: %.2f CPU-s = %.0f per CPU-second; reading the lines "
           "costs the rest, %.2f CPU-s" % (a.runs, engine, a.lines / engine, best - engine))
+    print("the reader alone (lines to sightings, dropped), best of %d: %.2f CPU-s" % (a.runs, min(readers)))
     if os.path.exists(a.ha):
         rate, found = home_assistant(a.ha, trace, min(a.lines, 200_000))
         print("Home Assistant ibeacon-ble (json.loads + BluetoothServiceInfo + iBeaconParser.parse): "

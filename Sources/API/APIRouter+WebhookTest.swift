@@ -16,7 +16,7 @@ extension APIRouter {
             return Reply.error(404, "unknown_webhook", "no webhook \"\(id)\" in the configuration")
         }
         let now = context.clock()
-        let event = CloudEvent.envelope(
+        let event = CloudEvent.text(
             id: "test-\(now.nanoseconds)", gatewayID: context.config.gateway.id, kind: "webhook.test", time: now,
             subject: id,
             data: .object([
@@ -26,7 +26,7 @@ extension APIRouter {
         let url = worker.settings.url
         let signed = worker.settings.secret != nil
         return .later { answer in
-            let started = worker.startTest(event.serialized, at: now) { result in
+            let started = worker.startTest(event, at: now) { result in
                 answer(Self.testReply(id: id, url: url, signed: signed, result))
             }
             if !started {

@@ -134,7 +134,7 @@ public struct TraceReplay {
     private mutating func publish(_ events: [Event], emit: (String) -> Void) {
         for event in events {
             let id = ids.next(for: event.time)
-            emit(CloudEvent.json(event, id: id, gatewayID: config.gateway.id).serialized)
+            emit(CloudEvent.text(event, id: id, gatewayID: config.gateway.id))
             summary.events += 1
         }
     }

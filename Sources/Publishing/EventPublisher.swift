@@ -68,7 +68,7 @@ public final class EventPublisher: @unchecked Sendable {
         stored.reserveCapacity(events.count)
         for event in events {
             let id = ids.withLock { $0.next(for: event.time) }
-            let json = CloudEvent.json(event, id: id, gatewayID: gateway).serialized
+            let json = CloudEvent.text(event, id: id, gatewayID: gateway)
             stored.append(.init(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json))
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }

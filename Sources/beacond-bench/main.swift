@@ -2,6 +2,7 @@
 // 10,000 beacons across 50 clients × 20 regions. Run a release build:
 //   swift run -c release beacond-bench [sightings]
 //   swift run -c release beacond-bench --trace FILE --config FILE   (the engine alone on a trace)
+//   swift run -c release beacond-bench --events [N]                  (events written as CloudEvents)
 // It prints sightings/s on one core and peak RSS; BENCHMARKS.md keeps the figures.
 
 import BeaconCore
@@ -14,6 +15,11 @@ if let i = CommandLine.arguments.firstIndex(of: "--trace"), i + 1 < CommandLine.
     let c = CommandLine.arguments.firstIndex(of: "--config"), c + 1 < CommandLine.arguments.count
 {
     traceMode(trace: CommandLine.arguments[i + 1], config: CommandLine.arguments[c + 1])
+    exit(0)
+}
+
+if let i = CommandLine.arguments.firstIndex(of: "--events") {
+    eventsMode(count: i + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[i + 1]) ?? 1_000_000 : 1_000_000)
     exit(0)
 }
 

@@ -61,7 +61,7 @@ struct Simulate: ParsableCommand {
         var sightings = 0
         while sim.now < end {
             let step = sim.advance()
-            for s in step.sightings { trace.write(SightingRecord.json(s).serialized) }
+            for s in step.sightings { trace.write(SightingRecord.text(s)) }
             sightings += step.sightings.count
             for p in step.truth { truthOut?.write(p.json.serialized) }
             for z in step.transitions { truthOut?.write(z.json.serialized) }

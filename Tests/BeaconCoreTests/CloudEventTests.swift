@@ -10,7 +10,7 @@ import Testing
             payload: .regionEnter(
                 client: "storefront", region: "store", beacon: Fixture.beacon, receiver: "hci0", rssi: -67,
                 distance: 2.238_72))
-        let json = CloudEvent.json(event, id: "01KANG389M8F87P5G000000001", gatewayID: "store-042-gw1").serialized
+        let json = CloudEvent.text(event, id: "01KANG389M8F87P5G000000001", gatewayID: "store-042-gw1")
         #expect(
             json
                 == #"{"specversion":"1.0","id":"01KANG389M8F87P5G000000001","source":"beacond://store-042-gw1","type":"beacond.region.enter","time":"2025-11-22T10:00:12.345Z","subject":"storefront/store","datacontenttype":"application/json","data":{"client":"storefront","region":"store","beacon":{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":42,"minor":7},"receiver":"hci0","rssi":-67,"distance":2.24}}"#
@@ -18,19 +18,19 @@ import Testing
     }
 
     @Test func exitDwellFailedAndStatePayloads() {
-        let exit = CloudEvent.data(
+        let exit = CloudEvent.dataText(
             .regionExit(client: "c", region: "r", lastSeen: Fixture.at(1.5), duration: .milliseconds(90_250)))
         #expect(
-            exit.serialized == #"{"client":"c","region":"r","last_seen":"2025-11-22T10:00:01.500Z","duration_s":90.25}"#
+            exit == #"{"client":"c","region":"r","last_seen":"2025-11-22T10:00:01.500Z","duration_s":90.25}"#
         )
         #expect(
-            CloudEvent.data(.regionDwell(client: "c", region: "r", dwell: .minutes(2))).serialized
+            CloudEvent.dataText(.regionDwell(client: "c", region: "r", dwell: .minutes(2)))
                 == #"{"client":"c","region":"r","dwell_s":120}"#)
         #expect(
-            CloudEvent.data(.regionFailed(client: "c", region: "r", reason: .regionLimitExceeded)).serialized
+            CloudEvent.dataText(.regionFailed(client: "c", region: "r", reason: .regionLimitExceeded))
                 == #"{"client":"c","region":"r","reason":"region_limit_exceeded"}"#)
         #expect(
-            CloudEvent.data(.regionState(client: "c", region: "r", state: .unknown)).serialized
+            CloudEvent.dataText(.regionState(client: "c", region: "r", state: .unknown))
                 == #"{"client":"c","region":"r","state":"unknown"}"#)
     }
 

@@ -38,14 +38,23 @@ public struct BeaconUUID: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// Upper-case 8-4-4-4-12, as Apple and most beacon tools print proximity UUIDs.
+    /// Written digit by digit into 36 bytes: events carry one per beacon, ranging twenty.
     public var description: String {
-        let hex = (pad(String(high, radix: 16, uppercase: true)) + pad(String(low, radix: 16, uppercase: true)))
-        let c = Array(hex)
-        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-"
-            + String(c[20..<32])
+        String(unsafeUninitializedCapacity: 36) { out in
+            let digits: StaticString = "0123456789ABCDEF"
+            var at = 0
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    out[at] = UInt8(ascii: "-")
+                    at += 1
+                }
+                let word = nibble < 16 ? high : low
+                out[at] = digits.utf8Start[Int((word >> (60 - 4 * UInt64(nibble % 16))) & 0xF)]
+                at += 1
+            }
+            return at
+        }
     }
-
-    private func pad(_ s: String) -> String { String(repeating: "0", count: 16 - s.count) + s }
 
     public static func < (a: BeaconUUID, b: BeaconUUID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 }

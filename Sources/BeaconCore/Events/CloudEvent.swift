@@ -1,27 +1,50 @@
 /// Events as CloudEvents 1.0 JSON (SPEC §3), with a fixed member order so that two runs
 /// of the same replay differ only in `id`.
 public enum CloudEvent {
-    public static func json(_ event: Event, id: String, gatewayID: String) -> JSONValue {
-        envelope(
+    /// The event as one line of CloudEvents JSON, written straight to text (`JSONTextWriter`).
+    public static func text(_ event: Event, id: String, gatewayID: String) -> String {
+        var w = JSONTextWriter(capacity: 384)
+        writeEnvelope(
             id: id, gatewayID: gatewayID, kind: event.payload.kind, time: event.time, subject: subject(event.payload),
-            data: data(event.payload))
+            into: &w
+        ) { writeData(event.payload, into: &$0) }
+        return w.text
     }
 
-    /// The CloudEvents envelope around `data`, for an event of type `beacond.<kind>`: the
-    /// engine's events, and a webhook's test delivery, which is not one of them.
-    public static func envelope(
+    /// The CloudEvents envelope around `data`, for an event of type `beacond.<kind>` that is
+    /// not one of the engine's: a webhook's test delivery.
+    public static func text(
         id: String, gatewayID: String, kind: String, time: Timestamp, subject: String, data: JSONValue
-    ) -> JSONValue {
-        .object([
-            ("specversion", "1.0"),
-            ("id", .string(id)),
-            ("source", .string("beacond://\(gatewayID)")),
-            ("type", .string("beacond.\(kind)")),
-            ("time", .string(RFC3339.format(time))),
-            ("subject", .string(subject)),
-            ("datacontenttype", "application/json"),
-            ("data", data),
-        ])
+    ) -> String {
+        var w = JSONTextWriter()
+        writeEnvelope(id: id, gatewayID: gatewayID, kind: kind, time: time, subject: subject, into: &w) {
+            $0.value(data)
+        }
+        return w.text
+    }
+
+    /// An event's `data` alone.
+    public static func dataText(_ payload: EventPayload) -> String {
+        var w = JSONTextWriter()
+        writeData(payload, into: &w)
+        return w.text
+    }
+
+    private static func writeEnvelope(
+        id: String, gatewayID: String, kind: String, time: Timestamp, subject: String, into w: inout JSONTextWriter,
+        data: (inout JSONTextWriter) -> Void
+    ) {
+        w.openObject()
+        w.member("specversion", "1.0")
+        w.member("id", id)
+        w.member("source", "beacond://\(gatewayID)")
+        w.member("type", "beacond.\(kind)")
+        w.member("time", RFC3339.format(time))
+        w.member("subject", subject)
+        w.member("datacontenttype", "application/json")
+        w.key("data")
+        data(&w)
+        w.closeObject()
     }
 
     public static func subject(_ payload: EventPayload) -> String {
@@ -40,72 +63,115 @@ public enum CloudEvent {
         }
     }
 
-    public static func data(_ payload: EventPayload) -> JSONValue {
+    private static func writeData(_ payload: EventPayload, into w: inout JSONTextWriter) {
+        w.openObject()
         switch payload {
         case let .regionState(c, r, state):
-            return .object([("client", .string(c)), ("region", .string(r)), ("state", .string(state.rawValue))])
+            writeRegion(c, r, into: &w)
+            w.member("state", state.rawValue)
         case let .regionEnter(c, r, beacon, receiver, rssi, distance):
-            return .object([
-                ("client", .string(c)), ("region", .string(r)), ("beacon", json(beacon)),
-                ("receiver", .string(receiver)),
-                ("rssi", .number(Double(rssi))), ("distance", metres(distance)),
-            ])
+            writeRegion(c, r, into: &w)
+            w.key("beacon")
+            write(beacon, into: &w)
+            w.member("receiver", receiver)
+            w.key("rssi")
+            w.int(rssi)
+            w.member("distance", distance.map(round2))
         case let .regionExit(c, r, lastSeen, duration):
-            return .object([
-                ("client", .string(c)), ("region", .string(r)), ("last_seen", .string(RFC3339.format(lastSeen))),
-                ("duration_s", .number(round3(duration.seconds))),
-            ])
+            writeRegion(c, r, into: &w)
+            w.member("last_seen", RFC3339.format(lastSeen))
+            w.member("duration_s", round3(duration.seconds))
         case let .regionDwell(c, r, dwell):
-            return .object([("client", .string(c)), ("region", .string(r)), ("dwell_s", .number(dwell.seconds))])
+            writeRegion(c, r, into: &w)
+            w.member("dwell_s", dwell.seconds)
         case let .regionFailed(c, r, reason):
-            return .object([("client", .string(c)), ("region", .string(r)), ("reason", .string(reason.rawValue))])
+            writeRegion(c, r, into: &w)
+            w.member("reason", reason.rawValue)
         case let .ranging(c, r, beacons):
-            return .object([
-                ("client", .string(c)), ("region", .string(r)),
-                (
-                    "beacons",
-                    .array(
-                        beacons.map { b in
-                            .object([
-                                ("uuid", .string(b.beacon.uuid.description)),
-                                ("major", .number(Double(b.beacon.major))),
-                                ("minor", .number(Double(b.beacon.minor))), ("rssi", .number(round1(b.rssi))),
-                                ("distance", metres(b.distance)), ("proximity", .string(b.proximity.rawValue)),
-                                ("receiver", .string(b.receiver)),
-                            ])
-                        })
-                ),
-            ])
+            writeRegion(c, r, into: &w)
+            w.key("beacons")
+            w.openArray()
+            for b in beacons {
+                w.openObject()
+                w.member("uuid", b.beacon.uuid.description)
+                w.member("major", Double(b.beacon.major))
+                w.member("minor", Double(b.beacon.minor))
+                w.member("rssi", round1(b.rssi))
+                w.member("distance", b.distance.map(round2))
+                w.member("proximity", b.proximity.rawValue)
+                w.member("receiver", b.receiver)
+                w.closeObject()
+            }
+            w.closeArray()
         case let .beaconProximity(beacon, proximity, distance):
-            return .object([
-                ("beacon", json(beacon)), ("proximity", .string(proximity.rawValue)), ("distance", metres(distance)),
-            ])
+            w.key("beacon")
+            write(beacon, into: &w)
+            w.member("proximity", proximity.rawValue)
+            w.member("distance", distance.map(round2))
         case let .adapterState(adapter, present, powered, discovering):
-            return adapterData(adapter, present, powered, discovering)
+            w.member("adapter", adapter)
+            w.key("present")
+            w.bool(present)
+            w.key("powered")
+            w.bool(powered)
+            w.key("discovering")
+            w.bool(discovering)
         case let .assetPosition(fix):
-            return .object([
-                ("asset", .string(fix.asset)), ("x", .number(round2(fix.position.x))),
-                ("y", .number(round2(fix.position.y))), ("level", .number(Double(fix.level))),
-                ("accuracy_m", .number(round2(fix.accuracy))), ("zones", .array(fix.zones.map { .string($0) })),
-                ("receivers_used", .array(fix.receivers.map { .string($0) })),
-            ])
+            w.member("asset", fix.asset)
+            w.member("x", round2(fix.position.x))
+            w.member("y", round2(fix.position.y))
+            w.member("level", Double(fix.level))
+            w.member("accuracy_m", round2(fix.accuracy))
+            writeStrings("zones", fix.zones, into: &w)
+            writeStrings("receivers_used", fix.receivers, into: &w)
         case let .zone(alert):
-            var members: [(String, JSONValue)] = [
-                ("alarm", .string(alert.alarm)), ("asset", .string(alert.asset)), ("zone", .string(alert.zone)),
-                ("position", position(alert.position, level: alert.level)),
-            ]
-            if let dwell = alert.dwell { members.append(("dwell_s", .number(round3(dwell.seconds)))) }
-            return .object(members)
+            w.member("alarm", alert.alarm)
+            w.member("asset", alert.asset)
+            w.member("zone", alert.zone)
+            w.key("position")
+            if let p = alert.position {
+                w.openObject()
+                w.member("x", round2(p.x))
+                w.member("y", round2(p.y))
+                w.member("level", alert.level.map(Double.init))
+                w.closeObject()
+            } else {
+                w.null()
+            }
+            if let dwell = alert.dwell { w.member("dwell_s", round3(dwell.seconds)) }
+        }
+        w.closeObject()
+    }
+
+    private static func writeRegion(_ client: String, _ region: String, into w: inout JSONTextWriter) {
+        w.member("client", client)
+        w.member("region", region)
+    }
+
+    private static func write(_ id: IBeaconID, into w: inout JSONTextWriter) {
+        w.openObject()
+        w.member("uuid", id.uuid.description)
+        w.member("major", Double(id.major))
+        w.member("minor", Double(id.minor))
+        w.closeObject()
+    }
+
+    private static func write(_ identity: BeaconIdentity, into w: inout JSONTextWriter) {
+        switch identity {
+        case let .ibeacon(id): write(id, into: &w)
+        case let .eddystone(id):
+            w.openObject()
+            w.member("namespace", Hex.encode(id.namespace))
+            w.member("instance", Hex.encode(id.instance))
+            w.closeObject()
         }
     }
 
-    private static func adapterData(_ adapter: String, _ present: Bool, _ powered: Bool, _ discovering: Bool)
-        -> JSONValue
-    {
-        .object([
-            ("adapter", .string(adapter)), ("present", .bool(present)), ("powered", .bool(powered)),
-            ("discovering", .bool(discovering)),
-        ])
+    private static func writeStrings(_ name: StaticString, _ items: [String], into w: inout JSONTextWriter) {
+        w.key(name)
+        w.openArray()
+        for item in items { w.string(item) }
+        w.closeArray()
     }
 
     public static func json(_ id: IBeaconID) -> JSONValue {
@@ -125,16 +191,7 @@ public enum CloudEvent {
         }
     }
 
-    public static func position(_ p: Point?, level: Int?) -> JSONValue {
-        guard let p else { return .null }
-        return .object([
-            ("x", .number(round2(p.x))), ("y", .number(round2(p.y))),
-            ("level", level.map { .number(Double($0)) } ?? .null),
-        ])
-    }
-
     /// Distances to the centimetre: finer digits are noise and would only make diffs noisy.
-    private static func metres(_ d: Double?) -> JSONValue { d.map { .number(round2($0)) } ?? .null }
     private static func round1(_ v: Double) -> Double { (v * 10).rounded() / 10 }
     private static func round2(_ v: Double) -> Double { (v * 100).rounded() / 100 }
     private static func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }

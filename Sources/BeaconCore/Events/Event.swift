@@ -42,6 +42,14 @@ public struct RangedBeacon: Sendable, Equatable {
     public var distance: Double?
     public var proximity: Proximity
     public var receiver: String
+
+    public init(beacon: IBeaconID, rssi: Double, distance: Double?, proximity: Proximity, receiver: String) {
+        self.beacon = beacon
+        self.rssi = rssi
+        self.distance = distance
+        self.proximity = proximity
+        self.receiver = receiver
+    }
 }
 
 public enum EventPayload: Sendable, Equatable {

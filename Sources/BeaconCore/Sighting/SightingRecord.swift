@@ -104,25 +104,45 @@ public enum SightingRecord {
         return out
     }
 
-    /// The record form of a sighting, as `POST /v1/sightings` and traces carry it.
-    public static func json(_ s: Sighting) -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("t", .number(s.time.unixSeconds)), ("receiver", .string(s.receiver)), ("address", .string(s.address)),
-        ]
-        if let at = s.addressType { members.append(("address_type", .string(at))) }
-        members.append(("rssi", .number(Double(s.rssi))))
-        if let tx = s.txPower { members.append(("tx_power", .number(Double(tx)))) }
-        if let name = s.name { members.append(("name", .string(name))) }
+    /// The record form of a sighting, as `POST /v1/sightings`, traces and a site's batches
+    /// carry it: one line, without its newline.
+    public static func text(_ s: Sighting) -> String {
+        var w = JSONTextWriter(capacity: 192)
+        write(s, into: &w)
+        return w.text
+    }
+
+    public static func write(_ s: Sighting, into w: inout JSONTextWriter) {
+        w.openObject()
+        w.member("t", s.time.unixSeconds)
+        w.member("receiver", s.receiver)
+        w.member("address", s.address)
+        if let at = s.addressType { w.member("address_type", at) }
+        w.key("rssi")
+        w.int(s.rssi)
+        if let tx = s.txPower {
+            w.key("tx_power")
+            w.int(tx)
+        }
+        if let name = s.name { w.member("name", name) }
         if !s.manufacturerData.isEmpty {
-            members.append(
-                (
-                    "manufacturer_data",
-                    .object(s.manufacturerData.map { (String($0.company), .string(Hex.encode($0.payload))) })
-                ))
+            w.key("manufacturer_data")
+            w.openObject()
+            for m in s.manufacturerData {
+                w.key(String(m.company))
+                w.string(Hex.encode(m.payload))
+            }
+            w.closeObject()
         }
         if !s.serviceData.isEmpty {
-            members.append(("service_data", .object(s.serviceData.map { ($0.uuid, .string(Hex.encode($0.payload))) })))
+            w.key("service_data")
+            w.openObject()
+            for d in s.serviceData {
+                w.key(d.uuid)
+                w.string(Hex.encode(d.payload))
+            }
+            w.closeObject()
         }
-        return .object(members)
+        w.closeObject()
     }
 }
