@@ -60,6 +60,10 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd", "POSIX", "Logs", logging]),
         // The one log format: swift-log metadata rendered as logfmt, for standard error and tests.
         .target(name: "Logs", dependencies: [logging]),
+        // libmosquitto (Debian: libmosquitto-dev): MQTT 3.1.1/5 with TLS, for a site's gateways.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // One broker connection kept up on its own thread: reconnects with backoff, will, TLS.
+        .target(name: "MQTT", dependencies: ["CMosquitto", "POSIX", logging]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig", "POSIX", logging]),
         // What every adapter needs of the operating system, once: threads, clocks, writing all.
@@ -68,14 +72,14 @@ let package = Package(
             name: "beacond",
             dependencies: [
                 "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer", logging,
-                "Simulation", "Systemd", "POSIX",
+                "Simulation", "Systemd", "POSIX", "MQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX",
+                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX", "MQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

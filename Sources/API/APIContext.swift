@@ -28,6 +28,8 @@ public struct RuntimeStatus: Sendable {
     /// The state directory's disk reserve (`DiskReserve`): its file, size and the alerts it
     /// keeps now; nil when it could not be made.
     public var stateReserve: (file: String, bytes: Int, alerts: Int)?
+    /// The site's broker and gateways (`SiteLink`); nil for a gateway alone.
+    public var site: StatusReport.Site?
 
     public init() {}
 }
@@ -96,7 +98,7 @@ public struct APIContext: Sendable {
 /// When each remote receiver was last warned about, per kind of warning (its clock ahead,
 /// its records too old): a relay that is off is worth a warning every ten minutes while it
 /// lasts, not one per request.
-final class RelayWarnings: Sendable {
+public final class RelayWarnings: Sendable {
     private let lastWarned = Mutex<[String: Timestamp]>([:])
     static let interval = TimeSpan.seconds(600)
     /// A relay that makes up receiver names cannot grow the table without bound: past this,
@@ -104,8 +106,10 @@ final class RelayWarnings: Sendable {
     /// name is warned about (a thousand warnings in ten minutes have said it).
     static let kept = 1000
 
+    public init() {}
+
     /// True when `key` has not been warned about in the last ten minutes (and now has).
-    func due(_ key: String, at now: Timestamp) -> Bool {
+    public func due(_ key: String, at now: Timestamp) -> Bool {
         lastWarned.withLock { warned in
             if let last = warned[key], now - last < Self.interval { return false }
             if warned.count >= Self.kept { warned = warned.filter { now - $0.value < Self.interval } }

@@ -60,6 +60,7 @@ extension APIRouter {
         }
         report.lastErrors = context.errors.all
         report.unplacedReceivers = unplaced.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        report.site = runtime.site
         return Reply.json(report.json)
     }
 

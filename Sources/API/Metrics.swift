@@ -126,8 +126,26 @@ extension APIRouter {
                 .streamClientsDroppedTotal, server.streamsDropped.load(ordering: .relaxed))
         }
         m.gauge(.uptimeSeconds, (now - context.started).seconds)
+        if let site = runtime.site { m.site(site) }
         return .response(
             HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: m.text))
+    }
+}
+
+extension MetricsText {
+    /// The site's families (SPEC §6.3): the broker connection, batches out and in.
+    mutating func site(_ site: StatusReport.Site) {
+        gauge(.mqttConnected, site.connected ? 1 : 0)
+        counter(.mqttReconnectsTotal, site.reconnects)
+        gauge(.siteQueuedSightings, Double(site.queued))
+        counter(.siteBatchesSentTotal, site.batchesSent)
+        counter(.siteSightingsUnsentTotal, site.sightingsUnsent)
+        family(.siteBatchesReceivedTotal)
+        for g in site.gateways { sample(.siteBatchesReceivedTotal, ["gateway": g.id], Double(g.batches)) }
+        family(.siteBatchesLostTotal)
+        for g in site.gateways { sample(.siteBatchesLostTotal, ["gateway": g.id], Double(g.lost)) }
+        family(.siteDroppedTotal)
+        for (reason, n) in site.dropped { sample(.siteDroppedTotal, ["reason": reason], Double(n)) }
     }
 }
 

@@ -36,6 +36,14 @@ public enum Metric: String, CaseIterable, Sendable {
     case apiRefusedTotal = "beacond_api_refused_total"
     case streamClientsDroppedTotal = "beacond_stream_clients_dropped_total"
     case uptimeSeconds = "beacond_uptime_seconds"
+    case mqttConnected = "beacond_mqtt_connected"
+    case mqttReconnectsTotal = "beacond_mqtt_reconnects_total"
+    case siteQueuedSightings = "beacond_site_queued_sightings"
+    case siteBatchesSentTotal = "beacond_site_batches_sent_total"
+    case siteSightingsUnsentTotal = "beacond_site_sightings_unsent_total"
+    case siteBatchesReceivedTotal = "beacond_site_batches_received_total"
+    case siteBatchesLostTotal = "beacond_site_batches_lost_total"
+    case siteDroppedTotal = "beacond_site_dropped_total"
 
     /// The family's `# HELP` text.
     public var help: String {
@@ -108,6 +116,22 @@ public enum Metric: String, CaseIterable, Sendable {
             "Event streams closed because the client stopped reading."
         case .uptimeSeconds:
             "Seconds since start."
+        case .mqttConnected:
+            "1 while connected to the site's broker."
+        case .mqttReconnectsTotal:
+            "Connections to the site's broker made again after one was lost."
+        case .siteQueuedSightings:
+            "This gateway's sightings waiting for the next batch to the site."
+        case .siteBatchesSentTotal:
+            "Batches of this gateway's sightings published to the site."
+        case .siteSightingsUnsentTotal:
+            "This gateway's sightings not published: the broker was away or too many waited."
+        case .siteBatchesReceivedTotal:
+            "Batches taken from the site's other gateways and radios, by sender."
+        case .siteBatchesLostTotal:
+            "Batches missing from a gateway's sequence, by sender."
+        case .siteDroppedTotal:
+            "Messages refused whole and records dropped from the site's sightings topics, by reason."
         }
     }
 

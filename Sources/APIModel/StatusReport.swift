@@ -62,6 +62,8 @@ public struct StatusReport: Sendable, Equatable {
     public var lastErrors: [String] = []
     /// Receivers heard with no position, and how many sightings each.
     public var unplacedReceivers: [(String, Int)] = []
+    /// The site's broker and gateways (SPEC §6); nil for a gateway alone.
+    public var site: Site?
 
     public init() {}
 
@@ -99,6 +101,7 @@ extension StatusReport {
             ),
             ("last_errors", .array(lastErrors.map { .string($0) })),
             ("unplaced_receivers", .object(unplacedReceivers.map { ($0.0, .int($0.1)) })),
+            ("site", site?.json ?? .null),
         ])
     }
 
@@ -133,6 +136,7 @@ extension StatusReport {
         if case let .object(members)? = s["unplaced_receivers"] {
             unplacedReceivers = members.map { ($0.0, Int($0.1.numberValue ?? 0)) }
         }
+        if let site = s["site"], !site.isNull { self.site = Site(json: site) }
     }
 }
 

@@ -17,6 +17,9 @@ public struct Config: Sendable, Equatable {
     public var webhooks: [WebhookSpec] = []
     /// Extension: the simulated site for `beacond simulate` and `--simulate`; nil when absent.
     public var simulation: SimulationSettings?
+    /// `site:` (SPEC §6): the gateways of one store meeting on an MQTT broker; nil for a
+    /// gateway on its own.
+    public var site: SiteSettings?
 
     public init() {}
 
@@ -28,11 +31,11 @@ public struct Config: Sendable, Equatable {
                 receivers.map {
                     ($0.id, ReceiverCalibration(rssiAt1m: $0.rssiAt1m, pathLossExponent: $0.pathLossExponent))
                 }, uniquingKeysWith: { a, _ in a }),
-            site: site)
+            site: siteModel)
     }
 
     /// Receivers with positions, assets, zones and alarms, as the engine's tracker takes them.
-    public var site: SiteConfiguration {
+    public var siteModel: SiteConfiguration {
         SiteConfiguration(
             receivers: receivers.map {
                 SiteReceiver(id: $0.id, position: Point(x: $0.x, y: $0.y), level: $0.level, z: $0.z)
@@ -104,6 +107,13 @@ public struct ReceiverSpec: Sendable, Equatable {
     /// corrected for the height difference before the 2-D fix.
     public var z: Double?
     public var pathLossExponent = 2.0
+    /// The gateway whose adapter this receiver is (SPEC §6.1); nil: every gateway's own.
+    public var gateway: String?
+    /// That gateway's adapter; nil: the receiver's id.
+    public var adapter: String?
+
+    /// Whether this receiver is the adapter of gateway `id`.
+    public func belongs(to id: String) -> Bool { gateway == nil || gateway == id }
 }
 
 /// `assets[]`: what an asset's tag is, by beacon identity or radio address.

@@ -4,7 +4,8 @@ import BeaconCore
 extension SectionReader {
     func readReceivers(_ node: Node, ids written: inout Set<String>) -> [ReceiverSpec] {
         return entries(
-            node, "receivers", allowed: ["id", "position", "rssi_at_1m", "path_loss_exponent"], ids: &written
+            node, "receivers", allowed: ["id", "position", "rssi_at_1m", "path_loss_exponent", "gateway", "adapter"],
+            ids: &written
         ) { f, id, item in
             var r = ReceiverSpec(id: id, x: 0, y: 0, level: 0)
             if let posNode = required(f, "position", in: item),
@@ -20,6 +21,8 @@ extension SectionReader {
                 with(pos, "z") { n, p in if let v = reader.double(n, p, -100...1000) { r.z = v } }
             }
             with(f, "rssi_at_1m") { n, p in if let v = reader.double(n, p, -127...20) { r.rssiAt1m = v } }
+            with(f, "gateway") { n, p in r.gateway = reader.identifier(n, p) }
+            with(f, "adapter") { n, p in r.adapter = reader.identifier(n, p) }
             with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1.0...6.0) { r.pathLossExponent = v }
             }
             return r

@@ -20,7 +20,10 @@ struct SectionReader {
         var receiverIDs: Set<String> = []
         var assetIDs: Set<String> = []
         var zoneIDs: Set<String> = []
-        if let n = root["receivers"] { config.receivers = readReceivers(n, ids: &receiverIDs) }
+        if let n = root["receivers"] {
+            config.receivers = readReceivers(n, ids: &receiverIDs)
+            checkReceiverAdapters(config.receivers, n)
+        }
         if let n = root["assets"] { config.assets = readAssets(n, ids: &assetIDs) }
         // Before the zones: each zone is checked against the floor and the receivers' levels.
         if let n = root["positioning"] { readPositioning(n, &config.positioning) }
@@ -37,6 +40,7 @@ struct SectionReader {
         if let n = root["api"] { readAPI(n, &config.api) }
         if let n = root["webhooks"] { config.webhooks = readWebhooks(n) }
         if let n = root["simulation"] { config.simulation = readSimulation(n) }
+        if let n = root["site"] { config.site = readSite(n, gateway: config.gateway.id) }
     }
 
     /// Calls `body` with the node of `key` when the key is present and not null.

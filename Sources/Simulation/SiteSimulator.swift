@@ -54,7 +54,7 @@ public struct SiteSimulator: Sendable {
     let step: TimeSpan
 
     public init(config: Config, settings: SimulationSettings, seed: UInt64, start: Timestamp) {
-        let site = config.site
+        let site = config.siteModel
         self.settings = settings
         receivers = site.receivers
         assets = site.assets

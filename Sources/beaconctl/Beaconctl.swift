@@ -141,6 +141,7 @@ struct Status: ParsableCommand {
             }
             lines.append("")
             lines.append(adapters.text)
+            if let site = s.site { lines += siteLines(site) }
             if !s.lastErrors.isEmpty {
                 lines.append("")
                 lines.append("last errors:")
@@ -149,6 +150,32 @@ struct Status: ParsableCommand {
             return lines.joined(separator: "\n")
         }
     }
+}
+
+/// The site's part of `beaconctl status`: the broker, and each gateway as this one sees it.
+func siteLines(_ site: StatusReport.Site) -> [String] {
+    let broker =
+        site.connected
+        ? "connected, \(site.reconnects) reconnects"
+        : "NOT connected: \(site.lastError ?? "connecting") (beaconctl doctor)"
+    var lines = [
+        "",
+        "site      \(site.id) on \(site.broker): \(broker)",
+        "batches   \(site.batchesSent) sent, \(site.batchesReceived) received (\(site.sightingsReceived) sightings), "
+            + "\(site.batchesLost) lost, \(site.sightingsUnsent) own sightings unsent",
+    ]
+    if !site.dropped.isEmpty {
+        lines.append("dropped   " + site.dropped.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
+    }
+    var gateways = Table("GATEWAY", "ONLINE", "LAST_BATCH", "BATCHES", "LOST", "CLOCK_OFFSET_S")
+    for g in site.gateways {
+        gateways.add(
+            g.id, g.online.map(yes) ?? "-", g.lastBatch ?? "-", "\(g.batches)", "\(g.lost)",
+            g.clockOffsetSeconds.map { JSONValue.round($0, places: 1000).cell } ?? "-")
+    }
+    lines.append("")
+    lines.append(gateways.text)
+    return lines
 }
 
 struct Beacons: ParsableCommand {

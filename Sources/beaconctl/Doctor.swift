@@ -42,9 +42,10 @@ struct Doctor: ParsableCommand {
         // The file the daemon runs from, unless told otherwise: a unit started with another
         // --config must not be judged by /etc/beacond/beacond.yaml.
         let file = config ?? status?.configFile ?? Self.defaultConfig
-        let (configVerdict, webhooks) = configCheckAndWebhooks(file, status: status)
+        let (configVerdict, loaded) = configCheckAndWebhooks(file, status: status)
         var checks = [configVerdict]
-        if webhooks > 0 { checks.append(libcurlCheck()) }
+        if let loaded, !loaded.webhooks.isEmpty { checks.append(libcurlCheck()) }
+        if let loaded, let site = loaded.site { checks.append(brokerCheck(site, gateway: loaded.gateway.id)) }
         checks.append(daemon)
         let simulated = status?.simulated == true
         if simulated {
@@ -99,7 +100,7 @@ struct Doctor: ParsableCommand {
     /// The configuration's verdict, and how many webhooks it names. A valid file that the
     /// daemon is not running (edited since it was loaded, or with sections a reload could not
     /// apply) is a warning: the commonest reason an edit "does nothing".
-    func configCheckAndWebhooks(_ config: String, status: StatusReport?) -> (check: Check, webhooks: Int) {
+    func configCheckAndWebhooks(_ config: String, status: StatusReport?) -> (check: Check, loaded: Config?) {
         let text: String
         do {
             text = try readTextFile(config)
@@ -107,20 +108,20 @@ struct Doctor: ParsableCommand {
             let check = Check(
                 name: "config", verdict: .fail, detail: "\(config): \(error)",
                 fix: "create it (see /usr/share/doc/beacond/example.yaml) or pass --config")
-            return (check, 0)
+            return (check, nil)
         }
         do {
             let loaded = try ConfigLoader.load(
                 yaml: text, file: config, defaultGatewayID: "beacond",
                 fileReadable: secretFileProblem)
-            return (runningCheck(config, text: text, status: status), loaded.webhooks.count)
+            return (runningCheck(config, text: text, status: status), loaded)
         } catch {
             let check = Check(
                 name: "config", verdict: .fail, detail: error.errors.map(\.description).joined(separator: "; "),
                 fix:
                     "correct those lines, then `beacond --check-config --config \(config)` and `systemctl reload beacond`"
             )
-            return (check, 0)
+            return (check, nil)
         }
     }
 

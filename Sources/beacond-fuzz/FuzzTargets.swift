@@ -27,6 +27,11 @@ enum FuzzTarget: String, CaseIterable {
     /// (`SightingRecord.parse`) must accept with the same values or refuse with the same
     /// reason; a difference traps.
     case sightingReader = "sighting-reader"
+    /// A message on a site's `sightings/<sender>` topic (SPEC §6.2): the first line is the
+    /// sender (the topic's last level), the rest the payload, through `SiteIntake` into the
+    /// fuzz site's engine. What is taken must be of known receivers, and every record line
+    /// must be taken or counted.
+    case siteBatch = "site-batch"
 
     func run(_ bytes: UnsafeBufferPointer<UInt8>) {
         switch self {
@@ -36,6 +41,26 @@ enum FuzzTarget: String, CaseIterable {
         case .api: Self.api(Array(bytes))
         case .dbus: Self.dbus(UnsafeRawBufferPointer(bytes))
         case .sightingReader: Self.differential(UnsafeRawBufferPointer(bytes))
+        case .siteBatch: Self.siteBatch(UnsafeRawBufferPointer(bytes))
+        }
+    }
+
+    static func siteBatch(_ bytes: UnsafeRawBufferPointer) {
+        let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+        let sender = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<newline]), as: UTF8.self)
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[min(newline + 1, bytes.count)...])
+        let receivers = Set(FuzzSite.config.receivers.map(\.id))
+        var intake = SiteIntake(gateway: "gw1", knownGateways: ["gw1", "gw2"], knownReceivers: receivers)
+        var engine = FuzzSite.engine
+        for at in [FuzzSite.start, FuzzSite.start + .seconds(1)] {
+            guard let out = intake.take(sender: sender, payload: payload, at: at) else { return }
+            let lines = payload.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+            precondition(out.sightings.allSatisfy { receivers.contains($0.receiver) }, "an unknown receiver was taken")
+            precondition(
+                out.rejected != nil || out.sightings.count + out.dropped.values.reduce(0, +) <= lines,
+                "more records than lines")
+            precondition(zip(out.sightings, out.sightings.dropFirst()).allSatisfy { $0.time <= $1.time }, "not sorted")
+            for s in out.sightings { _ = engine.ingest(s, notAfter: at) }
         }
     }
 

@@ -32,7 +32,7 @@ struct PauseOracle {
 
     init(config: Config, settings: SimulationSettings) {
         var receivers: [String: (Point, Double, Double, Double)] = [:]
-        for r in config.site.receivers {
+        for r in config.siteModel.receivers {
             let c = config.engineConfiguration.receivers[r.id]
             let dz = (r.z ?? 0) - (config.positioning.tagHeight ?? r.z ?? 0)
             receivers[r.id] = (

@@ -31,8 +31,8 @@ struct ZoneCeiling {
     init(config: Config, sigmas: [Double]) {
         self.sigmas = sigmas
         let watched = Set(
-            config.site.alarms.filter { $0.on.contains(.enter) || $0.on.contains(.exit) }.flatMap(\.zones))
-        zones = config.site.zones.compactMap { z in
+            config.siteModel.alarms.filter { $0.on.contains(.enter) || $0.on.contains(.exit) }.flatMap(\.zones))
+        zones = config.siteModel.zones.compactMap { z in
             guard watched.contains(z.id), case let .polygon(_, points) = z.shape else { return nil }
             let outline = Polygon(points)
             return (z.id, outline, min(config.positioning.zoneHysteresis / 2, outline.depth / 2))

@@ -209,7 +209,7 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
         let start = Timestamp.seconds(1_767_225_600 + Int64(seed) * 100_000)
         var sim = SiteSimulator(config: config, settings: settings, seed: seed, start: start)
         var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
-        var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
+        var baseline = CentroidBaseline(site: config.siteModel, calibrations: config.engineConfiguration.receivers)
         var oracle = PauseOracle(config: config, settings: settings)
         var truthNow: [String: Point] = [:]
         var truthPrev: [String: Point] = [:]
@@ -218,11 +218,11 @@ func simulated(_ name: String, config: Config, seeds: [UInt64], minutes: Int, si
         ceiling.restart()
         let end = start + .seconds(Int64(minutes * 60))
         let addresses = Dictionary(
-            uniqueKeysWithValues: config.site.assets.compactMap { a -> (String, String)? in
+            uniqueKeysWithValues: config.siteModel.assets.compactMap { a -> (String, String)? in
                 if case let .address(addr) = a.tag { return (addr, a.id) } else { return nil }
             })
         let outlines = Dictionary(
-            uniqueKeysWithValues: config.site.zones.compactMap { z -> (String, Polygon)? in
+            uniqueKeysWithValues: config.siteModel.zones.compactMap { z -> (String, Polygon)? in
                 if case let .polygon(_, points) = z.shape { return (z.id, Polygon(points)) } else { return nil }
             })
         var crossings = ClearCrossings(zones: outlines, hysteresis: config.positioning.zoneHysteresis)
@@ -333,12 +333,12 @@ func kolakowski(_ dir: String) {
         if let s = try? SightingRecord.parse(line: line) { sightings.append(s) }
     }
     // The flat's rooms (bench/kolakowski.yaml, drawn on layout.csv's walls)
-    let rooms = config.site.zones.compactMap { z -> (String, Polygon)? in
+    let rooms = config.siteModel.zones.compactMap { z -> (String, Polygon)? in
         if case let .polygon(_, points) = z.shape { return (z.id, Polygon(points)) } else { return nil }
     }
     func room(_ p: Point) -> String? { rooms.first { $0.1.contains(p) }?.0 }
     var engine = BeaconEngine(configuration: config.engineConfiguration, start: sightings[0].time)
-    var baseline = CentroidBaseline(site: config.site, calibrations: config.engineConfiguration.receivers)
+    var baseline = CentroidBaseline(site: config.siteModel, calibrations: config.engineConfiguration.receivers)
     var ours: [Double] = []
     var base: [Double] = []
     var within = 0

@@ -82,15 +82,24 @@ struct LiveDaemon {
         late.handle { applyLateStore(store, engine: engine, running: running) }
 
         let services = ServiceGroup(logger: logger)
+        let site = try makeSiteLink(engine: engine)
+        // What this gateway's own radios hear: to its engine, and to its site.
+        let own: @Sendable ([Sighting]) -> Void = { batch in
+            engine.submit(.sightings(batch))
+            site?.enqueue(batch)
+        }
         let input: any DaemonService & Sendable
         let inputStatus: @Sendable (inout RuntimeStatus) -> Void
         if let simulationSeed {
-            input = SimulatedInput(config: config, seed: simulationSeed, engine: engine, logger: logger)
+            input = SimulatedInput(config: config, seed: simulationSeed, logger: logger, deliver: own)
             inputStatus = { $0.simulated = true }
         } else {
             let scanner = BlueZScanner(
                 settings: Self.scannerSettings(config.bluetooth), clock: WallClock.now,
-                output: RadioInput.output(engine: engine, adapters: adapters, logger: logger), logger: logger)
+                output: RadioInput.output(
+                    engine: engine, receivers: LocalReceivers(config: config), sightings: own, adapters: adapters,
+                    logger: logger),
+                logger: logger)
             input = RadioInput(scanner: scanner, logger: logger) { services.serviceEnded("bluez") }
             inputStatus = { status in
                 status.bluezReachable = scanner.bluezReachable.load(ordering: .relaxed)
@@ -112,6 +121,7 @@ struct LiveDaemon {
                 (status.configDigest, status.configLoadedAt, status.configNeedsRestart) = running.loaded
                 status.adapters = adapters.all
                 inputStatus(&status)
+                status.site = site?.status
                 status.stateReserve = keep.reserveStatus
                 return status
             }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, logger: logger)
@@ -139,6 +149,7 @@ struct LiveDaemon {
                 EngineLoop(
                     engine: engine, maxIdleWait: systemd.maxIdleWait, logger: logger,
                     onTurn: engineTurned(systemd: systemd, publisher: publisher)),
+            ] + (site.map { [$0] } ?? []) + [
                 input,
                 StateVerifier(store: store, logger: logger),
                 systemd,

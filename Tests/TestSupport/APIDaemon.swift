@@ -15,12 +15,12 @@ public final class APIDaemon: @unchecked Sendable {
     /// fast monitoring (one sighting enters, 1 s of silence exits).
     public init(
         extra: String = "", monitoring: String = "enter_sightings: 1, exit_timeout: 1s",
-        adminGroup: String = "beacond-test-admins", dir: URL? = nil
+        adminGroup: String = "beacond-test-admins", dir: URL? = nil, gatewayID: String = "api-test"
     ) throws {
         self.dir = try dir ?? Executables.temporaryDirectory()
         configPath = self.dir.appendingPathComponent("beacond.yaml").path
         header = """
-            gateway: {id: api-test, state_dir: \(self.dir.appendingPathComponent("state").path)}
+            gateway: {id: \(gatewayID), state_dir: \(self.dir.appendingPathComponent("state").path)}
             api: {socket: \(self.dir.appendingPathComponent("api.sock").path), admin_group: \(adminGroup)}
             monitoring: {\(monitoring)}
 

@@ -30,14 +30,16 @@ final class RadioInput: DaemonService, @unchecked Sendable {
         self.ended = ended
     }
 
-    /// Sightings in batches to the engine; an adapter's change to the stream, and going blind
-    /// (or hearing again) to the engine and the log.
-    static func output(engine: LiveEngine, adapters: AdapterStates, logger: Logger)
-        -> @Sendable (ScannerOutput) -> Void
-    {
+    /// Sightings in batches to `sightings` under their receiver ids (to the engine, and to the
+    /// site when there is one); an adapter's change to the stream, and going blind (or
+    /// hearing again) to the engine and the log.
+    static func output(
+        engine: LiveEngine, receivers: LocalReceivers, sightings: @escaping @Sendable ([Sighting]) -> Void,
+        adapters: AdapterStates, logger: Logger
+    ) -> @Sendable (ScannerOutput) -> Void {
         { output in
             switch output {
-            case let .sightings(batch): engine.submit(.sightings(batch))
+            case let .sightings(batch): sightings(receivers.rename(batch))
             case let .adapter(status, t):
                 let blind = adapters.update(status)
                 engine.submit(.external(Event(time: t, payload: status.event)))

@@ -12,7 +12,6 @@ import Synchronization
 final class SimulatedInput: DaemonService, @unchecked Sendable {
     let name = "simulator"
     private var simulator: SiteSimulator
-    private let engine: LiveEngine
     private let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     private let threads = ServiceThreads()
@@ -20,11 +19,19 @@ final class SimulatedInput: DaemonService, @unchecked Sendable {
     private let seed: UInt64
     private let config: Config
     let sightings = Atomic<Int>(0)
+    /// Where what the simulated receivers hear goes (the engine, and the site).
+    private let deliver: @Sendable ([Sighting]) -> Void
+    /// In a site, only this gateway's receivers are played; nil: all of them.
+    private let receivers: Set<String>?
 
-    init(config: Config, seed: UInt64, engine: LiveEngine, logger: Logger) {
+    init(
+        config: Config, seed: UInt64, logger: Logger,
+        deliver: @escaping @Sendable ([Sighting]) -> Void
+    ) {
+        self.deliver = deliver
+        receivers = config.site == nil ? nil : LocalReceivers.simulated(config)
         simulator = SiteSimulator(
             config: config, settings: config.simulation ?? SimulationSettings(), seed: seed, start: WallClock.now())
-        self.engine = engine
         self.logger = logger
         self.seed = seed
         self.config = config
@@ -35,7 +42,8 @@ final class SimulatedInput: DaemonService, @unchecked Sendable {
         logger.info(
             "simulation.started",
             metadata: [
-                "receivers": "\(config.receivers.count)", "tags": "\(config.assets.count)", "seed": "\(seed)",
+                "receivers": "\(receivers?.count ?? config.receivers.count)", "tags": "\(config.assets.count)",
+                "seed": "\(seed)",
                 "next": "no BlueZ; sightings come from the site simulator",
             ])
     }
@@ -47,9 +55,10 @@ final class SimulatedInput: DaemonService, @unchecked Sendable {
             let wait = (simulator.now - WallClock.now()).nanoseconds
             if wait > 0 { _ = wake.wait(timeout: .now() + .nanoseconds(Int(wait))) }
             guard !stopRequested.load(ordering: .relaxed) else { break }
-            if !step.sightings.isEmpty {
-                engine.submit(.sightings(step.sightings))
-                sightings.add(step.sightings.count, ordering: .relaxed)
+            let heard = receivers.map { own in step.sightings.filter { own.contains($0.receiver) } } ?? step.sightings
+            if !heard.isEmpty {
+                deliver(heard)
+                sightings.add(heard.count, ordering: .relaxed)
             }
         }
     }

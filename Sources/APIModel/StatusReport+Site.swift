@@ -1,0 +1,84 @@
+import BeaconCore
+
+extension StatusReport {
+    /// `site` in `/v1/status` (SPEC §6.3): the broker, and each gateway of the site as this
+    /// one sees it. Absent for a gateway alone.
+    public struct Site: Sendable, Equatable {
+        public struct Gateway: Sendable, Equatable {
+            public var id = ""
+            /// Its retained status on the broker; nil before one was seen.
+            public var online: Bool?
+            public var lastBatch: String?
+            public var batches = 0, lost = 0
+            /// Its clock minus this gateway's when its last batch arrived.
+            public var clockOffsetSeconds: Double?
+            public init() {}
+        }
+
+        public var id = "", broker = ""
+        public var connected = false
+        public var reconnects = 0
+        public var lastError: String?
+        /// This gateway's sightings waiting for the next batch.
+        public var queued = 0
+        public var batchesSent = 0, sightingsUnsent = 0
+        public var batchesReceived = 0, batchesLost = 0, sightingsReceived = 0
+        /// Messages refused and records dropped, by reason.
+        public var dropped: [(String, Int)] = []
+        public var gateways: [Gateway] = []
+        public init() {}
+
+        public static func == (a: Site, b: Site) -> Bool { a.json == b.json }
+    }
+}
+
+extension StatusReport.Site {
+    public var json: JSONValue {
+        .object([
+            ("id", .string(id)),
+            (
+                "broker",
+                .object([
+                    ("url", .string(broker)), ("connected", .bool(connected)), ("reconnects", .int(reconnects)),
+                    ("last_error", .optional(lastError)),
+                ])
+            ),
+            ("queued", .int(queued)), ("batches_sent", .int(batchesSent)), ("sightings_unsent", .int(sightingsUnsent)),
+            ("batches_received", .int(batchesReceived)), ("batches_lost", .int(batchesLost)),
+            ("sightings_received", .int(sightingsReceived)), ("dropped", .object(dropped.map { ($0.0, .int($0.1)) })),
+            (
+                "gateways",
+                .array(
+                    gateways.map { g in
+                        .object([
+                            ("id", .string(g.id)), ("online", g.online.map { .bool($0) } ?? .null),
+                            ("last_batch", .optional(g.lastBatch)), ("batches", .int(g.batches)),
+                            ("lost", .int(g.lost)), ("clock_offset_s", .round(g.clockOffsetSeconds, places: 1000)),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    public init(json s: JSONValue) {
+        self.init()
+        id = s.string("id") ?? ""
+        broker = s["broker"]?.string("url") ?? ""
+        connected = s["broker"]?.bool("connected") ?? false
+        reconnects = s["broker"]?.int("reconnects") ?? 0
+        lastError = s["broker"]?.string("last_error")
+        (queued, batchesSent, sightingsUnsent) = (s.int("queued"), s.int("batches_sent"), s.int("sightings_unsent"))
+        (batchesReceived, batchesLost) = (s.int("batches_received"), s.int("batches_lost"))
+        sightingsReceived = s.int("sightings_received")
+        if case let .object(members)? = s["dropped"] { dropped = members.map { ($0.0, Int($0.1.numberValue ?? 0)) } }
+        gateways = s.array("gateways").map { g in
+            var gateway = Gateway()
+            gateway.id = g.string("id") ?? ""
+            if case let .bool(b)? = g["online"] { gateway.online = b }
+            gateway.lastBatch = g.string("last_batch")
+            (gateway.batches, gateway.lost) = (g.int("batches"), g.int("lost"))
+            gateway.clockOffsetSeconds = g.double("clock_offset_s")
+            return gateway
+        }
+    }
+}

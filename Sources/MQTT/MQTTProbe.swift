@@ -1,0 +1,26 @@
+import Dispatch
+import Glibc
+import Logging
+
+/// One attempt to log in to a broker, for `beaconctl doctor`: nil when the broker accepted
+/// the connection (name, port, TLS and credentials all good), else what went wrong, in
+/// libmosquitto's words ("refused: Not authorized", "Connection refused", a TLS error).
+public enum MQTTProbe {
+    public static func failure(_ settings: MQTTClient.Settings, seconds: Double = 5) -> String? {
+        var settings = settings
+        settings.will = nil
+        settings.clientID += "-doctor"
+        let client = MQTTClient(
+            settings: settings, logger: Logger(label: "beacond.doctor", factory: { _ in SwiftLogNoOpLogHandler() }))
+        client.start(threadName: "doctor-mqtt")
+        defer { client.stop(seconds: 1) }
+        let deadline = DispatchTime.now() + .milliseconds(Int(seconds * 1000))
+        while DispatchTime.now() < deadline {
+            let state = client.state
+            if state.connected { return nil }
+            if let error = state.lastError { return error }
+            usleep(20_000)
+        }
+        return "no answer within \(Int(seconds)) s"
+    }
+}

@@ -1,0 +1,62 @@
+import BeaconConfig
+import BeaconRuntime
+import MQTT
+import POSIX
+
+extension Doctor {
+    /// The site's broker, as the daemon reaches it (SPEC §6.3): the name resolves, the port
+    /// accepts, and then a real MQTT login (TLS and credentials included) is accepted. Each
+    /// failure says which step and how to fix it.
+    func brokerCheck(_ site: SiteSettings, gateway: String) -> Check {
+        let broker = site.mqtt
+        if let failure = Reachability.failure(host: broker.host, port: "\(broker.port)") {
+            return Check(
+                name: "broker", verdict: .fail, detail: "\(broker.url): \(failure)",
+                fix: failure.contains("does not resolve")
+                    ? "correct site.mqtt.url's host, or the gateway's DNS"
+                    : "start the broker (systemctl status mosquitto on the store server), or open the port to this gateway"
+            )
+        }
+        var password: String?
+        if let file = broker.passwordFile {
+            do {
+                password = try readTextFile(file).droppingTrailingSpace
+            } catch {
+                return Check(
+                    name: "broker", verdict: .warn,
+                    detail: "\(broker.url) accepts connections; the login was not tried: \(error)",
+                    fix: "run beaconctl doctor as root (or as beacond), which can read \(file)")
+            }
+        }
+        let settings = MQTTClient.Settings(
+            host: broker.host, port: broker.port, tls: broker.tls, caFile: broker.caFile, username: broker.username,
+            password: password, clientID: "beacond-\(site.id)-\(gateway)", keepaliveSeconds: 10)
+        if let failure = MQTTProbe.failure(settings) {
+            let fix: String
+            if failure.contains("authori") || failure.contains("user name or password") {
+                fix =
+                    "check site.mqtt.username and the password in \(broker.passwordFile ?? "site.mqtt.password_file") "
+                    + "against the broker's password file"
+            } else if broker.tls {
+                fix =
+                    "check that the broker speaks TLS on \(broker.port) with a certificate for \(broker.host) "
+                    + "signed by \(broker.caFile ?? "a CA in /etc/ssl/certs")"
+            } else {
+                fix = "check the broker's listener on \(broker.port) (mosquitto -v shows why it refuses)"
+            }
+            return Check(name: "broker", verdict: .fail, detail: "\(broker.url): \(failure)", fix: fix)
+        }
+        return Check(
+            name: "broker", verdict: .ok,
+            detail: "\(broker.url) accepts this gateway's login\(broker.tls ? " over TLS" : "")")
+    }
+}
+
+extension String {
+    /// As the daemon reads a password file: without its trailing newline and spaces.
+    fileprivate var droppingTrailingSpace: String {
+        var s = Substring(self)
+        while let last = s.last, last.isNewline || last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import Logging
+
+extension LiveDaemon {
+    /// The site link when the configuration has a `site:`, its password file read now. A file
+    /// that cannot be read stops the start (exit 78): a gateway that cannot log in to its
+    /// broker is not part of its store, and must not look as if it were.
+    func makeSiteLink(engine: LiveEngine) throws -> SiteLink? {
+        guard let site = config.site else { return nil }
+        var password: String?
+        if let path = site.mqtt.passwordFile {
+            do {
+                var text = try readTextFile(path)
+                while let last = text.last, last.isNewline || last == " " { text.removeLast() }
+                password = text
+            } catch {
+                logger.error(
+                    "site.password_unreadable",
+                    metadata: [
+                        "file": "\(path)", "error": "\(error.reason)",
+                        "next": "make site.mqtt.password_file readable by the beacond user",
+                    ])
+                throw ExitCode(ExitStatus.config)
+            }
+        }
+        return SiteLink(
+            site: site, config: config, password: password, engine: engine, logger: logger, clock: WallClock.now)
+    }
+}

@@ -1,0 +1,222 @@
+import API
+import APIModel
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import Dispatch
+import Logging
+import MQTT
+import POSIX
+import Synchronization
+
+/// This gateway's place in its site (SPEC §6): what its own adapters hear goes to the broker
+/// in batches of at most `window`, and what the other gateways hear comes back into this
+/// gateway's engine, so every gateway keeps the whole store's state.
+///
+/// Its status is `online` (retained) on `gateways/<id>/status` while connected, `offline`
+/// when it stops cleanly, and `offline` by the broker's last will when it dies.
+final class SiteLink: DaemonService, @unchecked Sendable {
+    let name = "site"
+    let site: SiteSettings
+    let gateway: String
+    private let client: MQTTClient
+    private let engine: LiveEngine
+    private let logger: Logger
+    private let clock: @Sendable () -> Timestamp
+    /// Touched only on the MQTT client's thread; `peerSnapshot` is what other threads read.
+    private var intake: SiteIntake
+    private let peerSnapshot = Mutex<[String: SiteIntake.Peer]>([:])
+    private let pending = Mutex<[Sighting]>([])
+    private let peersOnline = Mutex<[String: Bool]>([:])
+    private let stopRequested = Atomic<Bool>(false)
+    private let wake = DispatchSemaphore(value: 0)
+    private let threads = ServiceThreads()
+    private let warnings = RelayWarnings()
+    let counters = Mutex(Counters())
+
+    /// Sightings wait at most this long before they are published.
+    static let window = TimeSpan.milliseconds(250)
+    /// At most this many of this gateway's sightings wait for the broker; past it, the oldest
+    /// are dropped (late sightings are worth nothing to the site).
+    static let pendingLimit = 20_000
+
+    struct Counters {
+        var batchesSent = 0
+        var sightingsSent = 0
+        /// This gateway's sightings not sent: the broker was away, or too many waited.
+        var sightingsUnsent = 0
+        var batchesReceived = 0
+        var batchesLost = 0
+        var sightingsReceived = 0
+        /// Messages refused whole, and records dropped, by reason.
+        var dropped: [String: Int] = [:]
+    }
+
+    init(
+        site: SiteSettings, config: Config, password: String?, engine: LiveEngine, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp
+    ) {
+        self.site = site
+        gateway = config.gateway.id
+        self.engine = engine
+        self.logger = logger
+        self.clock = clock
+        let named = Set(config.receivers.compactMap(\.gateway))
+        intake = SiteIntake(
+            gateway: config.gateway.id, knownGateways: named.isEmpty ? [] : named.union([config.gateway.id]),
+            knownReceivers: Set(config.receivers.map(\.id)))
+        let status = site.topicPrefix + "gateways/\(config.gateway.id)/status"
+        client = MQTTClient(
+            settings: MQTTClient.Settings(
+                host: site.mqtt.host, port: site.mqtt.port, tls: site.mqtt.tls, caFile: site.mqtt.caFile,
+                username: site.mqtt.username, password: password, clientID: "beacond-\(site.id)-\(config.gateway.id)",
+                keepaliveSeconds: Int(site.mqtt.keepalive.seconds),
+                will: .init(topic: status, text: "offline", qos: 1, retain: true)),
+            logger: logger)
+        client.onConnect = { [site] client in
+            client.publish(.init(topic: status, text: "online", qos: 1, retain: true))
+            client.subscribe(site.topicPrefix + "sightings/+", qos: 0, noLocal: true)
+            client.subscribe(site.topicPrefix + "gateways/+/status", qos: 1)
+        }
+        client.onMessage = { [weak self] topic, payload, _ in self?.received(topic: topic, payload: payload) }
+    }
+
+    var mqtt: MQTTClient.State { client.state }
+    var peers: [String: SiteIntake.Peer] { peerSnapshot.withLock { $0 } }
+    var online: [String: Bool] { peersOnline.withLock { $0 } }
+    var queued: Int { pending.withLock { $0.count } }
+
+    /// For `/v1/status` and `/metrics`.
+    var status: StatusReport.Site {
+        var report = StatusReport.Site()
+        let state = client.state
+        report.id = site.id
+        report.broker = site.mqtt.url
+        report.connected = state.connected
+        report.reconnects = state.reconnects
+        report.lastError = state.lastError
+        report.queued = queued
+        let c = counters.withLock { $0 }
+        (report.batchesSent, report.sightingsUnsent) = (c.batchesSent, c.sightingsUnsent)
+        (report.batchesReceived, report.batchesLost, report.sightingsReceived) = (
+            c.batchesReceived, c.batchesLost, c.sightingsReceived
+        )
+        report.dropped = c.dropped.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let peers = self.peers
+        let online = self.online
+        report.gateways = Set(peers.keys).union(online.keys).sorted().map { id in
+            var g = StatusReport.Site.Gateway()
+            g.id = id
+            g.online = online[id]
+            if let p = peers[id] {
+                g.lastBatch = p.lastBatch.map(RFC3339.format)
+                (g.batches, g.lost) = (p.batches, p.lost)
+                g.clockOffsetSeconds = p.clockOffset?.seconds
+            }
+            return g
+        }
+        return report
+    }
+
+    func start() throws {
+        client.start()
+        threads.spawn(named: "beacond-site") { [self] in publishLoop() }
+        logger.info(
+            "site.started",
+            metadata: [
+                "site": "\(site.id)", "broker": "\(site.mqtt.url)", "gateway": "\(gateway)",
+                "locator": "\(site.locator ? "eligible, priority \(site.locatorPriority)" : "no (relay only)")",
+            ])
+    }
+
+    func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        wake.signal()
+        threads.join()
+        client.stop(
+            last: .init(topic: site.topicPrefix + "gateways/\(gateway)/status", text: "offline", qos: 1, retain: true))
+        logger.info("site.stopped", metadata: ["batches_sent": "\(counters.withLock { $0.batchesSent })"])
+    }
+
+    /// This gateway's own sightings (under the site's receiver ids), to be published.
+    func enqueue(_ batch: [Sighting]) {
+        let dropped = pending.withLock { waiting -> Int in
+            waiting += batch
+            let over = waiting.count - Self.pendingLimit
+            if over > 0 { waiting.removeFirst(over) }
+            return max(over, 0)
+        }
+        if dropped > 0 { counters.withLock { $0.sightingsUnsent += dropped } }
+    }
+
+    private func publishLoop() {
+        var seq: Int64 = 0
+        while !stopRequested.load(ordering: .relaxed) {
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(Self.window.nanoseconds)))
+            let batch = pending.withLock { waiting -> [Sighting] in
+                defer { waiting.removeAll(keepingCapacity: true) }
+                return waiting
+            }
+            guard !batch.isEmpty else { continue }
+            guard client.state.connected else {
+                counters.withLock { $0.sightingsUnsent += batch.count }
+                continue
+            }
+            seq += 1
+            let payload = SightingBatch.encode(.init(gateway: gateway, seq: seq, sent: clock()), batch)
+            let sent = client.publish(
+                .init(topic: site.topicPrefix + "sightings/\(gateway)", payload: payload, qos: 0, retain: false))
+            counters.withLock {
+                if sent != nil {
+                    $0.batchesSent += 1
+                    $0.sightingsSent += batch.count
+                } else {
+                    $0.sightingsUnsent += batch.count
+                }
+            }
+        }
+    }
+
+    private func received(topic: String, payload: UnsafeRawBufferPointer) {
+        guard topic.hasPrefix(site.topicPrefix) else { return }
+        let rest = topic.dropFirst(site.topicPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        if rest.count == 3, rest[0] == "gateways", rest[2] == "status" {
+            let text = String(decoding: payload, as: UTF8.self)
+            peersOnline.withLock { $0[String(rest[1])] = text == "online" }
+            return
+        }
+        guard rest.count == 2, rest[0] == "sightings" else { return }
+        let sender = String(rest[1])
+        let now = clock()
+        guard let outcome = intake.take(sender: sender, payload: payload, at: now) else { return }
+        peerSnapshot.withLock { [peers = intake.peers] in $0 = peers }
+        if !outcome.sightings.isEmpty { engine.submit(.sightings(outcome.sightings)) }
+        counters.withLock { c in
+            if outcome.rejected == nil { c.batchesReceived += 1 }
+            c.batchesLost += outcome.lost
+            c.sightingsReceived += outcome.sightings.count
+            for (reason, n) in outcome.dropped { c.dropped[reason, default: 0] += n }
+        }
+        if let problem = outcome.problem, warnings.due("\(sender) \(outcome.dropped.keys.sorted())", at: now) {
+            logger.warning(
+                "site.batch_problem",
+                metadata: [
+                    "sender": "\(sender)",
+                    "dropped": "\(outcome.dropped.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: ","))",
+                    "error": "\(problem)",
+                    "next":
+                        "the rest of what it sends is still taken; this is logged again in ten minutes if it goes on",
+                ])
+        }
+        if let offset = intake.peers[sender]?.clockOffset, abs(offset.seconds) > SiteIntake.clockWarning.seconds,
+            warnings.due("\(sender) clock", at: now)
+        {
+            logger.warning(
+                "site.clock_offset",
+                metadata: [
+                    "gateway": "\(sender)", "offset_s": "\(Int(offset.seconds.rounded()))",
+                    "next": "its sightings are taken at the wrong time; set both gateways' clocks (NTP)",
+                ])
+        }
+    }
+}

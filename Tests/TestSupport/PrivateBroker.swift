@@ -1,0 +1,130 @@
+import Foundation
+
+/// A real mosquitto (Debian's `mosquitto`) on a free loopback port, with a private config:
+/// anonymous access, no persistence, its log in a temporary directory. Stopped, killed and
+/// restarted on the same port by the tests, as a store's broker is.
+public final class PrivateBroker: @unchecked Sendable {
+    public let port: Int
+    public let dir: URL
+    private var process: Process?
+
+    public static let binary = "/usr/sbin/mosquitto"
+
+    /// `users`: name and password each (`mosquitto_passwd`), and anonymous access refused.
+    public init(users: [String: String] = [:]) throws {
+        dir = try Executables.temporaryDirectory()
+        port = try Self.freePort()
+        var config = """
+            listener \(port) 127.0.0.1
+            allow_anonymous \(users.isEmpty)
+            persistence false
+            log_dest none
+
+            """
+        if !users.isEmpty {
+            let file = dir.appendingPathComponent("passwords")
+            for (user, password) in users {
+                let made = try runCommand(
+                    URL(fileURLWithPath: "/usr/bin/mosquitto_passwd"),
+                    (FileManager.default.fileExists(atPath: file.path) ? ["-b"] : ["-c", "-b"]) + [
+                        file.path, user, password,
+                    ])
+                guard made.status == 0 else { throw TestFailure("mosquitto_passwd: \(made.stderr)") }
+            }
+            // mosquitto drops to its own user when started as root, and reads the file then.
+            chmod(file.path, 0o644)
+            chmod(dir.path, 0o755)
+            config += "password_file \(file.path)\n"
+        }
+        try config.write(to: dir.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
+        try start()
+    }
+
+    deinit { stop() }
+
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    /// Starts the broker and waits until it accepts connections.
+    public func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = ["-c", dir.appendingPathComponent("mosquitto.conf").path]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        process = p
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if Self.accepts(port) { return }
+            usleep(20_000)
+        }
+        throw TestFailure("mosquitto did not listen on \(port)")
+    }
+
+    /// SIGTERM, and waits for it to exit (SIGKILL after 5 s).
+    public func stop() {
+        guard let p = process else { return }
+        process = nil
+        let pid = p.processIdentifier
+        kill(pid, SIGTERM)
+        for _ in 0..<500 where p.isRunning { usleep(10_000) }
+        if p.isRunning { kill(pid, SIGKILL) }
+        p.waitUntilExit()
+    }
+
+    /// Publishes as `mosquitto_pub` does: `-m` text, or `-f` a file for raw bytes.
+    public func publish(_ topic: String, _ message: String, retain: Bool = false) throws {
+        let r = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/mosquitto_pub"),
+            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", message] + (retain ? ["-r"] : []))
+        guard r.status == 0 else { throw TestFailure("mosquitto_pub: \(r.stderr)") }
+    }
+
+    public func publish(_ topic: String, file: URL) throws {
+        let r = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/mosquitto_pub"),
+            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-f", file.path])
+        guard r.status == 0 else { throw TestFailure("mosquitto_pub: \(r.stderr)") }
+    }
+
+    /// The retained message of `topic` (as `mosquitto_sub` gets it), or nil when none came
+    /// within a second.
+    public func retained(_ topic: String) throws -> String? {
+        let r = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/mosquitto_sub"),
+            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "1", "-W", "1", "--retained-only"])
+        let text = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        return r.status == 0 && !text.isEmpty ? text : nil
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    /// A port nothing listens on now: bound to 0, read, closed.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw TestFailure("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
