@@ -136,6 +136,7 @@ extension MetricsText {
     /// The site's families (SPEC §6.3): the broker connection, batches out and in.
     mutating func site(_ site: StatusReport.Site) {
         gauge(.mqttConnected, site.connected ? 1 : 0)
+        gauge(.siteLocator, site.locator?.thisGateway == true ? 1 : 0)
         counter(.mqttReconnectsTotal, site.reconnects)
         gauge(.siteQueuedSightings, Double(site.queued))
         counter(.siteBatchesSentTotal, site.batchesSent)

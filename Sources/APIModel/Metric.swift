@@ -44,6 +44,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case siteBatchesReceivedTotal = "beacond_site_batches_received_total"
     case siteBatchesLostTotal = "beacond_site_batches_lost_total"
     case siteDroppedTotal = "beacond_site_dropped_total"
+    case siteLocator = "beacond_site_locator"
 
     /// The family's `# HELP` text.
     public var help: String {
@@ -132,6 +133,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Batches missing from a gateway's sequence, by sender."
         case .siteDroppedTotal:
             "Messages refused whole and records dropped from the site's sightings topics, by reason."
+        case .siteLocator:
+            "1 while this gateway is the site's locator (it delivers the site's events)."
         }
     }
 

@@ -15,7 +15,23 @@ extension StatusReport {
             public init() {}
         }
 
+        /// The retained `locator` announcement as this gateway last saw it.
+        public struct Locator: Sendable, Equatable {
+            public var gateway: String
+            public var epoch: Int
+            public var since: String
+            /// This gateway is the locator now (announced, chosen, and connected).
+            public var thisGateway: Bool
+            public init(gateway: String, epoch: Int, since: String, thisGateway: Bool) {
+                self.gateway = gateway
+                self.epoch = epoch
+                self.since = since
+                self.thisGateway = thisGateway
+            }
+        }
+
         public var id = "", broker = ""
+        public var locator: Locator?
         public var connected = false
         public var reconnects = 0
         public var lastError: String?
@@ -43,6 +59,15 @@ extension StatusReport.Site {
                     ("last_error", .optional(lastError)),
                 ])
             ),
+            (
+                "locator",
+                locator.map {
+                    .object([
+                        ("gateway", .string($0.gateway)), ("epoch", .int($0.epoch)), ("since", .string($0.since)),
+                        ("this_gateway", .bool($0.thisGateway)),
+                    ])
+                } ?? .null
+            ),
             ("queued", .int(queued)), ("batches_sent", .int(batchesSent)), ("sightings_unsent", .int(sightingsUnsent)),
             ("batches_received", .int(batchesReceived)), ("batches_lost", .int(batchesLost)),
             ("sightings_received", .int(sightingsReceived)), ("dropped", .object(dropped.map { ($0.0, .int($0.1)) })),
@@ -67,6 +92,11 @@ extension StatusReport.Site {
         connected = s["broker"]?.bool("connected") ?? false
         reconnects = s["broker"]?.int("reconnects") ?? 0
         lastError = s["broker"]?.string("last_error")
+        if let l = s["locator"], !l.isNull {
+            locator = Locator(
+                gateway: l.string("gateway") ?? "", epoch: l.int("epoch"), since: l.string("since") ?? "",
+                thisGateway: l.bool("this_gateway"))
+        }
         (queued, batchesSent, sightingsUnsent) = (s.int("queued"), s.int("batches_sent"), s.int("sightings_unsent"))
         (batchesReceived, batchesLost) = (s.int("batches_received"), s.int("batches_lost"))
         sightingsReceived = s.int("sightings_received")

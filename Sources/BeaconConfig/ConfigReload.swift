@@ -15,7 +15,7 @@ public struct ConfigReload: Sendable, Equatable {
     /// restart kept as they were.
     public let running: Config
     /// Settings that changed but keep their old values until a restart (`gateway.id`,
-    /// `gateway.state_dir`, `api.socket`), for the log and `/v1/status`.
+    /// `gateway.state_dir`, `api.socket`, `site`), for the log and `/v1/status`.
     public let needsRestart: [String]
 
     public init(from old: Config, to new: Config) {
@@ -29,6 +29,8 @@ public struct ConfigReload: Sendable, Equatable {
         keep("gateway.id", \.gateway.id)
         keep("gateway.state_dir", \.gateway.stateDir)
         keep("api.socket", \.api.socket)
+        // The broker connection, its will and the election are made once, at start.
+        keep("site", \.site)
         self.running = running
         self.needsRestart = needsRestart
     }

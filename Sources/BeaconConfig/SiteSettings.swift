@@ -30,7 +30,9 @@ public struct MQTTBroker: Sendable, Equatable {
     public var passwordFile: String?
     /// mqtts only: the certificate authorities; nil: the system's.
     public var caFile: String?
-    public var keepalive = TimeSpan.seconds(30)
+    /// The broker takes a gateway for dead after 1.5 times this without a word from it, and
+    /// then sends its will: 5 s keeps a silent death's hand-over under 10 s (SPEC §6.3).
+    public var keepalive = TimeSpan.seconds(5)
 
     /// The broker of `url`, or why it is not one.
     public static func parse(_ url: String) -> Result<MQTTBroker, BrokerURLError> {

@@ -49,6 +49,8 @@ public final class WebhookWorker: @unchecked Sendable {
         public var disabled: String?
         public var retryAt: Timestamp?
         public var lastLatencyMillis: Double?
+        /// Dropped while standing by: the site's locator delivered them.
+        public var deliveredByLocator = 0
     }
 
     public let settings: Settings
@@ -67,6 +69,12 @@ public final class WebhookWorker: @unchecked Sendable {
     /// that booted days behind would dead-letter every event made before, just as the network
     /// (and with it NTP and the webhook) came back. Set before `run()`.
     public var elapsed: (@Sendable () -> TimeSpan)?
+    /// On a gateway of a site, whether this worker delivers now (this gateway is the site's
+    /// locator) or stands by (SPEC §6.3); nil: always delivers. Set before `run()`.
+    public var role: (@Sendable () -> DeliveryRole)?
+    /// Told after each delivery the receiver acknowledged: the webhook and the enqueue time
+    /// of the last event in it (the site's locator tells the others, `delivered/<webhook>`).
+    public var onDelivered: (@Sendable (String, Timestamp) -> Void)?
     private var steps = ClockStepDetector()
     private var expiries = LogSummary()
     /// Acknowledged by the receiver through this seq, but not yet deleted from the outbox: the
@@ -159,7 +167,9 @@ public final class WebhookWorker: @unchecked Sendable {
         }
         let reason = StopReason(rawValue: stopReason.load(ordering: .relaxed)) ?? .shutdown
         let deadline = clock() + .milliseconds(Int64(WebhookWorker.flushSeconds * 1000))
-        while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil {
+        while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil,
+            (role?() ?? .deliver) == .deliver
+        {
             guard let batch = try? waiting(), !batch.isEmpty else { break }
             guard deliver(batch, poster: poster) else { break }
         }
@@ -197,6 +207,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private func step(_ poster: HTTPPoster) -> TimeSpan? {
         if isDisabled { return .seconds(5) }
         let now = clock()
+        if case let .standby(keepFrom) = role?() ?? .deliver { return standBy(keepFrom: keepFrom, at: now) }
         if retryRequested.exchange(false, ordering: .acquiringAndReleasing), let retryAt = schedule.retryAt,
             retryAt > now
         {
@@ -252,6 +263,27 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
+    /// A standby sends nothing: it keeps what the locator may not have delivered yet (from
+    /// `keepFrom`, and nothing older than `max_age`, which the locator dead-letters), so that
+    /// it can deliver it if it becomes the locator, and drops the rest as delivered.
+    private func standBy(keepFrom: Timestamp?, at now: Timestamp) -> TimeSpan {
+        let cutoff = max(keepFrom ?? schedule.expiryCutoff(now: now), schedule.expiryCutoff(now: now))
+        do {
+            let dropped = try store.deliveredElsewhere(webhook: settings.id, enqueuedBefore: cutoff)
+            if dropped > 0 { state.withLock { $0.deliveredByLocator += dropped } }
+        } catch {
+            if outboxFailures.failed(at: now) {
+                logger.error(
+                    "webhook.outbox_unreadable",
+                    metadata: [
+                        "webhook": "\(settings.id)", "error": "\(error)",
+                        "next": "tried again every second; told again when it works",
+                    ])
+            }
+        }
+        return .seconds(1)
+    }
+
     /// Expired events, in the log: the first at once, then summed once a minute.
     private func tell(_ report: LogSummary.Report, at now: Timestamp) {
         var metadata = report.metadata(
@@ -305,6 +337,7 @@ public final class WebhookWorker: @unchecked Sendable {
         switch outcome {
         case let .status(code) where (200..<300).contains(code):
             saveAck(through: batch.last!.seq)
+            onDelivered?(settings.id, batch.last!.enqueuedAt)
             schedule.succeeded()
             state.withLock {
                 $0.delivered += batch.count

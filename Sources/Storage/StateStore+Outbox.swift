@@ -56,6 +56,15 @@ extension StateStore {
         }
     }
 
+    /// Removes a standby gateway's entries the site's locator delivered (SPEC §6.3): those
+    /// enqueued before `cutoff`. Returns how many.
+    public func deliveredElsewhere(webhook: String, enqueuedBefore cutoff: Timestamp) throws -> Int {
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute("DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ?", [webhook, cutoff.nanoseconds])
+            return db.changes
+        }
+    }
+
     /// Moves a webhook's waiting entries' enqueue times by a step of the wall clock: their age
     /// against `max_age` is the time they waited, and a step is not.
     public func shiftEnqueued(webhook: String, by step: TimeSpan) throws {

@@ -164,6 +164,12 @@ func siteLines(_ site: StatusReport.Site) -> [String] {
         "batches   \(site.batchesSent) sent, \(site.batchesReceived) received (\(site.sightingsReceived) sightings), "
             + "\(site.batchesLost) lost, \(site.sightingsUnsent) own sightings unsent",
     ]
+    if let l = site.locator {
+        lines.append(
+            "locator   \(l.gateway) (epoch \(l.epoch), since \(l.since))\(l.thisGateway ? ": this gateway" : "")")
+    } else {
+        lines.append("locator   none announced yet")
+    }
     if !site.dropped.isEmpty {
         lines.append("dropped   " + site.dropped.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
     }

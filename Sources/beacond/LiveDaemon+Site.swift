@@ -9,7 +9,7 @@ extension LiveDaemon {
     /// that cannot be read stops the start (exit 78): a gateway that cannot log in to its
     /// broker is not part of its store, and must not look as if it were.
     func makeSiteLink(engine: LiveEngine) throws -> SiteLink? {
-        guard let site = config.site else { return nil }
+        guard let site = config.site, let gate = deliveryGate else { return nil }
         var password: String?
         if let path = site.mqtt.passwordFile {
             do {
@@ -27,6 +27,7 @@ extension LiveDaemon {
             }
         }
         return SiteLink(
-            site: site, config: config, password: password, engine: engine, logger: logger, clock: WallClock.now)
+            site: site, config: config, password: password, engine: engine, gate: gate, logger: logger,
+            clock: WallClock.now)
     }
 }

@@ -226,6 +226,11 @@ extension LiveDaemon {
     func makeWebhookWorker(_ settings: WebhookWorker.Settings, store: StateStore) -> WebhookWorker {
         let worker = WebhookWorker(settings: settings, store: store, clock: WallClock.now, logger: logger)
         worker.elapsed = BootClock.elapsed
+        if let gate = deliveryGate {
+            let id = settings.id
+            worker.role = { gate.role(webhook: id) }
+            worker.onDelivered = { gate.deliveredHere(webhook: $0, through: $1) }
+        }
         return worker
     }
 

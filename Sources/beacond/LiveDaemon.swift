@@ -38,6 +38,8 @@ struct LiveDaemon {
     /// `--log-level` was given: it wins over `gateway.log_level`, at start and on a reload.
     let logLevelFromCommandLine: Bool
     let notifier = ServiceNotifier()
+    /// On a gateway of a site: whether its webhooks deliver (it is the locator) or stand by.
+    let deliveryGate: SiteDeliveryGate?
 
     init(
         config: Config, digest: String, path: String, printEvents: Bool, simulationSeed: UInt64?,
@@ -53,6 +55,7 @@ struct LiveDaemon {
         self.errors = errors
         journal = JournalLog(threshold: logLevel, problems: errors.record)
         self.logLevelFromCommandLine = logLevelFromCommandLine
+        deliveryGate = config.site == nil ? nil : SiteDeliveryGate()
     }
 
     /// The path made absolute, so that `/v1/status` names it wherever beaconctl runs.

@@ -53,7 +53,7 @@ import Testing
             yaml: "site:\n  mqtt: {url: \"mqtt://10.0.0.5\"}\n", file: "site.yaml", defaultGatewayID: "gw-host")
         let site = try #require(config.site)
         #expect(site.id == "gw-host" && site.mqtt.port == 1883 && !site.mqtt.tls && site.locator)
-        #expect(site.locatorPriority == 100 && site.homeAssistantPrefix == nil && site.mqtt.keepalive == .seconds(30))
+        #expect(site.locatorPriority == 100 && site.homeAssistantPrefix == nil && site.mqtt.keepalive == .seconds(5))
         #expect(try ConfigLoader.load(yaml: "gateway: {id: a}\n", file: "x").site == nil)
     }
 
@@ -137,5 +137,15 @@ import Testing
         #expect(names.receiver(adapter: "hci0") == "hci0")
         let heard = Sighting(time: .seconds(1), receiver: "hci0", address: "AA:BB:CC:DD:EE:FF", rssi: -60)
         #expect(names.rename([heard]) == [heard])
+    }
+}
+
+@Suite struct SiteReloadConfigTests {
+    @Test func aChangedSiteWaitsForARestart() throws {
+        let old = try ConfigLoader.load(yaml: "site: {mqtt: {url: \"mqtt://a\"}}\n", file: "x")
+        let new = try ConfigLoader.load(yaml: "site: {mqtt: {url: \"mqtt://b\"}}\n", file: "x")
+        let reload = ConfigReload(from: old, to: new)
+        #expect(reload.needsRestart == ["site"])
+        #expect(reload.running.site?.mqtt.host == "a")
     }
 }

@@ -145,4 +145,141 @@ import Testing
         let down = try doctor("right")
         #expect(down.contains("[FAIL] broker: \(broker.url): 127.0.0.1:\(broker.port): Connection refused"), "\(down)")
     }
+
+    /// SPEC §6.3: the higher priority is the locator; killed, the next takes over within 10 s
+    /// with the next epoch, announced on the retained `locator` topic.
+    @Test func theLocatorIsChosenByPriorityAndTheNextTakesOverWhenItDies() throws {
+        let broker = try PrivateBroker()
+        func config(priority: Int) -> String {
+            Self.site(broker).replacingOccurrences(
+                of: "  id: store-1\n", with: "  id: store-1\n  locator_priority: \(priority)\n")
+        }
+        let gw1 = try APIDaemon(extra: config(priority: 100), gatewayID: "gw1")
+        let gw2 = try APIDaemon(extra: config(priority: 50), gatewayID: "gw2")
+        let relay = try APIDaemon(
+            extra: config(priority: 500).replacingOccurrences(
+                of: "  id: store-1\n", with: "  id: store-1\n  locator: false\n"),
+            gatewayID: "gw3")
+        try gw1.start(arguments: ["--no-print-events"])
+        try gw2.start(arguments: ["--no-print-events"])
+        try relay.start(arguments: ["--no-print-events"])
+        func locator(_ d: APIDaemon) throws -> [String: Any]? {
+            Self.site(try d.client.request("GET", "/v1/status").object)["locator"] as? [String: Any]
+        }
+        try gw2.waitForStatus("gw1 announced") {
+            (Self.site($0)["locator"] as? [String: Any])?["gateway"] as? String == "gw1"
+        }
+        #expect(try locator(gw2)?["this_gateway"] as? Bool == false)
+        try gw1.waitForStatus("gw1 the locator") {
+            (Self.site($0)["locator"] as? [String: Any])?["this_gateway"] as? Bool == true
+        }
+        // A relay-only gateway never takes the role, though its priority is the highest.
+        try relay.waitForStatus("the relay sees gw1") {
+            (Self.site($0)["locator"] as? [String: Any])?["gateway"] as? String == "gw1"
+        }
+        let epoch = try #require(try locator(gw1)?["epoch"] as? Int)
+        #expect(try broker.retained("beacond/store-1/locator")?.contains(#""gateway":"gw1""#) == true)
+        #expect(try gw1.client.request("GET", "/metrics").body.contains("beacond_site_locator 1"))
+
+        let killed = Date()
+        gw1.crash()
+        try gw2.waitForStatus("gw2 takes over", timeout: 10) {
+            let l = Self.site($0)["locator"] as? [String: Any]
+            return l?["gateway"] as? String == "gw2" && l?["this_gateway"] as? Bool == true
+        }
+        let took = Date().timeIntervalSince(killed)
+        #expect(took < 10, "took \(took) s")
+        print("locator fail-over after kill -9: \(took) s")
+        #expect(try locator(gw2)?["epoch"] as? Int == epoch + 1)
+        #expect(try broker.retained("beacond/store-1/locator")?.contains(#""gateway":"gw2""#) == true)
+        #expect(gw2.daemon!.logs.contains { $0.isLog("site.locator", ["role": "locator", "locator": "gw2"]) })
+        try relay.waitForStatus("the relay follows") {
+            (Self.site($0)["locator"] as? [String: Any])?["gateway"] as? String == "gw2"
+        }
+        #expect(gw2.stop() == 0 && relay.stop() == 0)
+    }
+
+    /// A gateway that hangs or loses power closes no connection: the broker finds it silent
+    /// after 1.5 × keepalive (5 s by default) and sends its will, and the next takes over,
+    /// still within 10 s. Woken again, the higher priority takes the role back, a new epoch.
+    @Test func aFrozenLocatorIsReplacedWithinTenSecondsAndTakesTheRoleBack() throws {
+        let broker = try PrivateBroker()
+        func config(priority: Int) -> String {
+            Self.site(broker).replacingOccurrences(
+                of: "  id: store-1\n", with: "  id: store-1\n  locator_priority: \(priority)\n"
+            )
+            .replacingOccurrences(of: ", keepalive: 5s", with: "")
+        }
+        let gw1 = try APIDaemon(extra: config(priority: 100), gatewayID: "gw1")
+        let gw2 = try APIDaemon(extra: config(priority: 50), gatewayID: "gw2")
+        try gw1.start(arguments: ["--no-print-events"])
+        try gw2.start(arguments: ["--no-print-events"])
+        func locator(_ status: [String: Any]) -> [String: Any]? { Self.site(status)["locator"] as? [String: Any] }
+        try gw2.waitForStatus("gw1 announced") { locator($0)?["gateway"] as? String == "gw1" }
+        let pid = gw1.daemon!.process.processIdentifier
+        let frozen = Date()
+        kill(pid, SIGSTOP)
+        let status = try gw2.waitForStatus("gw2 takes over", timeout: 12) {
+            locator($0)?["gateway"] as? String == "gw2" && locator($0)?["this_gateway"] as? Bool == true
+        }
+        let took = Date().timeIntervalSince(frozen)
+        print("locator fail-over after SIGSTOP (silent for 4 s): \(took) s")
+        #expect(took < 10, "took \(took) s")
+        let epoch = locator(status)?["epoch"] as? Int ?? 0
+        kill(pid, SIGCONT)
+        try gw2.waitForStatus("gw1 back as the locator", timeout: 15) {
+            locator($0)?["gateway"] as? String == "gw1" && locator($0)?["epoch"] as? Int == epoch + 1
+        }
+        #expect(try broker.retained("beacond/store-1/gateways/gw1/status") == "online")
+        #expect(gw1.stop() == 0 && gw2.stop() == 0)
+    }
+
+    /// SPEC §6.3: only the locator delivers the site's webhooks; the standby drops what the
+    /// locator said it delivered, and when the locator dies it delivers the rest: the
+    /// hand-over overlaps (at least once), with no gap, and the standby does not resend the
+    /// whole history.
+    @Test func onlyTheLocatorDeliversAndTheNextDeliversTheHandOverWithoutAGap() throws {
+        let broker = try PrivateBroker()
+        let receiver = try WebhookReceiver()
+        func config(priority: Int) -> String {
+            Self.site(broker).replacingOccurrences(
+                of: "  id: store-1\n", with: "  id: store-1\n  locator_priority: \(priority)\n")
+                + "positioning: {publish_interval: 1s, min_move: 0}\n"
+                + "webhooks:\n  - {id: crm, url: \"\(receiver.url)\", events: [asset.position]}\n"
+        }
+        let gw1 = try APIDaemon(extra: config(priority: 100), gatewayID: "gw1")
+        let gw2 = try APIDaemon(extra: config(priority: 50), gatewayID: "gw2")
+        try gw1.start(arguments: ["--simulate", "--no-print-events"])
+        try gw2.start(arguments: ["--simulate", "--no-print-events"])
+        func delivered(by gateway: String) -> [[String: Any]] {
+            receiver.requests.flatMap { $0["events"] as? [[String: Any]] ?? [] }
+                .filter { $0["source"] as? String == "beacond://\(gateway)" }
+        }
+        try receiver.waitUntil("gw1's deliveries", timeout: 30) { _ in delivered(by: "gw1").count >= 12 }
+        // gw2 makes the same events, keeps them, and sends none while gw1 is the locator.
+        try gw2.waitForStatus("gw2's own outbox pruned by gw1's deliveries") { status in
+            let hooks = status["webhooks"] as? [[String: Any]] ?? []
+            return (hooks.first?["pending"] as? Int ?? 99) <= 8
+        }
+        #expect(delivered(by: "gw2").isEmpty)
+        gw1.crash()
+        let lastOfGw1 = delivered(by: "gw1").compactMap { $0["time"] as? String }.max() ?? ""
+        try receiver.waitUntil("gw2's deliveries", timeout: 15) { _ in delivered(by: "gw2").count >= 3 }
+        let times = delivered(by: "gw2").compactMap { $0["time"] as? String }.sorted()
+        // No gap: gw2 starts at or before where gw1 stopped (ISO times sort as text).
+        #expect(times.first! <= lastOfGw1, "gw2 from \(times.first!), gw1 through \(lastOfGw1)")
+        // And not the whole history: only the overlap before gw1's last delivery (5 s and a batch).
+        let earliest = try #require(Self.seconds(times.first!)), last = try #require(Self.seconds(lastOfGw1))
+        #expect(last - earliest < 8, "gw2 resent from \(times.first!) though gw1 delivered through \(lastOfGw1)")
+        #expect(gw2.stop() == 0)
+    }
+
+    /// Seconds of the day of an RFC 3339 time like 2026-11-26T01:50:00.123Z.
+    static func seconds(_ time: String) -> Double? {
+        let clock = time.split(separator: "T").last?.dropLast().split(separator: ":") ?? []
+        guard clock.count == 3, let h = Double(clock[0]), let m = Double(clock[1]), let s = Double(clock[2]) else {
+            return nil
+        }
+        return h * 3600 + m * 60 + s
+    }
 }

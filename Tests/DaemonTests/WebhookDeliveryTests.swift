@@ -188,21 +188,7 @@ import Testing
     }
 
     /// A local TCP port nothing listens on (bound, then closed).
-    static func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    static func closedPort() throws -> Int { try freeLoopbackPort() }
 
     /// A webhook removed from the file, by SIGHUP or by a restart: what waited for it is
     /// shown as dead letters (reason `removed`), not counted as pending for ever.

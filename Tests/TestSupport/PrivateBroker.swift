@@ -13,7 +13,7 @@ public final class PrivateBroker: @unchecked Sendable {
     /// `users`: name and password each (`mosquitto_passwd`), and anonymous access refused.
     public init(users: [String: String] = [:]) throws {
         dir = try Executables.temporaryDirectory()
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         var config = """
             listener \(port) 127.0.0.1
             allow_anonymous \(users.isEmpty)
@@ -110,21 +110,21 @@ public final class PrivateBroker: @unchecked Sendable {
             }
         }
     }
+}
 
-    /// A port nothing listens on now: bound to 0, read, closed.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
+/// A loopback TCP port nothing listens on now: bound to 0, read, closed.
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
         }
-        guard bound else { throw TestFailure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
+    guard bound else { throw TestFailure("no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
 }

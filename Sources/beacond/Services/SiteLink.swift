@@ -19,15 +19,16 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     let name = "site"
     let site: SiteSettings
     let gateway: String
-    private let client: MQTTClient
+    let client: MQTTClient
     private let engine: LiveEngine
-    private let logger: Logger
-    private let clock: @Sendable () -> Timestamp
+    let logger: Logger
+    let clock: @Sendable () -> Timestamp
     /// Touched only on the MQTT client's thread; `peerSnapshot` is what other threads read.
     private var intake: SiteIntake
     private let peerSnapshot = Mutex<[String: SiteIntake.Peer]>([:])
     private let pending = Mutex<[Sighting]>([])
-    private let peersOnline = Mutex<[String: Bool]>([:])
+    /// Who is online, what each says of itself, and the locator election (`SiteLink+Locator`).
+    let roles: Mutex<SiteRoles>
     private let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     private let threads = ServiceThreads()
@@ -36,6 +37,8 @@ final class SiteLink: DaemonService, @unchecked Sendable {
 
     /// Sightings wait at most this long before they are published.
     static let window = TimeSpan.milliseconds(250)
+    /// A batch goes out at least this often, with no sightings if none were heard.
+    static let heartbeat = TimeSpan.seconds(1)
     /// At most this many of this gateway's sightings wait for the broker; past it, the oldest
     /// are dropped (late sightings are worth nothing to the site).
     static let pendingLimit = 20_000
@@ -52,20 +55,29 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         var dropped: [String: Int] = [:]
     }
 
+    /// Whether this gateway's webhooks deliver, and how far the locator delivered.
+    let gate: SiteDeliveryGate
+
     init(
-        site: SiteSettings, config: Config, password: String?, engine: LiveEngine, logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp
+        site: SiteSettings, config: Config, password: String?, engine: LiveEngine, gate: SiteDeliveryGate,
+        logger: Logger, clock: @escaping @Sendable () -> Timestamp
     ) {
         self.site = site
         gateway = config.gateway.id
         self.engine = engine
+        self.gate = gate
         self.logger = logger
         self.clock = clock
         let named = Set(config.receivers.compactMap(\.gateway))
         intake = SiteIntake(
             gateway: config.gateway.id, knownGateways: named.isEmpty ? [] : named.union([config.gateway.id]),
             knownReceivers: Set(config.receivers.map(\.id)))
+        roles = Mutex(
+            SiteRoles(
+                election: LocatorElection(
+                    me: site.locator ? .init(id: config.gateway.id, priority: site.locatorPriority) : nil)))
         let status = site.topicPrefix + "gateways/\(config.gateway.id)/status"
+        let info = GatewayInfo(locator: site.locator, priority: site.locatorPriority)
         client = MQTTClient(
             settings: MQTTClient.Settings(
                 host: site.mqtt.host, port: site.mqtt.port, tls: site.mqtt.tls, caFile: site.mqtt.caFile,
@@ -73,17 +85,22 @@ final class SiteLink: DaemonService, @unchecked Sendable {
                 keepaliveSeconds: Int(site.mqtt.keepalive.seconds),
                 will: .init(topic: status, text: "offline", qos: 1, retain: true)),
             logger: logger)
-        client.onConnect = { [site] client in
+        client.onConnect = { [site, gateway] client in
             client.publish(.init(topic: status, text: "online", qos: 1, retain: true))
+            client.publish(
+                .init(topic: site.topicPrefix + "gateways/\(gateway)/info", text: info.text, qos: 1, retain: true))
             client.subscribe(site.topicPrefix + "sightings/+", qos: 0, noLocal: true)
             client.subscribe(site.topicPrefix + "gateways/+/status", qos: 1)
+            client.subscribe(site.topicPrefix + "gateways/+/info", qos: 1)
+            client.subscribe(site.topicPrefix + "locator", qos: 1)
+            client.subscribe(site.topicPrefix + "delivered/+", qos: 1)
         }
         client.onMessage = { [weak self] topic, payload, _ in self?.received(topic: topic, payload: payload) }
     }
 
     var mqtt: MQTTClient.State { client.state }
     var peers: [String: SiteIntake.Peer] { peerSnapshot.withLock { $0 } }
-    var online: [String: Bool] { peersOnline.withLock { $0 } }
+    var online: [String: Bool] { roles.withLock { $0.online } }
     var queued: Int { pending.withLock { $0.count } }
 
     /// For `/v1/status` and `/metrics`.
@@ -102,6 +119,12 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             c.batchesReceived, c.batchesLost, c.sightingsReceived
         )
         report.dropped = c.dropped.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let election = roles.withLock { $0.election }
+        if let announced = election.announced {
+            report.locator = StatusReport.Site.Locator(
+                gateway: announced.gateway, epoch: Int(announced.epoch), since: RFC3339.format(announced.since),
+                thisGateway: election.isLocator && state.connected)
+        }
         let peers = self.peers
         let online = self.online
         report.gateways = Set(peers.keys).union(online.keys).sorted().map { id in
@@ -149,15 +172,22 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         if dropped > 0 { counters.withLock { $0.sightingsUnsent += dropped } }
     }
 
+    /// Every `window`: this gateway's sightings out, or a batch with none when a second has
+    /// passed without one (the others hear it is alive: `SiteRoles.silence`), and the roles
+    /// checked for gateways gone silent.
     private func publishLoop() {
         var seq: Int64 = 0
+        var lastSent = clock()
         while !stopRequested.load(ordering: .relaxed) {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(Self.window.nanoseconds)))
+            checkSilence(at: clock())
+            publishDeliveries()
             let batch = pending.withLock { waiting -> [Sighting] in
                 defer { waiting.removeAll(keepingCapacity: true) }
                 return waiting
             }
-            guard !batch.isEmpty else { continue }
+            guard !batch.isEmpty || clock() - lastSent >= Self.heartbeat else { continue }
+            lastSent = clock()
             guard client.state.connected else {
                 counters.withLock { $0.sightingsUnsent += batch.count }
                 continue
@@ -180,9 +210,13 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     private func received(topic: String, payload: UnsafeRawBufferPointer) {
         guard topic.hasPrefix(site.topicPrefix) else { return }
         let rest = topic.dropFirst(site.topicPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        if rest.count == 3, rest[0] == "gateways", rest[2] == "status" {
-            let text = String(decoding: payload, as: UTF8.self)
-            peersOnline.withLock { $0[String(rest[1])] = text == "online" }
+        if (rest.count == 1 && rest[0] == "locator") || (rest.count == 3 && rest[0] == "gateways") {
+            return roleMessage(rest, String(decoding: payload, as: UTF8.self))
+        }
+        if rest.count == 2, rest[0] == "delivered" {
+            if let through = SiteDeliveryGate.through(String(decoding: payload, as: UTF8.self)) {
+                gate.deliveredElsewhere(webhook: String(rest[1]), through: through)
+            }
             return
         }
         guard rest.count == 2, rest[0] == "sightings" else { return }
@@ -190,6 +224,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         let now = clock()
         guard let outcome = intake.take(sender: sender, payload: payload, at: now) else { return }
         peerSnapshot.withLock { [peers = intake.peers] in $0 = peers }
+        if outcome.rejected == nil { heard(sender, at: now) }
         if !outcome.sightings.isEmpty { engine.submit(.sightings(outcome.sightings)) }
         counters.withLock { c in
             if outcome.rejected == nil { c.batchesReceived += 1 }

@@ -1,0 +1,113 @@
+import BeaconConfig
+import BeaconCore
+import Logging
+import MQTT
+import Synchronization
+
+/// What a gateway knows of the site's roles: each gateway's retained status and info, and the
+/// election they feed (`LocatorElection`).
+struct SiteRoles: Sendable {
+    var election: LocatorElection
+    var online: [String: Bool] = [:]
+    var info: [String: GatewayInfo] = [:]
+    /// When each other gateway was last heard: a batch, or its status going online.
+    var lastHeard: [String: Timestamp] = [:]
+    /// At most this many gateways are tracked: ids come from the network.
+    static let maxGateways = 256
+    /// A gateway not heard for this long is no candidate, whatever its retained status says.
+    /// Gateways send a batch every second at least (`SiteLink.heartbeat`); a hung or
+    /// unpowered one closes no connection, and the broker's keepalive would take up to 1.5 ×
+    /// keepalive and its own check interval to send the will.
+    static let silence = TimeSpan.seconds(4)
+
+    /// A gateway is a candidate while its status is online, it has been heard lately (this
+    /// gateway: while connected), and its info says it may locate.
+    mutating func refresh(_ id: String, at now: Timestamp) {
+        let me = id == election.me?.id
+        let alive = online[id] == true && (me || lastHeard[id].map { now - $0 < Self.silence } ?? false)
+        if alive, let info = info[id], info.locator {
+            election.online(.init(id: id, priority: info.priority))
+        } else {
+            election.offline(id)
+        }
+    }
+}
+
+extension SiteLink {
+    /// `gateways/<id>/status`, `gateways/<id>/info` and `locator`, on the client's thread:
+    /// each updates the roles, and then this gateway announces itself if the rule now
+    /// chooses it (SPEC §6.3: the next locator takes over the moment the will arrives).
+    func roleMessage(_ levels: [Substring], _ text: String) {
+        let now = clock()
+        updateRoles(at: now) { r in
+            if levels.count == 1 {
+                if let a = LocatorElection.Announcement(payload: text, seenAt: now) { r.election.seen(a) }
+            } else if let id = Identifier.problem(String(levels[1])) == nil ? String(levels[1]) : nil,
+                r.online[id] != nil || r.online.count < SiteRoles.maxGateways
+            {
+                if levels[2] == "status" {
+                    r.online[id] = text == "online"
+                    if text == "online" { r.lastHeard[id] = now }
+                }
+                if levels[2] == "info" { r.info[id] = GatewayInfo(payload: text) }
+                r.refresh(id, at: now)
+            }
+        }
+    }
+
+    /// A batch from `id` arrived: it is alive.
+    func heard(_ id: String, at now: Timestamp) {
+        updateRoles(at: now) { r in
+            guard r.online[id] != nil else { return }
+            r.lastHeard[id] = now
+            r.refresh(id, at: now)
+        }
+    }
+
+    /// Every gateway checked against `SiteRoles.silence` (the batcher's thread, every 250 ms).
+    func checkSilence(at now: Timestamp) {
+        updateRoles(at: now) { r in
+            for id in r.online.keys { r.refresh(id, at: now) }
+        }
+    }
+
+    /// Applies `change`, then announces this gateway if the rule now chooses it, and logs a
+    /// change of this gateway's role.
+    private func updateRoles(at now: Timestamp, _ change: (inout SiteRoles) -> Void) {
+        let (announcement, was, isLocator) = roles.withLock { r -> (LocatorElection.Announcement?, Bool, Bool) in
+            let was = r.election.isLocator
+            change(&r)
+            let decided = r.election.decide(at: now)
+            // Under the roles' lock: two threads update them, and the gate must end with the
+            // last one's answer.
+            gate.setLocator(r.election.isLocator)
+            return (decided, was, r.election.isLocator)
+        }
+        if let announcement {
+            client.publish(.init(topic: site.topicPrefix + "locator", text: announcement.text, qos: 1, retain: true))
+        }
+        if was != isLocator {
+            let election = roles.withLock { $0.election }
+            logger.info(
+                "site.locator",
+                metadata: [
+                    "role": "\(isLocator ? "locator" : "standby")",
+                    "locator": "\(election.announced?.gateway ?? "none")",
+                    "epoch": "\(election.announced?.epoch ?? 0)",
+                    "next":
+                        "\(isLocator ? "this gateway delivers the site's events" : "another gateway delivers the site's events; this one keeps hot state")",
+                ])
+        }
+    }
+
+    /// As the locator: how far each webhook was delivered, for the standbys (retained, so a
+    /// gateway that starts later knows it too).
+    func publishDeliveries() {
+        for (webhook, through) in gate.takeToPublish() {
+            client.publish(
+                .init(
+                    topic: site.topicPrefix + "delivered/\(webhook)", text: SiteDeliveryGate.text(through), qos: 1,
+                    retain: true))
+        }
+    }
+}
