@@ -282,4 +282,37 @@ import Testing
         }
         return h * 3600 + m * 60 + s
     }
+
+    /// `mqtts://` with the site's CA file: connected, and doctor's login passes; without it
+    /// (the system's CAs do not know the test CA) the certificate is refused, and said so.
+    @Test func aTLSBrokerIsReachedWithItsCAAndRefusedWithout() throws {
+        let broker = try PrivateBroker(tls: true)
+        let ca = try #require(broker.caFile)
+        let withCA = Self.site(broker).replacingOccurrences(
+            of: "keepalive: 5s}", with: "keepalive: 5s, ca_file: \(ca)}")
+        let d = try APIDaemon(extra: withCA, gatewayID: "gw1")
+        try d.start(arguments: ["--no-print-events"])
+        try d.waitForStatus("connected over TLS") {
+            (Self.site($0)["broker"] as? [String: Any])?["connected"] as? Bool == true
+        }
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(
+            doctor.stdout.contains("[ok] broker: \(broker.url) accepts this gateway's login over TLS"),
+            "\(doctor.stdout)")
+        #expect(d.stop() == 0)
+
+        try d.rewrite(extra: Self.site(broker))
+        try d.start(arguments: ["--no-print-events"])
+        let refused = try d.waitForStatus("refused without the CA") {
+            (Self.site($0)["broker"] as? [String: Any])?["last_error"] is String
+        }
+        #expect((Self.site(refused)["broker"] as? [String: Any])?["connected"] as? Bool == false)
+        #expect(d.daemon!.logs.contains { $0.isLog("mqtt.disconnected") })
+        let failed = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath])
+        #expect(failed.stdout.contains("[FAIL] broker: \(broker.url)"), "\(failed.stdout)")
+        #expect(failed.stdout.contains("signed by a CA in /etc/ssl/certs"), "\(failed.stdout)")
+        #expect(d.stop() == 0)
+    }
 }

@@ -11,7 +11,9 @@ public final class PrivateBroker: @unchecked Sendable {
     public static let binary = "/usr/sbin/mosquitto"
 
     /// `users`: name and password each (`mosquitto_passwd`), and anonymous access refused.
-    public init(users: [String: String] = [:]) throws {
+    /// `tls`: the listener speaks TLS 1.2+ with a certificate for 127.0.0.1 and localhost,
+    /// signed by a CA made for the test (`caFile`), as `openssl` makes them.
+    public init(users: [String: String] = [:], tls: Bool = false) throws {
         dir = try Executables.temporaryDirectory()
         port = try freeLoopbackPort()
         var config = """
@@ -21,6 +23,12 @@ public final class PrivateBroker: @unchecked Sendable {
             log_dest none
 
             """
+        if tls {
+            try makeCertificates()
+            let path = dir.path
+            config += "cafile \(path)/ca.crt\ncertfile \(path)/server.crt\nkeyfile \(path)/server.key\n"
+            config += "tls_version tlsv1.2\n"
+        }
         if !users.isEmpty {
             let file = dir.appendingPathComponent("passwords")
             for (user, password) in users {
@@ -42,7 +50,40 @@ public final class PrivateBroker: @unchecked Sendable {
 
     deinit { stop() }
 
-    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var url: String { "\(caFile == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
+
+    /// The test CA's certificate, for a TLS broker.
+    public var caFile: String? {
+        let path = dir.appendingPathComponent("ca.crt").path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    private func makeCertificates() throws {
+        let openssl = URL(fileURLWithPath: "/usr/bin/openssl")
+        let d = dir.path
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(
+            toFile: d + "/san.ext", atomically: true, encoding: .utf8)
+        for arguments in [
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/ca.key", "-out", d + "/ca.crt",
+                "-subj", "/CN=beacond-test-ca", "-days", "2",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out", d + "/server.csr",
+                "-subj", "/CN=localhost",
+            ],
+            [
+                "x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.crt", "-CAkey", d + "/ca.key",
+                "-CAcreateserial", "-out", d + "/server.crt", "-days", "2", "-extfile", d + "/san.ext",
+            ],
+        ] {
+            let made = try runCommand(openssl, arguments)
+            guard made.status == 0 else { throw TestFailure("openssl \(arguments[0]): \(made.stderr)") }
+        }
+        // mosquitto drops to its own user when started as root, and reads them then.
+        for file in ["ca.crt", "server.crt", "server.key"] { chmod(d + "/" + file, 0o644) }
+        chmod(d, 0o755)
+    }
 
     /// Starts the broker and waits until it accepts connections.
     public func start() throws {
