@@ -63,7 +63,7 @@ let package = Package(
         // libmosquitto (Debian: libmosquitto-dev): MQTT 3.1.1/5 with TLS, for a site's gateways.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // One broker connection kept up on its own thread: reconnects with backoff, will, TLS.
-        .target(name: "MQTT", dependencies: ["CMosquitto", "POSIX", logging]),
+        .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "POSIX", logging]),
         // Drives the core from a trace (replay) or, later, from live adapters.
         .target(name: "BeaconRuntime", dependencies: ["BeaconCore", "BeaconConfig", "POSIX", logging]),
         // What every adapter needs of the operating system, once: threads, clocks, writing all.

@@ -10,6 +10,8 @@ import BeaconCore
 public struct LocalReceivers: Sendable {
     private let byAdapter: [String: String]
     private let prefix: String?
+    /// Some adapter gets another name: decided once, not per batch.
+    private let renames: Bool
 
     public init(config: Config) {
         var names: [String: String] = [:]
@@ -18,6 +20,7 @@ public struct LocalReceivers: Sendable {
         }
         byAdapter = names
         prefix = config.site == nil ? nil : config.gateway.id + "."
+        renames = prefix != nil || names.contains { $0.key != $0.value }
     }
 
     /// The receiver id of adapter `adapter` of this gateway.
@@ -31,7 +34,7 @@ public struct LocalReceivers: Sendable {
 
     /// The sightings under their receiver ids.
     public func rename(_ batch: [Sighting]) -> [Sighting] {
-        guard prefix != nil || byAdapter.contains(where: { $0.key != $0.value }) else { return batch }
+        guard renames else { return batch }
         return batch.map { s in
             var s = s
             s.receiver = receiver(adapter: s.receiver)

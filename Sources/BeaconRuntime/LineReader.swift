@@ -137,6 +137,14 @@ public func secretFileProblem(_ path: String) -> String? {
     }
 }
 
+/// A secret's file (a webhook's key, the broker's password) as its key: the whole text
+/// without the trailing newline and spaces an editor or `echo` leaves.
+public func readSecretFile(_ path: String) throws(FileError) -> String {
+    var text = try readTextFile(path)
+    while let last = text.last, last.isNewline || last == " " { text.removeLast() }
+    return text
+}
+
 /// Reads a whole (small) file, such as the configuration.
 public func readTextFile(_ path: String) throws(FileError) -> String {
     let reader = try LineReader(path: path)

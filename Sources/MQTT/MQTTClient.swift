@@ -1,3 +1,4 @@
+import BeaconCore
 import CMosquitto
 import Dispatch
 import Glibc
@@ -221,7 +222,7 @@ public final class MQTTClient: @unchecked Sendable {
                 metadata: [
                     "broker": "\(settings.host):\(settings.port)", "error": "\(reason)",
                     "next":
-                        "retrying with backoff (\(Int(delay.rounded())) s now, at most \(Int(ReconnectBackoff.ceiling)) s)",
+                        "retrying with backoff (\(Int(delay.rounded())) s now, at most \(Int(ReconnectBackoff.ceiling.seconds)) s)",
                 ])
         }
         _ = wake.wait(timeout: .now() + .milliseconds(Int(delay * 1000)))
@@ -289,19 +290,20 @@ public final class MQTTClient: @unchecked Sendable {
     }
 }
 
-/// How long to wait before connecting again: doubling from 1 s up to 60 s, each wait drawn
-/// between half and all of it, so that the gateways of a store do not all reconnect to a
-/// restarted broker in the same instant.
+/// How long to wait before connecting again (`Backoff`, as webhooks retry): from 1 s
+/// doubling to 60 s, each wait between half and all of it, so that the gateways of a store
+/// do not all reconnect to a restarted broker in the same instant.
 struct ReconnectBackoff {
-    static let floor = 1.0
-    static let ceiling = 60.0
-    private var attempt = 0
+    static let floor = TimeSpan.seconds(1)
+    static let ceiling = TimeSpan.seconds(60)
+    private var failures = 0
 
     mutating func next() -> Double {
-        let full = min(Self.ceiling, Self.floor * Double(1 << min(attempt, 10)))
-        attempt += 1
-        return full / 2 + Double.random(in: 0...(full / 2))
+        failures += 1
+        return Backoff.delay(
+            failures: failures, first: Self.floor, longest: Self.ceiling, jitter: Double.random(in: 0..<1)
+        ).seconds
     }
 
-    mutating func reset() { attempt = 0 }
+    mutating func reset() { failures = 0 }
 }

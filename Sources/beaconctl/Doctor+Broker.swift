@@ -20,7 +20,7 @@ extension Doctor {
         var password: String?
         if let file = broker.passwordFile {
             do {
-                password = try readTextFile(file).droppingTrailingSpace
+                password = try readSecretFile(file)
             } catch {
                 return Check(
                     name: "broker", verdict: .warn,
@@ -49,14 +49,5 @@ extension Doctor {
         return Check(
             name: "broker", verdict: .ok,
             detail: "\(broker.url) accepts this gateway's login\(broker.tls ? " over TLS" : "")")
-    }
-}
-
-extension String {
-    /// As the daemon reads a password file: without its trailing newline and spaces.
-    fileprivate var droppingTrailingSpace: String {
-        var s = Substring(self)
-        while let last = s.last, last.isNewline || last == " " { s = s.dropLast() }
-        return String(s)
     }
 }

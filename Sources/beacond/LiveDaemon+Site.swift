@@ -13,9 +13,7 @@ extension LiveDaemon {
         var password: String?
         if let path = site.mqtt.passwordFile {
             do {
-                var text = try readTextFile(path)
-                while let last = text.last, last.isNewline || last == " " { text.removeLast() }
-                password = text
+                password = try readSecretFile(path)
             } catch {
                 logger.error(
                     "site.password_unreadable",

@@ -240,10 +240,7 @@ extension LiveDaemon {
             var secret: [UInt8]?
             if let path = hook.secretFile {
                 do {
-                    // A trailing newline (echo secret > file) is not part of the key.
-                    var text = Array(try readTextFile(path).utf8)
-                    while let last = text.last, last == 10 || last == 13 || last == 32 { text.removeLast() }
-                    secret = text
+                    secret = Array(try readSecretFile(path).utf8)
                 } catch {
                     logger.error(
                         "webhook.secret_unreadable",

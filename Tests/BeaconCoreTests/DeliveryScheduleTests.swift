@@ -64,3 +64,15 @@ import Testing
         #expect(!EventTypeGlob([]).matches(type: "beacond.region.enter"))
     }
 }
+
+/// The one backoff rule, as broker reconnects use it (1 s to 60 s).
+@Suite struct BackoffTests {
+    @Test func doublesFromTheFirstToTheLongestWithHalfToFullJitter() {
+        let first = TimeSpan.seconds(1), longest = TimeSpan.seconds(60)
+        #expect(Backoff.delay(failures: 1, first: first, longest: longest, jitter: 0.999) <= .seconds(1))
+        #expect(Backoff.delay(failures: 1, first: first, longest: longest, jitter: 0) == .milliseconds(500))
+        #expect(Backoff.delay(failures: 3, first: first, longest: longest, jitter: 0) == .seconds(2))
+        #expect(Backoff.delay(failures: 40, first: first, longest: longest, jitter: 0) == .seconds(30))
+        #expect(Backoff.delay(failures: 40, first: first, longest: longest, jitter: 1) == .seconds(60))
+    }
+}

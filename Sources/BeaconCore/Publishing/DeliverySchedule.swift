@@ -56,11 +56,11 @@ public struct DeliverySchedule: Sendable, Equatable {
     @discardableResult
     public mutating func failed(at now: Timestamp, jitter: Double) -> Timestamp {
         failures += 1
-        let exponent = min(failures - 1, 20)
-        let base = min(
-            DeliverySchedule.firstRetry.nanoseconds << Int64(exponent), DeliverySchedule.longestRetry.nanoseconds)
-        let factor = 0.5 + 0.5 * min(max(jitter, 0), 1)
-        let next = now + TimeSpan(nanoseconds: Int64(Double(base) * factor))
+        let next =
+            now
+            + Backoff.delay(
+                failures: failures, first: DeliverySchedule.firstRetry, longest: DeliverySchedule.longestRetry,
+                jitter: jitter)
         retryAt = next
         return next
     }
