@@ -30,7 +30,7 @@ extension SectionReader {
     private func readBroker(_ node: Node, _ path: String) -> MQTTBroker? {
         guard
             let f = reader.mapping(
-                node, path, allowed: ["url", "username", "password_file", "ca_file", "keepalive"]),
+                node, path, allowed: ["url", "username", "password_file", "ca_file", "keepalive", "events", "max_age"]),
             let urlNode = required(f, "url", in: node), let url = reader.string(urlNode, f.path("url"))
         else { return nil }
         var broker: MQTTBroker
@@ -56,6 +56,13 @@ extension SectionReader {
         }
         with(f, "keepalive") { n, p in
             if let v = reader.duration(n, p, min: .seconds(5), max: .minutes(10)) { broker.keepalive = v }
+        }
+        with(f, "events") { n, p in
+            guard let list = reader.sequence(n, p) else { return }
+            broker.events = list.enumerated().compactMap { j, e in reader.string(e, "\(p)[\(j)]") }
+        }
+        with(f, "max_age") { n, p in
+            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24 * 30)) { broker.maxAge = v }
         }
         if broker.passwordFile != nil, broker.username == nil, let n = f["password_file"] {
             reader.fail(n, f.path("password_file"), "a password needs a username (site.mqtt.username)")

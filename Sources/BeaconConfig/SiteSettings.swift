@@ -33,6 +33,11 @@ public struct MQTTBroker: Sendable, Equatable {
     /// The broker takes a gateway for dead after 1.5 times this without a word from it, and
     /// then sends its will: 5 s keeps a silent death's hand-over under 10 s (SPEC §6.3).
     public var keepalive = TimeSpan.seconds(5)
+    /// Which events the locator publishes on `events/<type>` (globs, as a webhook's `events`).
+    public var events = ["*"]
+    /// An event the broker has not taken within this long becomes a dead letter, as a
+    /// webhook's does (`beaconctl outbox`).
+    public var maxAge = TimeSpan.hours(24)
 
     /// The broker of `url`, or why it is not one.
     public static func parse(_ url: String) -> Result<MQTTBroker, BrokerURLError> {

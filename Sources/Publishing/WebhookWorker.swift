@@ -86,14 +86,17 @@ public final class WebhookWorker: @unchecked Sendable {
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
     private let poster = Mutex<HTTPPoster?>(nil)
+    /// Set: batches go there instead of to `settings.url` over HTTP.
+    let transport: (any BatchTransport)?
     /// A test delivery is under way (`startTest`).
     let testRunning = Atomic<Bool>(false)
 
     public init(
         settings: Settings, store: StateStore, clock: @escaping @Sendable () -> Timestamp,
-        logger: Logger
+        logger: Logger, transport: (any BatchTransport)? = nil
     ) {
         self.settings = settings
+        self.transport = transport
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -141,6 +144,7 @@ public final class WebhookWorker: @unchecked Sendable {
         stopReason.store(reason.rawValue, ordering: .relaxed)
         stopRequested.store(true, ordering: .relaxed)
         poster.withLock { $0?.abort(after: WebhookWorker.flushSeconds) }
+        transport?.abort(after: WebhookWorker.flushSeconds)
         wake.signal()
     }
 
@@ -326,8 +330,17 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
-    /// Sends one batch; true on a 2xx.
+    /// Sends one batch; true on a 2xx (or when the transport took it).
     private func deliver(_ batch: [StateStore.OutboxEntry], poster: HTTPPoster) -> Bool {
+        if let transport {
+            let started = clock()
+            if let problem = transport.send(batch, timeout: settings.timeout) {
+                failed(problem, at: clock())
+                return false
+            }
+            acknowledged(batch, latency: clock() - started)
+            return true
+        }
         let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
         let started = clock()
         let outcome = poster.post(
@@ -336,15 +349,7 @@ public final class WebhookWorker: @unchecked Sendable {
         let now = clock()
         switch outcome {
         case let .status(code) where (200..<300).contains(code):
-            saveAck(through: batch.last!.seq)
-            onDelivered?(settings.id, batch.last!.enqueuedAt)
-            schedule.succeeded()
-            state.withLock {
-                $0.delivered += batch.count
-                $0.requestsOK += 1
-                $0.retryAt = nil
-                $0.lastLatencyMillis = Double((now - started).nanoseconds) / 1e6
-            }
+            acknowledged(batch, latency: now - started)
             return true
         case .status(410):
             disable(reason: "410 Gone", at: now)
@@ -355,6 +360,18 @@ public final class WebhookWorker: @unchecked Sendable {
         case let .failed(message):
             failed(message, at: now)
             return false
+        }
+    }
+
+    private func acknowledged(_ batch: [StateStore.OutboxEntry], latency: TimeSpan) {
+        saveAck(through: batch.last!.seq)
+        onDelivered?(settings.id, batch.last!.enqueuedAt)
+        schedule.succeeded()
+        state.withLock {
+            $0.delivered += batch.count
+            $0.requestsOK += 1
+            $0.retryAt = nil
+            $0.lastLatencyMillis = Double(latency.nanoseconds) / 1e6
         }
     }
 

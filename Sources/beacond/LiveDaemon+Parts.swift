@@ -36,10 +36,12 @@ extension LiveDaemon {
     /// standard output. What the store cannot take is copied to the runtime directory until it
     /// can; what an earlier run held is adopted and tried at once.
     func makePublisher(
-        store: StateStore, keep: UnsavedKeep, unsaved: (events: [StateStore.StoredEvent], state: EngineSnapshot?)?
+        store: StateStore, keep: UnsavedKeep, unsaved: (events: [StateStore.StoredEvent], state: EngineSnapshot?)?,
+        siteEvents: MQTTEventTransport?
     ) -> EventPublisher {
+        let workers = makeWebhookWorkers(store: store) + [siteEvents.flatMap { makeSiteEventsWorker($0, store: store) }]
         let publisher = EventPublisher(
-            gateway: config.gateway.id, store: store, workers: makeWebhookWorkers(store: store), echo: printEvents,
+            gateway: config.gateway.id, store: store, workers: workers.compactMap { $0 }, echo: printEvents,
             clock: WallClock.now, logger: logger)
         publisher.onHold = { keep.held($0, dropped: $1) }
         publisher.onHeldStored = { keep.eventsStored() }

@@ -3,13 +3,16 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import Logging
+import MQTT
+import Publishing
+import Storage
 
 extension LiveDaemon {
-    /// The site link when the configuration has a `site:`, its password file read now. A file
-    /// that cannot be read stops the start (exit 78): a gateway that cannot log in to its
-    /// broker is not part of its store, and must not look as if it were.
-    func makeSiteLink(engine: LiveEngine) throws -> SiteLink? {
-        guard let site = config.site, let gate = deliveryGate else { return nil }
+    /// The connection to the site's broker when the configuration has a `site:`, its password
+    /// file read now. A file that cannot be read stops the start (exit 78): a gateway that
+    /// cannot log in to its broker is not part of its store, and must not look as if it were.
+    func makeSiteClient() throws -> MQTTClient? {
+        guard let site = config.site else { return nil }
         var password: String?
         if let path = site.mqtt.passwordFile {
             do {
@@ -24,8 +27,32 @@ extension LiveDaemon {
                 throw ExitCode(ExitStatus.config)
             }
         }
+        return SiteLink.makeClient(site: site, gateway: config.gateway.id, password: password, logger: logger)
+    }
+
+    /// The locator's worker for `events/<type>`: an outbox like a webhook's, delivered to the
+    /// broker (`MQTTEventTransport`), standing by on the other gateways as webhooks do.
+    func makeSiteEventsWorker(_ transport: MQTTEventTransport, store: StateStore) -> WebhookWorker? {
+        guard let site = config.site else { return nil }
+        let settings = WebhookWorker.Settings(
+            id: MQTTEventTransport.outboxID, url: site.mqtt.url, events: EventTypeGlob(site.mqtt.events), secret: nil,
+            schedule: DeliverySchedule(maxEvents: 100, maxDelay: .seconds(0), maxAge: site.mqtt.maxAge),
+            timeout: .seconds(10))
+        return makeWebhookWorker(settings, store: store, transport: transport)
+    }
+
+    /// Outboxes the configuration's webhooks do not name but the daemon delivers.
+    var siteOutboxes: Set<String> { config.site == nil ? [] : [MQTTEventTransport.outboxID] }
+
+    /// The site link, on the client `makeSiteClient` made. Each connect wakes the events'
+    /// worker, which may be waiting on its backoff while the broker was away.
+    func makeSiteLink(engine: LiveEngine, client: MQTTClient?, publisher: EventPublisher) -> SiteLink? {
+        guard let site = config.site, let gate = deliveryGate, let client else { return nil }
         return SiteLink(
-            site: site, config: config, password: password, engine: engine, gate: gate, logger: logger,
-            clock: WallClock.now)
+            site: site, config: config, client: client, engine: engine, gate: gate, version: BeaconVersion.string,
+            logger: logger, clock: WallClock.now,
+            onConnect: {
+                publisher.workers.first { $0.settings.id == MQTTEventTransport.outboxID }?.retryNow()
+            })
     }
 }

@@ -210,7 +210,7 @@ extension LiveDaemon {
     /// webhook renamed is a removed one and a new one.
     func retireRemovedWebhooks(store: StateStore, specs: [WebhookSpec]) {
         do {
-            let moved = try store.retireWebhooks(keeping: Set(specs.map(\.id)), at: WallClock.now())
+            let moved = try store.retireWebhooks(keeping: Set(specs.map(\.id)).union(siteOutboxes), at: WallClock.now())
             for (webhook, count) in moved.sorted(by: { $0.key < $1.key }) {
                 WebhookWorker.logRemoved(webhook: webhook, undelivered: count, to: logger)
             }
@@ -223,8 +223,11 @@ extension LiveDaemon {
         webhookSettings(config.webhooks).map { makeWebhookWorker($0, store: store) }
     }
 
-    func makeWebhookWorker(_ settings: WebhookWorker.Settings, store: StateStore) -> WebhookWorker {
-        let worker = WebhookWorker(settings: settings, store: store, clock: WallClock.now, logger: logger)
+    func makeWebhookWorker(
+        _ settings: WebhookWorker.Settings, store: StateStore, transport: (any BatchTransport)? = nil
+    ) -> WebhookWorker {
+        let worker = WebhookWorker(
+            settings: settings, store: store, clock: WallClock.now, logger: logger, transport: transport)
         worker.elapsed = BootClock.elapsed
         if let gate = deliveryGate {
             let id = settings.id

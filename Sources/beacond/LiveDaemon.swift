@@ -8,6 +8,7 @@ import Dispatch
 import Glibc
 import HTTPServer
 import Logging
+import MQTT
 import POSIX
 import Publishing
 import Storage
@@ -75,7 +76,10 @@ struct LiveDaemon {
         let keep = UnsavedKeep(
             directory: UnsavedKeep.directory(apiSocket: config.api.socket), reserve: openReserve(store), logger: logger)
         let core = restoredEngine(store: store, keep: keep, start: started)
-        let publisher = makePublisher(store: store, keep: keep, unsaved: core.unsaved)
+        let siteClient = try makeSiteClient()
+        let siteEvents = siteClient.map { MQTTEventTransport(client: $0, prefix: config.site!.topicPrefix) }
+        siteClient?.onPublished = { mid in siteEvents?.published(mid) }
+        let publisher = makePublisher(store: store, keep: keep, unsaved: core.unsaved, siteEvents: siteEvents)
         // A turn's events and the states they moved to are written in one transaction.
         let engine = LiveEngine(engine: core.engine, clock: WallClock.now, savingState: true) { events, state in
             publisher.publish(events, states: state)
@@ -85,7 +89,7 @@ struct LiveDaemon {
         late.handle { applyLateStore(store, engine: engine, running: running) }
 
         let services = ServiceGroup(logger: logger)
-        let site = try makeSiteLink(engine: engine)
+        let site = makeSiteLink(engine: engine, client: siteClient, publisher: publisher)
         // What this gateway's own radios hear: to its engine, and to its site.
         let own: @Sendable ([Sighting]) -> Void = { batch in
             engine.submit(.sightings(batch))
@@ -146,7 +150,7 @@ struct LiveDaemon {
             [
                 APIService(router: APIRouter(context: context, stream: hub), socket: config.api.socket, logger: logger),
                 WebhookDelivery(
-                    publisher: publisher, store: store, logger: logger, settings: webhookSettings,
+                    publisher: publisher, store: store, fixed: siteOutboxes, logger: logger, settings: webhookSettings,
                     makeWorker: { makeWebhookWorker($0, store: store) }),
                 HeldEventsFlush(publisher: publisher, keep: keep, logger: logger),
                 EngineLoop(

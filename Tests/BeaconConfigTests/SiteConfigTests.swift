@@ -26,6 +26,8 @@ import Testing
                 password_file: /etc/beacond/mqtt.secret
                 ca_file: /etc/ssl/certs/ca-certificates.crt
                 keepalive: 15s
+                events: ["zone.*", region.enter]
+                max_age: 2h
               locator: false
               locator_priority: 50
               home_assistant: {discovery_prefix: ha}
@@ -42,6 +44,7 @@ import Testing
         #expect(site.mqtt.host == "broker.store.lan" && site.mqtt.port == 8884 && site.mqtt.tls)
         #expect(site.mqtt.username == "gw2" && site.mqtt.passwordFile == "/etc/beacond/mqtt.secret")
         #expect(site.mqtt.keepalive == .seconds(15))
+        #expect(site.mqtt.events == ["zone.*", "region.enter"] && site.mqtt.maxAge == .hours(2))
         #expect(!site.locator && site.locatorPriority == 50 && site.homeAssistantPrefix == "ha")
         #expect(config.receivers.map(\.gateway) == ["gw1", "gw2", nil])
         #expect(config.receivers.map(\.adapter) == ["hci0", "hci1", nil])
@@ -54,6 +57,7 @@ import Testing
         let site = try #require(config.site)
         #expect(site.id == "gw-host" && site.mqtt.port == 1883 && !site.mqtt.tls && site.locator)
         #expect(site.locatorPriority == 100 && site.homeAssistantPrefix == nil && site.mqtt.keepalive == .seconds(5))
+        #expect(site.mqtt.events == ["*"] && site.mqtt.maxAge == .hours(24))
         #expect(try ConfigLoader.load(yaml: "gateway: {id: a}\n", file: "x").site == nil)
     }
 
@@ -90,6 +94,8 @@ import Testing
             errors("site:\n  mqtt: {url: \"mqtt://b\"}\n  home_assistant: {discovery_prefix: \"a/b\"}\n") == [
                 #"site.yaml:3:38: site.home_assistant.discovery_prefix: expected a topic level without '/', '+', '#' or spaces, got "a/b""#
             ])
+        #expect(
+            errors("site:\n  mqtt: {url: \"mqtt://b\", max_age: 0s}\n").first?.contains("site.mqtt.max_age") == true)
         #expect(
             errors("site:\n  mqtt: {url: \"mqtt://b\"}\n  locator_prio: 5\n").first?.contains("did you mean") == true)
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A real mosquitto (Debian's `mosquitto`) on a free loopback port, with a private config:
-/// anonymous access, no persistence, its log in a temporary directory. Stopped, killed and
+/// anonymous access, no persistence unless asked, its log in a temporary directory. Stopped, killed and
 /// restarted on the same port by the tests, as a store's broker is.
 public final class PrivateBroker: @unchecked Sendable {
     public let port: Int
@@ -12,17 +12,21 @@ public final class PrivateBroker: @unchecked Sendable {
 
     /// `users`: name and password each (`mosquitto_passwd`), and anonymous access refused.
     /// `tls`: the listener speaks TLS 1.2+ with a certificate for 127.0.0.1 and localhost,
-    /// signed by a CA made for the test (`caFile`), as `openssl` makes them.
-    public init(users: [String: String] = [:], tls: Bool = false) throws {
+    /// signed by a CA made for the test (`caFile`), as `openssl` makes them. `persistent`:
+    /// sessions and retained messages survive a restart, as on a store's broker.
+    public init(users: [String: String] = [:], tls: Bool = false, persistent: Bool = false) throws {
         dir = try Executables.temporaryDirectory()
         port = try freeLoopbackPort()
         var config = """
             listener \(port) 127.0.0.1
             allow_anonymous \(users.isEmpty)
-            persistence false
+            persistence \(persistent)
+            persistence_location \(dir.path)/
             log_dest none
 
             """
+        // mosquitto drops to its own user when started as root, and writes its file then.
+        if persistent { chmod(dir.path, 0o777) }
         if tls {
             try makeCertificates()
             let path = dir.path
@@ -128,14 +132,19 @@ public final class PrivateBroker: @unchecked Sendable {
         guard r.status == 0 else { throw TestFailure("mosquitto_pub: \(r.stderr)") }
     }
 
-    /// The retained message of `topic` (as `mosquitto_sub` gets it), or nil when none came
-    /// within a second.
+    /// The retained message of `topic` (as `mosquitto_sub` gets it), or nil when there is
+    /// none. Subscribed together with `$SYS/broker/version`, which mosquitto always retains:
+    /// the broker sends the topic's retained message first if there is one, so the first
+    /// message answers at once either way (`-W` cannot: it needs SIGALRM, which a test
+    /// process may hand its children blocked).
     public func retained(_ topic: String) throws -> String? {
         let r = try runCommand(
             URL(fileURLWithPath: "/usr/bin/mosquitto_sub"),
-            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "1", "-W", "1", "--retained-only"])
-        let text = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        return r.status == 0 && !text.isEmpty ? text : nil
+            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-t", "$SYS/broker/version", "-C", "1", "-F", "%t %p"])
+        let line = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard r.status == 0, line.hasPrefix(topic + " ") else { return nil }
+        let text = String(line.dropFirst(topic.count + 1))
+        return text.isEmpty ? nil : text
     }
 
     static func accepts(_ port: Int) -> Bool {

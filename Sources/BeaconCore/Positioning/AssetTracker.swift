@@ -187,6 +187,11 @@ public struct AssetTracker: Sendable {
         assets.indices.map { (assets[$0].id, states[$0].estimate, states[$0].lastHeard) }
     }
 
+    /// Assets heard once and then not for `lostAfter`: off site (Home Assistant's `not_home`).
+    public var lostAssetIDs: Set<String> {
+        Set(assets.indices.filter { states[$0].lost }.map { assets[$0].id })
+    }
+
     /// One positioning tick at `t`: a fix for every asset heard recently, zone changes, and
     /// the positions due for publishing.
     public mutating func tick(at t: Timestamp, events: inout [Event]) {

@@ -20,7 +20,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     let site: SiteSettings
     let gateway: String
     let client: MQTTClient
-    private let engine: LiveEngine
+    let engine: LiveEngine
     let logger: Logger
     let clock: @Sendable () -> Timestamp
     /// Touched only on the MQTT client's thread; `peerSnapshot` is what other threads read.
@@ -53,17 +53,42 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         var sightingsReceived = 0
         /// Messages refused whole, and records dropped, by reason.
         var dropped: [String: Int] = [:]
+        /// Retained state messages published as the locator (`SiteLink+State`).
+        var statePublished = 0
+        var lastStateLook: Timestamp?
     }
 
     /// Whether this gateway's webhooks deliver, and how far the locator delivered.
     let gate: SiteDeliveryGate
 
+    /// What the broker holds of the site's state, as the locator publishes it (`SiteLink+State`).
+    let retained = Mutex(RetainedTopics())
+    /// Home Assistant discovery, when configured.
+    let discovery: HomeAssistantDiscovery?
+    /// Each asset's name, for its Home Assistant device.
+    let assetNames: [String: String]
+
+    /// The connection to the site's broker, with this gateway's will (`offline`, retained).
+    static func makeClient(site: SiteSettings, gateway: String, password: String?, logger: Logger) -> MQTTClient {
+        MQTTClient(
+            settings: MQTTClient.Settings(
+                host: site.mqtt.host, port: site.mqtt.port, tls: site.mqtt.tls, caFile: site.mqtt.caFile,
+                username: site.mqtt.username, password: password, clientID: "beacond-\(site.id)-\(gateway)",
+                keepaliveSeconds: Int(site.mqtt.keepalive.seconds),
+                will: .init(
+                    topic: site.topicPrefix + "gateways/\(gateway)/status", text: "offline", qos: 1, retain: true)
+            ),
+            logger: logger)
+    }
+
     init(
-        site: SiteSettings, config: Config, password: String?, engine: LiveEngine, gate: SiteDeliveryGate,
-        logger: Logger, clock: @escaping @Sendable () -> Timestamp
+        site: SiteSettings, config: Config, client: MQTTClient, engine: LiveEngine, gate: SiteDeliveryGate,
+        version: String, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
+        onConnect: @escaping @Sendable () -> Void = {}
     ) {
         self.site = site
         gateway = config.gateway.id
+        self.client = client
         self.engine = engine
         self.gate = gate
         self.logger = logger
@@ -76,16 +101,14 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             SiteRoles(
                 election: LocatorElection(
                     me: site.locator ? .init(id: config.gateway.id, priority: site.locatorPriority) : nil)))
+        discovery = site.homeAssistantPrefix.map {
+            HomeAssistantDiscovery(
+                prefix: $0, site: site.id, gateways: named.union([config.gateway.id]).sorted(), version: version)
+        }
+        assetNames = Dictionary(config.assets.compactMap { a in a.name.map { (a.id, $0) } }) { a, _ in a }
         let status = site.topicPrefix + "gateways/\(config.gateway.id)/status"
         let info = GatewayInfo(locator: site.locator, priority: site.locatorPriority)
-        client = MQTTClient(
-            settings: MQTTClient.Settings(
-                host: site.mqtt.host, port: site.mqtt.port, tls: site.mqtt.tls, caFile: site.mqtt.caFile,
-                username: site.mqtt.username, password: password, clientID: "beacond-\(site.id)-\(config.gateway.id)",
-                keepaliveSeconds: Int(site.mqtt.keepalive.seconds),
-                will: .init(topic: status, text: "offline", qos: 1, retain: true)),
-            logger: logger)
-        client.onConnect = { [site, gateway] client in
+        client.onConnect = { [weak self, site, gateway, discovery] client in
             client.publish(.init(topic: status, text: "online", qos: 1, retain: true))
             client.publish(
                 .init(topic: site.topicPrefix + "gateways/\(gateway)/info", text: info.text, qos: 1, retain: true))
@@ -94,8 +117,21 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             client.subscribe(site.topicPrefix + "gateways/+/info", qos: 1)
             client.subscribe(site.topicPrefix + "locator", qos: 1)
             client.subscribe(site.topicPrefix + "delivered/+", qos: 1)
+            // Retained state of earlier runs, to clear what is no longer configured.
+            client.subscribe(site.topicPrefix + "assets/+/+", qos: 1, noLocal: true)
+            client.subscribe(site.topicPrefix + "regions/+/+/state", qos: 1, noLocal: true)
+            if let discovery {
+                client.subscribe(discovery.prefix + "/device_tracker/+/config", qos: 1, noLocal: true)
+                client.subscribe(discovery.prefix + "/status", qos: 1)
+            }
+            // A new session: the broker may have lost what it held (a broker restarted
+            // without persistence), so the locator says it all again.
+            self?.retained.withLock { $0.resend() }
+            onConnect()
         }
-        client.onMessage = { [weak self] topic, payload, _ in self?.received(topic: topic, payload: payload) }
+        client.onMessage = { [weak self] topic, payload, isRetained in
+            self?.received(topic: topic, payload: payload, retained: isRetained)
+        }
     }
 
     var mqtt: MQTTClient.State { client.state }
@@ -182,6 +218,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(Self.window.nanoseconds)))
             checkSilence(at: clock())
             publishDeliveries()
+            publishState(at: clock())
             let batch = pending.withLock { waiting -> [Sighting] in
                 defer { waiting.removeAll(keepingCapacity: true) }
                 return waiting
@@ -207,9 +244,15 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         }
     }
 
-    private func received(topic: String, payload: UnsafeRawBufferPointer) {
-        guard topic.hasPrefix(site.topicPrefix) else { return }
+    private func received(topic: String, payload: UnsafeRawBufferPointer, retained isRetained: Bool) {
+        guard topic.hasPrefix(site.topicPrefix) else {
+            return homeAssistantMessage(topic: topic, payload: payload, retained: isRetained)
+        }
         let rest = topic.dropFirst(site.topicPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        if rest.first == "assets" || rest.first == "regions" {
+            if isRetained, !payload.isEmpty { retained.withLock { $0.found(topic) } }
+            return
+        }
         if (rest.count == 1 && rest[0] == "locator") || (rest.count == 3 && rest[0] == "gateways") {
             return roleMessage(rest, String(decoding: payload, as: UTF8.self))
         }

@@ -12,6 +12,8 @@ final class WebhookDelivery: DaemonService, @unchecked Sendable {
     let name = "webhooks"
     private let publisher: EventPublisher
     private let store: StateStore
+    /// Outboxes delivered whatever the webhooks say (the site's `events/`): kept on reload.
+    private let fixed: Set<String>
     private let threads = ServiceThreads()
     private let logger: Logger
     private let makeWorker: @Sendable (WebhookWorker.Settings) -> WebhookWorker
@@ -20,12 +22,13 @@ final class WebhookDelivery: DaemonService, @unchecked Sendable {
     /// `settings` reads each webhook's secret file (again on every reload); `makeWorker`
     /// builds a worker for one.
     init(
-        publisher: EventPublisher, store: StateStore, logger: Logger,
+        publisher: EventPublisher, store: StateStore, fixed: Set<String> = [], logger: Logger,
         settings: @escaping @Sendable ([WebhookSpec]) -> [WebhookWorker.Settings],
         makeWorker: @escaping @Sendable (WebhookWorker.Settings) -> WebhookWorker
     ) {
         self.publisher = publisher
         self.store = store
+        self.fixed = fixed
         self.logger = logger
         self.settings = settings
         self.makeWorker = makeWorker
@@ -49,7 +52,7 @@ final class WebhookDelivery: DaemonService, @unchecked Sendable {
     func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata {
         let specs = reload.running.webhooks
         let running = publisher.workers
-        var next: [WebhookWorker] = []
+        var next = running.filter { fixed.contains($0.settings.id) }
         var started: [WebhookWorker] = []
         for settings in settings(specs) {
             if let same = running.first(where: { $0.settings == settings }) {

@@ -1,0 +1,98 @@
+/// Home Assistant MQTT discovery for a site's assets (SPEC §6.3): one retained config per
+/// entity, `<prefix>/device_tracker/<object_id>/config`, the form Home Assistant takes from
+/// 2024.1 on. Each asset is a device with one `device_tracker` whose state is the asset's
+/// `assets/<asset>/state` (a zone id, `home` or `not_home`) and whose attributes are
+/// `assets/<asset>/attributes`.
+///
+/// Available while any gateway of the site is online (`availability_mode: any` over their
+/// status topics): the locator is whichever of them the election chose, and a retained status
+/// plus each gateway's last will is what the broker can vouch for without us.
+public struct HomeAssistantDiscovery: Sendable, Equatable {
+    /// `homeassistant` unless configured.
+    public var prefix: String
+    public var site: String
+    /// Every gateway of the site (the site file's and this one).
+    public var gateways: [String]
+    public var version: String
+
+    public init(prefix: String, site: String, gateways: [String], version: String) {
+        self.prefix = prefix
+        self.site = site
+        self.gateways = gateways
+        self.version = version
+    }
+
+    var topicPrefix: String { "beacond/\(site)/" }
+
+    /// `beacond_<site>_<asset>`, with what Home Assistant does not take in an object id
+    /// (anything but letters, digits, `_` and `-`) as `_`.
+    public func objectID(asset: String) -> String {
+        "beacond_" + Self.safe(site) + "_" + Self.safe(asset)
+    }
+
+    public func configTopic(asset: String) -> String {
+        "\(prefix)/device_tracker/\(objectID(asset: asset))/config"
+    }
+
+    /// The retained config for `asset`.
+    public func deviceTracker(for asset: RetainedState.Asset) -> RetainedState.Message {
+        let id = objectID(asset: asset.id)
+        let base = topicPrefix + "assets/\(asset.id)/"
+        var w = JSONTextWriter()
+        w.openObject()
+        w.key("name")
+        w.null()
+        w.member("unique_id", id)
+        w.member("object_id", id)
+        w.member("state_topic", base + "state")
+        w.member("json_attributes_topic", base + "attributes")
+        w.member("payload_home", "home")
+        w.member("payload_not_home", "not_home")
+        w.member("source_type", "bluetooth_le")
+        w.key("availability")
+        w.openArray()
+        for gateway in gateways {
+            w.openObject()
+            w.member("topic", topicPrefix + "gateways/\(gateway)/status")
+            w.closeObject()
+        }
+        w.closeArray()
+        w.member("availability_mode", "any")
+        w.member("payload_available", "online")
+        w.member("payload_not_available", "offline")
+        w.key("device")
+        w.openObject()
+        w.key("identifiers")
+        w.openArray()
+        w.string(id)
+        w.closeArray()
+        w.member("name", asset.name ?? asset.id)
+        w.member("manufacturer", "beacond")
+        w.member("model", "BLE asset tag")
+        w.closeObject()
+        w.key("origin")
+        w.openObject()
+        w.member("name", "beacond")
+        w.member("sw", version)
+        w.closeObject()
+        w.closeObject()
+        return RetainedState.Message(topic: configTopic(asset: asset.id), payload: w.text, qos: 1)
+    }
+
+    /// Whether a config found retained on the broker was made for this site (its state topic
+    /// is one of ours): only those may be cleared when their asset is gone.
+    public func madeHere(_ payload: String) -> Bool {
+        guard let value = try? JSONParser.parse(payload), let topic = value["state_topic"]?.stringValue else {
+            return false
+        }
+        return topic.hasPrefix(topicPrefix + "assets/")
+    }
+
+    static func safe(_ s: String) -> String {
+        String(
+            decoding: s.utf8.map { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F
+                    || b == 0x2D ? b : 0x5F
+            }, as: UTF8.self)
+    }
+}

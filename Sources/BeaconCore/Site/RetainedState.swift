@@ -1,0 +1,95 @@
+/// The site's retained topics (SPEC §6.2): where each asset is and whether each region is
+/// occupied, as the broker should hold them for anyone who subscribes later (Home
+/// Assistant, a dashboard, a WMS that restarted).
+///
+/// Made from the engine's state, not from its events: an asset's zone can change without an
+/// `asset.position` worth publishing, an asset lost has no event of its own, and a broker that
+/// was away, or a locator that just took over, must be able to say the whole truth again.
+public enum RetainedState {
+    /// One asset as the engine knows it.
+    public struct Asset: Sendable, Equatable {
+        public var id: String
+        public var name: String?
+        public var fix: AssetFix?
+        public var lastHeard: Timestamp?
+        /// Heard once, then not for the tracker's `lost_after`.
+        public var lost: Bool
+
+        public init(id: String, name: String? = nil, fix: AssetFix?, lastHeard: Timestamp?, lost: Bool) {
+            self.id = id
+            self.name = name
+            self.fix = fix
+            self.lastHeard = lastHeard
+            self.lost = lost
+        }
+
+        /// `assets/<asset>/state`: the first zone it is in (configuration order), `home` on
+        /// site in no zone, `not_home` when never placed or lost.
+        public var state: String {
+            guard let fix, !lost else { return "not_home" }
+            return fix.zones.first ?? "home"
+        }
+    }
+
+    /// A retained message: its topic, payload and QoS, and what of it counts as a change
+    /// (`assets/…/attributes` carries `last_seen`, which moves with every advert; only a
+    /// moved position or zone is worth publishing at once).
+    public struct Message: Sendable, Equatable {
+        public var topic: String
+        public var payload: String
+        public var qos: Int32
+        public var significant: String
+
+        public init(topic: String, payload: String, qos: Int32, significant: String? = nil) {
+            self.topic = topic
+            self.payload = payload
+            self.qos = qos
+            self.significant = significant ?? payload
+        }
+    }
+
+    /// Every retained message of the site's state now, under `prefix` (`beacond/<site>/`).
+    public static func messages(
+        prefix: String, assets: [Asset], regions: [RegionStatus], discovery: HomeAssistantDiscovery? = nil
+    ) -> [Message] {
+        var out: [Message] = []
+        out.reserveCapacity(assets.count * 3 + regions.count)
+        for asset in assets {
+            let base = prefix + "assets/\(asset.id)/"
+            out.append(Message(topic: base + "state", payload: asset.state, qos: 1))
+            if let fix = asset.fix {
+                let (text, significant) = attributes(fix, lastHeard: asset.lastHeard, lost: asset.lost)
+                out.append(Message(topic: base + "attributes", payload: text, qos: 0, significant: significant))
+            }
+            if let discovery { out.append(discovery.deviceTracker(for: asset)) }
+        }
+        for region in regions where region.state != .unknown {
+            out.append(
+                Message(
+                    topic: prefix + "regions/\(region.client)/\(region.spec.id)/state",
+                    payload: region.state == .inside ? "inside" : "outside", qos: 1))
+        }
+        return out
+    }
+
+    /// `{x, y, level, accuracy_m, zones, last_seen}`, and the same without `last_seen`.
+    static func attributes(_ fix: AssetFix, lastHeard: Timestamp?, lost: Bool) -> (String, String) {
+        var w = JSONTextWriter()
+        w.openObject()
+        w.member("x", round2(fix.position.x))
+        w.member("y", round2(fix.position.y))
+        w.member("level", Double(fix.level))
+        w.member("accuracy_m", round2(fix.accuracy))
+        w.key("zones")
+        w.openArray()
+        for zone in lost ? [] : fix.zones { w.string(zone) }
+        w.closeArray()
+        let significant = w.text + "}"
+        w.key("last_seen")
+        if let lastHeard { w.string(RFC3339.format(lastHeard)) } else { w.null() }
+        w.closeObject()
+        return (w.text, significant)
+    }
+
+    private static func round2(_ v: Double) -> Double { (v * 100).rounded() / 100 }
+}

@@ -1,0 +1,75 @@
+import BeaconCore
+import Dispatch
+import MQTT
+import POSIX
+import Publishing
+import Storage
+import Synchronization
+
+/// The site's events on the broker (`events/<type>`, SPEC §6.2): the locator's outbox worker
+/// for MQTT hands each batch here. A batch counts as sent only when the broker has
+/// acknowledged every QoS 1 event in it, so an event is deleted from the outbox only once the
+/// broker holds it; a broker that is down, or drops the connection mid-batch, gets the batch
+/// again (at-least-once, in order, with the same event ids). `asset.position`, `ranging` and
+/// `beacon.proximity` go at QoS 0: the next one replaces them.
+final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
+    /// The outbox these events wait in: not a valid webhook id, so no webhook can share it.
+    static let outboxID = "mqtt:events"
+    static let lossy: Set<String> = ["asset.position", "ranging", "beacon.proximity"]
+
+    private let client: MQTTClient
+    private let prefix: String
+    /// Message ids the broker acknowledged since the current batch began.
+    private let acknowledged = Mutex<Set<Int32>>([])
+    private let wake = DispatchSemaphore(value: 0)
+    /// `SystemClock.monotonicMillis` after which a send gives up (a stop); `.max`: none.
+    private let abortAt = Atomic<Int64>(.max)
+
+    init(client: MQTTClient, prefix: String) {
+        self.client = client
+        self.prefix = prefix
+    }
+
+    /// The broker acknowledged message `mid` (the client's thread).
+    func published(_ mid: Int32) {
+        acknowledged.withLock { _ = $0.insert(mid) }
+        wake.signal()
+    }
+
+    func abort(after seconds: Double) {
+        abortAt.store(SystemClock.monotonicMillis + Int64(seconds * 1000), ordering: .relaxed)
+        wake.signal()
+    }
+
+    /// `events/<type>` of an outbox entry's type (`beacond.zone.enter` → `events/zone.enter`).
+    func topic(type: String) -> String {
+        prefix + "events/" + (type.hasPrefix("beacond.") ? String(type.dropFirst(8)) : type)
+    }
+
+    func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) -> String? {
+        guard client.state.connected else { return "not connected to the broker" }
+        acknowledged.withLock { $0.removeAll(keepingCapacity: true) }
+        var waiting = Set<Int32>()
+        for entry in batch {
+            let topic = topic(type: entry.type)
+            let qos: Int32 = Self.lossy.contains(String(topic.dropFirst(prefix.count + 7))) ? 0 : 1
+            guard let mid = client.publish(.init(topic: topic, text: entry.body, qos: qos, retain: false)) else {
+                return "the broker connection dropped while publishing"
+            }
+            if qos == 1 { waiting.insert(mid) }
+        }
+        let deadline = SystemClock.monotonicMillis + timeout.nanoseconds / 1_000_000
+        while true {
+            waiting.subtract(acknowledged.withLock { $0 })
+            if waiting.isEmpty { return nil }
+            guard client.state.connected else {
+                return "the broker connection dropped before it acknowledged \(waiting.count) events"
+            }
+            let now = SystemClock.monotonicMillis
+            if now >= min(deadline, abortAt.load(ordering: .relaxed)) {
+                return "the broker did not acknowledge \(waiting.count) events within \(timeout)"
+            }
+            _ = wake.wait(timeout: .now() + .milliseconds(100))
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import Logging
+import MQTT
+import Synchronization
+
+/// The site's retained state on the broker (`assets/…`, `regions/…`, Home Assistant
+/// discovery), kept true by the locator alone (SPEC §6.3).
+extension SiteLink {
+    /// How often the locator compares the site's state with what the broker holds.
+    static let statePeriod = TimeSpan.seconds(1)
+
+    /// On the batcher's thread, every `statePeriod`: as the locator and connected, what
+    /// changed since the last look (`RetainedTopics.plan`). A standby forgets what it sent, so
+    /// that it says everything again when it becomes the locator: the last one may have died
+    /// with changes unsent.
+    func publishState(at now: Timestamp) {
+        guard gate.isLocator, client.state.connected else {
+            retained.withLock { $0.resend() }
+            return
+        }
+        guard stateDue(at: now) else { return }
+        let prefix = site.topicPrefix
+        let names = assetNames
+        let discovery = discovery
+        let current = engine.perform(timeout: 1) { engine, _ -> ([RetainedState.Message], [Event]) in
+            let lost = engine.tracker?.lostAssetIDs ?? []
+            let assets = (engine.tracker?.fixes ?? []).map { a in
+                RetainedState.Asset(
+                    id: a.id, name: names[a.id], fix: a.fix, lastHeard: a.lastHeard, lost: lost.contains(a.id))
+            }
+            let regions = engine.clientIDs.flatMap { engine.regionStatuses(client: $0) }
+            return (RetainedState.messages(prefix: prefix, assets: assets, regions: regions, discovery: discovery), [])
+        }
+        guard let current else { return }
+        let plan = retained.withLock { $0.plan(current, at: now) }
+        for message in plan {
+            let sent = client.publish(
+                MQTTClient.Message(topic: message.topic, text: message.payload, qos: message.qos, retain: true))
+            if sent == nil {
+                retained.withLock { $0.resend() }
+                return
+            }
+        }
+        if !plan.isEmpty { counters.withLock { $0.statePublished += plan.count } }
+    }
+
+    /// `<discovery_prefix>/status` (`online`: Home Assistant started, and has forgotten every
+    /// entity's config) and retained configs found under `<discovery_prefix>/device_tracker/`.
+    func homeAssistantMessage(topic: String, payload: UnsafeRawBufferPointer, retained isRetained: Bool) {
+        guard let discovery, topic.hasPrefix(discovery.prefix + "/") else { return }
+        let text = String(decoding: payload, as: UTF8.self)
+        if topic == discovery.prefix + "/status" {
+            guard text == "online" else { return }
+            retained.withLock { $0.resend { $0.hasPrefix(discovery.prefix + "/") } }
+            logger.info(
+                "site.home_assistant_online",
+                metadata: ["next": gate.isLocator ? "sending the discovery configs again" : "the locator sends them"])
+        } else if isRetained, !payload.isEmpty, discovery.madeHere(text) {
+            retained.withLock { $0.found(topic) }
+        }
+    }
+}
+
+extension SiteLink {
+    /// Whether `statePeriod` has passed since the last look (and records this one).
+    fileprivate func stateDue(at now: Timestamp) -> Bool {
+        counters.withLock { c in
+            if let last = c.lastStateLook, now - last < Self.statePeriod, now >= last { return false }
+            c.lastStateLook = now
+            return true
+        }
+    }
+}

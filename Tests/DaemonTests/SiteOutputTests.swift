@@ -1,0 +1,149 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// SPEC §6.2–6.3: what the site's locator publishes on the broker — each event on
+/// `events/<type>` from the durable outbox, and the site's state on retained topics with Home
+/// Assistant discovery — checked by a real subscriber on a real mosquitto.
+@Suite(.serialized) struct SiteOutputTests {
+    /// One gateway (so it is the locator), four receivers, a dock zone watched by an alarm.
+    static func site(_ broker: PrivateBroker, homeAssistant: Bool = false) -> String {
+        """
+        site:
+          id: store-1
+          mqtt: {url: "\(broker.url)", keepalive: 5s}
+        \(homeAssistant ? "  home_assistant: {discovery_prefix: homeassistant}\n" : "")\
+        receivers:
+          - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
+          - {id: r2, position: {x: 10, y: 0}, rssi_at_1m: -59}
+          - {id: r3, position: {x: 10, y: 10}, rssi_at_1m: -59}
+          - {id: r4, position: {x: 0, y: 10}, rssi_at_1m: -59}
+        assets:
+          - {id: pallet-9, name: "Pallet 9", beacon: {address: "D0:00:00:00:00:09"}}
+        zones:
+          - {id: dock, level: 0, polygon: [[0, 0], [5, 0], [5, 10], [0, 10]]}
+        alarms:
+          - {id: dock-watch, zones: [dock], on: [enter, exit]}
+        positioning: {publish_interval: 1s, min_move: 0}
+
+        """
+    }
+
+    static let events = "beacond/store-1/events/"
+
+    /// Posts the pallet's sightings at `at` until `condition` holds for the gateway's history.
+    static func walk(
+        _ d: APIDaemon, to at: (x: Double, y: Double), until what: String, _ condition: ([[String: Any]]) -> Bool
+    ) throws {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            try d.post(AssetAPITests.sightings(at: at))
+            if condition(try d.history()) { return }
+            usleep(200_000)
+        }
+        throw TestFailure("timed out waiting for \(what)")
+    }
+
+    static func zoneEvents(_ history: [[String: Any]]) -> [String] {
+        history.filter { ($0["type"] as? String ?? "").hasPrefix("beacond.zone.") }.compactMap { $0["id"] as? String }
+    }
+
+    static func ids(_ messages: [MQTTSubscriber.Message], prefix: String) -> [String] {
+        messages.filter { $0.topic.hasPrefix(prefix) }.compactMap { m in
+            (try? JSONSerialization.jsonObject(with: Data(m.payload.utf8)) as? [String: Any])?["id"] as? String
+        }
+    }
+
+    /// Zone alerts reach a subscriber as CloudEvents on `events/zone.enter|exit`. With the
+    /// broker stopped while the pallet leaves and comes back, the alerts wait in the outbox and
+    /// all arrive, in order, once the broker is back: none lost.
+    @Test func eventsLeaveFromTheOutboxAndABrokerOutageLosesNone() throws {
+        let broker = try PrivateBroker(persistent: true)
+        let wms = try MQTTSubscriber(broker, topics: [Self.events + "#"], session: "wms")
+        try wms.waitUntil("the subscription", timeout: 5) { _ in true }
+        usleep(300_000)
+        let gw1 = try APIDaemon(extra: Self.site(broker), gatewayID: "gw1")
+        try gw1.start()
+        try Self.walk(gw1, to: (2, 5), until: "zone.enter") { !Self.zoneEvents($0).isEmpty }
+        let first = Self.zoneEvents(try gw1.history())
+        try wms.waitUntil("zone.enter on the broker") { Self.ids($0, prefix: Self.events + "zone.") == first }
+        let enter = try #require(wms.on(Self.events + "zone.enter").first)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(enter.payload.utf8)) as? [String: Any])
+        #expect(body["type"] as? String == "beacond.zone.enter" && body["subject"] as? String == "pallet-9")
+        #expect((body["data"] as? [String: Any])?["zone"] as? String == "dock")
+        #expect(!wms.on(Self.events + "asset.position").isEmpty)
+
+        // The broker goes away; the pallet leaves the dock and comes back meanwhile.
+        broker.stop()
+        try Self.walk(gw1, to: (8, 5), until: "zone.exit") { Self.zoneEvents($0).count >= 2 }
+        try Self.walk(gw1, to: (2, 5), until: "the second zone.enter") { Self.zoneEvents($0).count >= 3 }
+        let waiting = try gw1.waitForStatus("the alerts waiting in the outbox") { status in
+            let hooks = status["webhooks"] as? [[String: Any]] ?? []
+            return (hooks.first { $0["id"] as? String == "mqtt:events" }?["pending"] as? Int ?? 0) >= 2
+        }
+        #expect((Self.site(waiting)["broker"] as? [String: Any])?["connected"] as? Bool == false)
+        try broker.start()
+        let all = Self.zoneEvents(try gw1.history())
+        try wms.waitUntil("every zone alert, in order", timeout: 90) {
+            Self.ids($0, prefix: Self.events + "zone.").filter(all.contains) == all
+        }
+        let received = Self.ids(wms.messages, prefix: Self.events + "zone.")
+        #expect(Set(received) == Set(all), "received \(received), made \(all)")
+        #expect(wms.on(Self.events + "zone.exit").count >= 1)
+        #expect(gw1.stop() == 0)
+    }
+
+    static func site(_ status: [String: Any]) -> [String: Any] { status["site"] as? [String: Any] ?? [:] }
+
+    /// The locator keeps the pallet's zone, its attributes and its Home Assistant
+    /// device_tracker retained; clears what an earlier configuration left for an asset that
+    /// is gone (and not another site's); and sends discovery again when Home Assistant says
+    /// `online`.
+    @Test func theSitesStateIsRetainedWithHomeAssistantDiscovery() throws {
+        let broker = try PrivateBroker()
+        let ha = "homeassistant/device_tracker/"
+        try broker.publish("beacond/store-1/assets/gone/state", "home", retain: true)
+        try broker.publish(
+            ha + "beacond_store-1_gone/config", #"{"state_topic":"beacond/store-1/assets/gone/state"}"#, retain: true)
+        try broker.publish(
+            ha + "beacond_store-2_cart/config", #"{"state_topic":"beacond/store-2/assets/cart/state"}"#, retain: true)
+        let gw1 = try APIDaemon(extra: Self.site(broker, homeAssistant: true), gatewayID: "gw1")
+        try gw1.start()
+        try Self.walk(gw1, to: (2, 5), until: "zone.enter") { !Self.zoneEvents($0).isEmpty }
+        let state = "beacond/store-1/assets/pallet-9/state"
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try broker.retained(state) != "dock" { usleep(100_000) }
+        #expect(try broker.retained(state) == "dock")
+        let attributes = try #require(try broker.retained("beacond/store-1/assets/pallet-9/attributes"))
+        let a = try #require(try JSONSerialization.jsonObject(with: Data(attributes.utf8)) as? [String: Any])
+        #expect(abs((a["x"] as? Double ?? 99) - 2) < 1.5 && a["zones"] as? [String] == ["dock"])
+        #expect(a["accuracy_m"] as? Double != nil && a["last_seen"] as? String != nil && a["level"] as? Int == 0)
+
+        let topic = ha + "beacond_store-1_pallet-9/config"
+        let text = try #require(try broker.retained(topic))
+        let config = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(config["unique_id"] as? String == "beacond_store-1_pallet-9")
+        #expect(config["state_topic"] as? String == state)
+        #expect(config["json_attributes_topic"] as? String == "beacond/store-1/assets/pallet-9/attributes")
+        #expect(config["payload_home"] as? String == "home" && config["payload_not_home"] as? String == "not_home")
+        let availability = config["availability"] as? [[String: Any]] ?? []
+        #expect(availability.compactMap { $0["topic"] as? String } == ["beacond/store-1/gateways/gw1/status"])
+        #expect(config["payload_available"] as? String == "online")
+        let device = config["device"] as? [String: Any] ?? [:]
+        #expect(
+            device["identifiers"] as? [String] == ["beacond_store-1_pallet-9"]
+                && device["name"] as? String == "Pallet 9")
+
+        // What an earlier configuration left for "gone" is cleared; another site's is not.
+        #expect(try broker.retained("beacond/store-1/assets/gone/state") == nil)
+        #expect(try broker.retained(ha + "beacond_store-1_gone/config") == nil)
+        #expect(try broker.retained(ha + "beacond_store-2_cart/config") != nil)
+
+        // Home Assistant restarts: it says online, and gets its configs again.
+        let listener = try MQTTSubscriber(broker, topics: [topic])
+        try listener.waitUntil("the retained config") { $0.count == 1 }
+        try broker.publish("homeassistant/status", "online")
+        try listener.waitUntil("the config sent again", timeout: 10) { m in m.contains { !$0.retained } }
+        #expect(gw1.stop() == 0)
+    }
+}
