@@ -85,6 +85,10 @@ let package = Package(
         ),
         // Release-build throughput and memory benchmark; see BENCHMARKS.md.
         .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime"]),
+        // Site benchmark: other gateways' batches on a real broker, and a tag walked across a zone.
+        .executableTarget(
+            name: "beacond-site-bench",
+            dependencies: ["BeaconCore", "MQTT", "POSIX", .product(name: "Logging", package: "swift-log")]),
         // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
         .executableTarget(
             name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"]),

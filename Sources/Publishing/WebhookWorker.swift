@@ -155,7 +155,8 @@ public final class WebhookWorker: @unchecked Sendable {
     /// `flushSeconds`, to send what is waiting (SIGTERM flushes the outbox); what is not
     /// acknowledged stays stored.
     public func run() {
-        let poster = HTTPPoster()
+        // With a transport, no libcurl handle: its TLS set-up alone costs megabytes.
+        let poster = transport == nil ? HTTPPoster() : nil
         self.poster.withLock { $0 = poster }
         defer {
             self.poster.withLock { $0 = nil }
@@ -163,7 +164,10 @@ public final class WebhookWorker: @unchecked Sendable {
             finished.signal()
         }
         // Stopped before it ran (a reload's successor, then SIGTERM): the last attempt is bounded too.
-        if stopRequested.load(ordering: .relaxed) { poster.abort(after: WebhookWorker.flushSeconds) }
+        if stopRequested.load(ordering: .relaxed) {
+            poster?.abort(after: WebhookWorker.flushSeconds)
+            transport?.abort(after: WebhookWorker.flushSeconds)
+        }
         while !stopRequested.load(ordering: .relaxed) {
             let wait = step(poster)
             guard let wait else { continue }
@@ -208,7 +212,7 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     /// One look at the outbox: expires, sends or decides how long to wait (nil: look again now).
-    private func step(_ poster: HTTPPoster) -> TimeSpan? {
+    private func step(_ poster: HTTPPoster?) -> TimeSpan? {
         if isDisabled { return .seconds(5) }
         let now = clock()
         if case let .standby(keepFrom) = role?() ?? .deliver { return standBy(keepFrom: keepFrom, at: now) }
@@ -331,7 +335,7 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     /// Sends one batch; true on a 2xx (or when the transport took it).
-    private func deliver(_ batch: [StateStore.OutboxEntry], poster: HTTPPoster) -> Bool {
+    private func deliver(_ batch: [StateStore.OutboxEntry], poster: HTTPPoster?) -> Bool {
         if let transport {
             let started = clock()
             if let problem = transport.send(batch, timeout: settings.timeout) {
@@ -343,6 +347,7 @@ public final class WebhookWorker: @unchecked Sendable {
         }
         let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
         let started = clock()
+        guard let poster else { return false }
         let outcome = poster.post(
             url: settings.url, body: body, headers: headers(body: body, at: started),
             timeoutMillis: Int(settings.timeout.nanoseconds / 1_000_000))

@@ -146,4 +146,39 @@ import Testing
         try listener.waitUntil("the config sent again", timeout: 10) { m in m.contains { !$0.retained } }
         #expect(gw1.stop() == 0)
     }
+
+    /// A chain (docs/sites.md): the store's broker bridges the site's events and state up to a
+    /// central broker, and keeps the raw sightings in the store. A subscriber at the centre
+    /// gets the zone alert and the retained state, and no sighting.
+    @Test func aBridgeCarriesEventsAndStateUpAndKeepsSightingsInTheStore() throws {
+        let central = try PrivateBroker()
+        let bridge = """
+            connection central
+            address 127.0.0.1:\(central.port)
+            cleansession true
+            topic beacond/store-1/events/# out 1
+            topic beacond/store-1/assets/# out 1
+            topic beacond/store-1/regions/# out 1
+            topic beacond/store-1/gateways/+/status out 1
+            topic beacond/store-1/locator out 1
+
+            """
+        let store = try PrivateBroker(extra: bridge)
+        let headOffice = try MQTTSubscriber(central, topics: ["beacond/#"])
+        let gw1 = try APIDaemon(extra: Self.site(store), gatewayID: "gw1")
+        try gw1.start(arguments: ["--no-print-events"])
+        // The other gateways' sightings are on the store's broker ...
+        try store.publish(
+            "beacond/store-1/sightings/gw2", #"{"t":1,"receiver":"r1","address":"aa:bb:cc:dd:ee:ff","rssi":-70}"#)
+        try Self.walk(gw1, to: (2, 5), until: "zone.enter") { !Self.zoneEvents($0).isEmpty }
+        let made = Self.zoneEvents(try gw1.history())
+        try headOffice.waitUntil("the zone alert at the centre") { Self.ids($0, prefix: Self.events + "zone.") == made }
+        try headOffice.waitUntil("the pallet's state at the centre") { m in
+            m.contains { $0.topic == "beacond/store-1/assets/pallet-9/state" && $0.payload == "dock" }
+        }
+        #expect(headOffice.messages.contains { $0.topic == "beacond/store-1/gateways/gw1/status" })
+        // ... and none of them reaches the centre.
+        #expect(!headOffice.messages.contains { $0.topic.contains("/sightings/") })
+        #expect(gw1.stop() == 0)
+    }
 }

@@ -13,8 +13,9 @@ public final class PrivateBroker: @unchecked Sendable {
     /// `users`: name and password each (`mosquitto_passwd`), and anonymous access refused.
     /// `tls`: the listener speaks TLS 1.2+ with a certificate for 127.0.0.1 and localhost,
     /// signed by a CA made for the test (`caFile`), as `openssl` makes them. `persistent`:
-    /// sessions and retained messages survive a restart, as on a store's broker.
-    public init(users: [String: String] = [:], tls: Bool = false, persistent: Bool = false) throws {
+    /// sessions and retained messages survive a restart, as on a store's broker. `extra`:
+    /// more configuration lines (a bridge to another broker).
+    public init(users: [String: String] = [:], tls: Bool = false, persistent: Bool = false, extra: String = "") throws {
         dir = try Executables.temporaryDirectory()
         port = try freeLoopbackPort()
         var config = """
@@ -24,7 +25,7 @@ public final class PrivateBroker: @unchecked Sendable {
             persistence_location \(dir.path)/
             log_dest none
 
-            """
+            """ + extra
         // mosquitto drops to its own user when started as root, and writes its file then.
         if persistent { chmod(dir.path, 0o777) }
         if tls {
