@@ -8,25 +8,10 @@ import Testing
 @Suite(.serialized) struct SiteOutputTests {
     /// One gateway (so it is the locator), four receivers, a dock zone watched by an alarm.
     static func site(_ broker: PrivateBroker, homeAssistant: Bool = false) -> String {
-        """
-        site:
-          id: store-1
-          mqtt: {url: "\(broker.url)", keepalive: 5s}
-        \(homeAssistant ? "  home_assistant: {discovery_prefix: homeassistant}\n" : "")\
-        receivers:
-          - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
-          - {id: r2, position: {x: 10, y: 0}, rssi_at_1m: -59}
-          - {id: r3, position: {x: 10, y: 10}, rssi_at_1m: -59}
-          - {id: r4, position: {x: 0, y: 10}, rssi_at_1m: -59}
-        assets:
-          - {id: pallet-9, name: "Pallet 9", beacon: {address: "D0:00:00:00:00:09"}}
-        zones:
-          - {id: dock, level: 0, polygon: [[0, 0], [5, 0], [5, 10], [0, 10]]}
-        alarms:
-          - {id: dock-watch, zones: [dock], on: [enter, exit]}
-        positioning: {publish_interval: 1s, min_move: 0}
-
-        """
+        "site:\n  id: store-1\n  mqtt: {url: \"\(broker.url)\", keepalive: 5s}\n"
+            + (homeAssistant ? "  home_assistant: {discovery_prefix: homeassistant}\n" : "")
+            + AssetAPITests.site.replacingOccurrences(
+                of: "{id: pallet-9, ", with: "{id: pallet-9, name: \"Pallet 9\", ")
     }
 
     static let events = "beacond/store-1/events/"

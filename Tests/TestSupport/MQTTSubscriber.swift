@@ -24,15 +24,7 @@ public final class MQTTSubscriber: @unchecked Sendable {
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [lines] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                lines.finish()
-                return
-            }
-            lines.append(data)
-        }
+        RunningDaemon.collect(out, into: lines)
         try process.run()
     }
 

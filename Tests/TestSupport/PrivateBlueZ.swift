@@ -136,7 +136,8 @@ public final class RunningDaemon: @unchecked Sendable {
         }
     }
 
-    private static func collect(_ pipe: Pipe, into lines: LineCollector) {
+    /// Lines from `pipe`, as they come, until it ends.
+    static func collect(_ pipe: Pipe, into lines: LineCollector) {
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty {
