@@ -40,8 +40,8 @@ import Testing
     }
 
     /// Zone alerts reach a subscriber as CloudEvents on `events/zone.enter|exit`. With the
-    /// broker stopped while the pallet leaves and comes back, the alerts wait in the outbox and
-    /// all arrive, in order, once the broker is back: none lost.
+    /// broker stopped for 60 s while the pallet leaves and comes back, the alerts wait in the
+    /// outbox and all arrive, in order, once the broker is back: none lost.
     @Test func eventsLeaveFromTheOutboxAndABrokerOutageLosesNone() throws {
         let broker = try PrivateBroker(persistent: true)
         let wms = try MQTTSubscriber(broker, topics: [Self.events + "#"], session: "wms")
@@ -58,10 +58,21 @@ import Testing
         #expect((body["data"] as? [String: Any])?["zone"] as? String == "dock")
         #expect(!wms.on(Self.events + "asset.position").isEmpty)
 
-        // The broker goes away; the pallet leaves the dock and comes back meanwhile.
+        // The broker goes away for 60 s; the pallet leaves the dock and comes back meanwhile,
+        // more than once.
         broker.stop()
-        try Self.walk(gw1, to: (8, 5), until: "zone.exit") { Self.zoneEvents($0).count >= 2 }
-        try Self.walk(gw1, to: (2, 5), until: "the second zone.enter") { Self.zoneEvents($0).count >= 3 }
+        let stopped = Date()
+        var inside = true
+        while Date().timeIntervalSince(stopped) < 60 {
+            let count = Self.zoneEvents(try gw1.history()).count
+            inside.toggle()
+            try Self.walk(gw1, to: inside ? (2, 5) : (8, 5), until: "a crossing") { Self.zoneEvents($0).count > count }
+            // Stay a while, heard, before the next crossing.
+            for _ in 0..<20 where Date().timeIntervalSince(stopped) < 60 {
+                try gw1.post(AssetAPITests.sightings(at: inside ? (2, 5) : (8, 5)))
+                usleep(250_000)
+            }
+        }
         let waiting = try gw1.waitForStatus("the alerts waiting in the outbox") { status in
             let hooks = status["webhooks"] as? [[String: Any]] ?? []
             return (hooks.first { $0["id"] as? String == "mqtt:events" }?["pending"] as? Int ?? 0) >= 2
@@ -73,8 +84,11 @@ import Testing
             Self.ids($0, prefix: Self.events + "zone.").filter(all.contains) == all
         }
         let received = Self.ids(wms.messages, prefix: Self.events + "zone.")
-        #expect(Set(received) == Set(all), "received \(received), made \(all)")
-        #expect(wms.on(Self.events + "zone.exit").count >= 1)
+        // Every alert made through the outage arrived; nothing arrived that the gateway did not
+        // make (the pallet, no longer heard, may have left the dock since).
+        #expect(Set(all).isSubset(of: Set(received)), "received \(received), made \(all)")
+        #expect(Set(received).isSubset(of: Set(Self.zoneEvents(try gw1.history()))))
+        #expect(wms.on(Self.events + "zone.exit").count >= 2, "\(received.count) alerts")
         #expect(gw1.stop() == 0)
     }
 
