@@ -16,7 +16,7 @@ struct Beaconctl: ParsableCommand {
         commandName: "beaconctl",
         abstract: "Operate beacond through its Unix-socket API.",
         discussion: """
-            Exit status: 0 success, 1 the daemon refused the request (its message is printed), \
+            Exit status: 0 success, 1 the daemon refused the request (its message is printed), 64 no command, \
             69 no daemon on the socket, 77 permission denied.
             """,
         version: "0.1.0",
@@ -46,6 +46,12 @@ enum Main {
             } else {
                 i += 1
             }
+        }
+        // No command: the usage on standard error and 64 (EX_USAGE), not a help page that
+        // exits 0 in a script that forgot its command.
+        if i >= arguments.count, !arguments.contains(where: { ["--help", "-h", "--version"].contains($0) }) {
+            printError(Beaconctl.helpMessage())
+            exit(64)
         }
         if !moved.isEmpty, i < arguments.count { arguments.insert(contentsOf: moved, at: i + 1) }
         Beaconctl.main(arguments)

@@ -257,6 +257,10 @@ extension Doctor {
                 Check(
                     name: "dbus permission", verdict: .fail, detail: denied,
                     fix: "run beacond as a user in group bluetooth (the packaged unit does), then restart it"))
+        } else if !reachable {
+            // Nothing was asked of bluetoothd, so nothing was refused: that is no "ok".
+            checks.append(
+                Check(name: "dbus permission", verdict: .skip, detail: "not checked: bluetoothd is not on the bus"))
         } else {
             checks.append(Check(name: "dbus permission", verdict: .ok, detail: "no access errors"))
         }

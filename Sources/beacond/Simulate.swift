@@ -13,7 +13,7 @@ struct Simulate: ParsableCommand {
         abstract: "Simulate a site's tags and receivers; write sighting records and the ground truth.",
         discussion: """
             SITE is a beacond configuration with receivers, assets and zones, and a simulation: section \
-            (docs/simulation.md); without one, the defaults apply. The trace replays with \
+            (docs/positioning.md, "The simulator"); without one, the defaults apply. The trace replays with \
             `beacond replay --config SITE TRACE`.
             """)
 

@@ -33,6 +33,14 @@ enum ConfigFile {
             text = try readTextFile(path)
         } catch {
             standardError("\(path): \(error)")
+            // No file at all is no input (EX_NOINPUT), not a configuration that is wrong: the
+            // package's default path, or a --config mistyped.
+            if access(path, F_OK) != 0, errno == ENOENT {
+                standardError(
+                    "beacond: no configuration at \(path); write one (docs/configuration.md, config/example.yaml) or give --config"
+                )
+                throw ExitCode(ExitStatus.noInput)
+            }
             throw ExitCode(ExitStatus.config)
         }
         do {

@@ -15,6 +15,26 @@ import Testing
         return file.path
     }
 
+    /// Every page the commands' help sends a reader to is in the repository.
+    @Test func theHelpNamesOnlyPagesThatExist() throws {
+        var named: Set<String> = []
+        for arguments in [["--help"], ["help", "simulate"], ["help", "replay"]] {
+            let text = try Self.run(arguments).stdout.replacingOccurrences(of: "\n", with: " ")
+            var rest = Substring(text)
+            while let start = rest.range(of: "docs/") {
+                let page = rest[start.lowerBound...].prefix { $0.isLetter || $0 == "/" || $0 == "-" || $0 == "." }
+                named.insert(String(page.hasSuffix(".") ? page.dropLast() : page))
+                rest = rest[start.upperBound...]
+            }
+        }
+        #expect(named.contains("docs/positioning.md"), "\(named)")
+        for page in named {
+            #expect(
+                FileManager.default.fileExists(atPath: Executables.packageRoot.appendingPathComponent(page).path),
+                "\(page) is named by beacond's help and does not exist")
+        }
+    }
+
     @Test func checkConfigAcceptsTheExample() throws {
         let out = try Self.run(["--check-config", "--config", "config/example.yaml"])
         #expect(out.status == 0)
@@ -34,9 +54,12 @@ import Testing
         #expect(out.stdout.isEmpty)
     }
 
-    @Test func aMissingConfigFileIsAConfigError() throws {
+    /// No file is no input (66, EX_NOINPUT), with where to start; a file that is there and
+    /// wrong stays 78.
+    @Test func aMissingConfigFileIsNoInput() throws {
         let out = try Self.run(["--check-config", "--config", "/nonexistent/beacond.yaml"])
-        #expect(out.status == 78)
+        #expect(out.status == 66)
+        #expect(out.stderr.contains("no configuration at /nonexistent/beacond.yaml; write one"))
         #expect(
             out.stderr.contains(
                 "/nonexistent/beacond.yaml: cannot read \"/nonexistent/beacond.yaml\": No such file or directory"))

@@ -55,6 +55,8 @@ import Testing
         #expect(doctor.stdout.contains("[FAIL] rfkill: Bluetooth blocked: rfkill0 (soft)"))
         #expect(doctor.stdout.contains("fix: rfkill unblock bluetooth"))
         #expect(doctor.stdout.contains("[FAIL] bluetoothd:") && doctor.stdout.contains("[FAIL] adapters:"))
+        // With no bluetoothd nothing was refused, and nothing is called ok.
+        #expect(doctor.stdout.contains("[skip] dbus permission: not checked: bluetoothd is not on the bus"))
         #expect(doctor.stdout.contains("[ok] advertisements: 1 heard"))
         #expect(
             doctor.stdout.contains("[ok] state store:") && doctor.stdout.contains(" MB free of "), "\(doctor.stdout)")
@@ -96,6 +98,18 @@ import Testing
         simulation: {floor: {width: 8, depth: 4}, packet_loss: 0}
 
         """
+
+    /// No command is a usage error (64, EX_USAGE) with the usage on standard error; `--help`
+    /// and `--version` still answer 0.
+    @Test func noCommandPrintsTheUsageAndExits64() throws {
+        let ctl = Executables.built("beaconctl")
+        let none = try runCommand(ctl, [])
+        #expect(none.status == 64 && none.stderr.contains("USAGE: beaconctl") && none.stdout.isEmpty, "\(none.stderr)")
+        let onlyOptions = try runCommand(ctl, ["--socket", "/nonexistent.sock", "--json"])
+        #expect(onlyOptions.status == 64)
+        #expect(try runCommand(ctl, ["--help"]).status == 0)
+        #expect(try runCommand(ctl, ["--version"]).status == 0)
+    }
 
     @Test func doctorChecksTheDaemonsOwnFileAndSkipsBlueZWhenSimulating() throws {
         let d = try APIDaemon(extra: Self.simulatedSite)

@@ -12,6 +12,11 @@ struct SiteRoles: Sendable {
     var info: [String: GatewayInfo] = [:]
     /// When each other gateway was last heard: a batch, or its status going online.
     var lastHeard: [String: Timestamp] = [:]
+    /// Whether this gateway is connected to the broker: one that is not cannot know who else
+    /// is alive, so it is no candidate (no split brain behind a partition).
+    var connected = false
+    /// When the silence check last ran (every 250 ms while this process runs).
+    var lastCheck: Timestamp?
     /// At most this many gateways are tracked: ids come from the network.
     static let maxGateways = 256
     /// A gateway not heard for this long is no candidate, whatever its retained status says.
@@ -24,7 +29,8 @@ struct SiteRoles: Sendable {
     /// gateway: while connected), and its info says it may locate.
     mutating func refresh(_ id: String, at now: Timestamp) {
         let me = id == election.me?.id
-        let alive = online[id] == true && (me || lastHeard[id].map { now - $0 < Self.silence } ?? false)
+        let alive =
+            online[id] == true && (me ? connected : lastHeard[id].map { now - $0 < Self.silence } ?? false)
         if alive, let info = info[id], info.locator {
             election.online(.init(id: id, priority: info.priority))
         } else {
@@ -37,11 +43,20 @@ extension SiteLink {
     /// `gateways/<id>/status`, `gateways/<id>/info` and `locator`, on the client's thread:
     /// each updates the roles, and then this gateway announces itself if the rule now
     /// chooses it (SPEC §6.3: the next locator takes over the moment the will arrives).
-    func roleMessage(_ levels: [Substring], _ text: String) {
+    func roleMessage(_ levels: [Substring], _ text: String, retained isRetained: Bool) {
         let now = clock()
         updateRoles(at: now) { r in
             if levels.count == 1 {
-                if let a = LocatorElection.Announcement(payload: text, seenAt: now) { r.election.seen(a) }
+                guard let a = LocatorElection.Announcement(payload: text, seenAt: now) else { return }
+                r.election.seen(a)
+                // An announcement as it is made is a sign of life, and may come before the
+                // announcer's next batch (a gateway woken from a pause announces first): without
+                // this, the old locator would take it for silent and announce again, and the two
+                // would trade the role. A retained one replayed at subscription proves nothing.
+                if !isRetained, a.gateway != r.election.me?.id, r.online[a.gateway] != nil {
+                    r.lastHeard[a.gateway] = now
+                    r.refresh(a.gateway, at: now)
+                }
             } else if let id = Identifier.problem(String(levels[1])) == nil ? String(levels[1]) : nil,
                 r.online[id] != nil || r.online.count < SiteRoles.maxGateways
             {
@@ -66,7 +81,16 @@ extension SiteLink {
 
     /// Every gateway checked against `SiteRoles.silence` (the batcher's thread, every 250 ms).
     func checkSilence(at now: Timestamp) {
+        let connected = client.state.connected
         updateRoles(at: now) { r in
+            r.connected = connected
+            // This process did not run for a while (stopped, swapped out, a suspended VM):
+            // what it last heard of the others is old because it was not listening, not
+            // because they fell silent. They get a fresh `silence` before being passed over.
+            if let last = r.lastCheck, now - last > .seconds(2) {
+                for id in r.lastHeard.keys { r.lastHeard[id] = now }
+            }
+            r.lastCheck = now
             for id in r.online.keys { r.refresh(id, at: now) }
         }
     }

@@ -254,7 +254,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             return
         }
         if (rest.count == 1 && rest[0] == "locator") || (rest.count == 3 && rest[0] == "gateways") {
-            return roleMessage(rest, String(decoding: payload, as: UTF8.self))
+            return roleMessage(rest, String(decoding: payload, as: UTF8.self), retained: isRetained)
         }
         if rest.count == 2, rest[0] == "delivered" {
             if let through = SiteDeliveryGate.through(String(decoding: payload, as: UTF8.self)) {
