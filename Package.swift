@@ -88,7 +88,9 @@ let package = Package(
         // Site benchmark: other gateways' batches on a real broker, and a tag walked across a zone.
         .executableTarget(
             name: "beacond-site-bench",
-            dependencies: ["BeaconCore", "MQTT", "POSIX", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "BeaconConfig", "BeaconCore", "MQTT", "POSIX", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
         .executableTarget(
             name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"]),

@@ -10,6 +10,7 @@
 //       at 1 m/s; the zone `left` is x < 5. Subscribes to `events/zone.*` and prints, per
 //       alert, the time from the tag's true crossing of x = 5 to the alert's arrival, and
 //       from the alert's `time` (the locator's decision) to its arrival.
+import BeaconConfig
 import BeaconCore
 import Dispatch
 import Glibc
@@ -21,20 +22,10 @@ import Synchronization
 func now() -> Timestamp { Timestamp(nanoseconds: SystemClock.realtime) }
 
 func connect(_ url: String, id: String) -> MQTTClient {
-    guard case let .success(broker) = MQTTBrokerURL.parse(url) else { fatalError("bad url \(url)") }
+    guard case let .success(broker) = MQTTBroker.parse(url) else { fatalError("bad url \(url)") }
     var logger = Logger(label: "bench")
     logger.logLevel = .error
-    let client = MQTTClient(settings: .init(host: broker.host, port: broker.port, clientID: id), logger: logger)
-    return client
-}
-
-/// `mqtt://host:port` only: the bench needs no more.
-enum MQTTBrokerURL {
-    static func parse(_ url: String) -> Result<(host: String, port: Int), Never> {
-        let rest = url.dropFirst("mqtt://".count)
-        let parts = rest.split(separator: ":")
-        return .success((String(parts[0]), parts.count > 1 ? Int(parts[1]) ?? 1883 : 1883))
-    }
+    return MQTTClient(settings: .init(host: broker.host, port: broker.port, clientID: id), logger: logger)
 }
 
 func waitConnected(_ client: MQTTClient) {

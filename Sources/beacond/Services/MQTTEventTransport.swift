@@ -41,19 +41,19 @@ final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
         wake.signal()
     }
 
-    /// `events/<type>` of an outbox entry's type (`beacond.zone.enter` → `events/zone.enter`).
-    func topic(type: String) -> String {
-        prefix + "events/" + (type.hasPrefix("beacond.") ? String(type.dropFirst(8)) : type)
-    }
+    /// An outbox entry's event type as the topic names it (`beacond.zone.enter` → `zone.enter`).
+    static func kind(_ type: String) -> String { type.hasPrefix("beacond.") ? String(type.dropFirst(8)) : type }
 
     func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) -> String? {
         guard client.state.connected else { return "not connected to the broker" }
         acknowledged.withLock { $0.removeAll(keepingCapacity: true) }
         var waiting = Set<Int32>()
         for entry in batch {
-            let topic = topic(type: entry.type)
-            let qos: Int32 = Self.lossy.contains(String(topic.dropFirst(prefix.count + 7))) ? 0 : 1
-            guard let mid = client.publish(.init(topic: topic, text: entry.body, qos: qos, retain: false)) else {
+            let kind = Self.kind(entry.type)
+            let qos: Int32 = Self.lossy.contains(kind) ? 0 : 1
+            let message = MQTTClient.Message(
+                topic: prefix + "events/" + kind, text: entry.body, qos: qos, retain: false)
+            guard let mid = client.publish(message) else {
                 return "the broker connection dropped while publishing"
             }
             if qos == 1 { waiting.insert(mid) }
