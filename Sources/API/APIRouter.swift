@@ -15,6 +15,7 @@ public final class APIRouter: Sendable {
     /// The server carrying the API, for its counters in `/metrics` and `/v1/status`.
     let transport = Mutex<HTTPServer?>(nil)
     let slowReads = SlowReads()
+    let reachabilityProbe = ReachabilityProbe()
 
     public init(context: APIContext, stream: EventStreamHub) {
         self.context = context

@@ -62,6 +62,7 @@ extension APIRouter {
         APIRoute("POST", "v1/sightings", admin: true) { r, q, _ in r.sightings(q.body) },
         APIRoute("GET", "v1/outbox") { r, _, _ in r.outbox() },
         APIRoute("POST", "v1/webhooks/*/test", admin: true) { r, _, c in r.testWebhook(id: c[0]) },
+        APIRoute("GET", "v1/reachability") { r, _, _ in r.reachability() },
     ]
 
     /// What the table makes of a request: its route and captures, or the answer when there

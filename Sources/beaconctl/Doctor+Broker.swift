@@ -7,14 +7,19 @@ extension Doctor {
     /// The site's broker, as the daemon reaches it (SPEC §6.3): the name resolves, the port
     /// accepts, and then a real MQTT login (TLS and credentials included) is accepted. Each
     /// failure says which step and how to fix it.
-    func brokerCheck(_ site: SiteSettings, gateway: String) -> Check {
+    ///
+    /// The TCP step is the daemon's own when it answers (`seen`); the login is this process's.
+    func brokerCheck(_ site: SiteSettings, gateway: String, seen: DaemonReachability? = nil) -> Check {
         let broker = site.mqtt
-        if let failure = Reachability.failure(host: broker.host, port: "\(broker.port)") {
+        let endpoint = (host: broker.host, port: "\(broker.port)")
+        if let failure = connectionFailure(kind: "broker", id: site.id, endpoint, seen: seen) {
             return Check(
-                name: "broker", verdict: .fail, detail: "\(broker.url): \(failure)",
-                fix: failure.contains("does not resolve")
-                    ? "correct site.mqtt.url's host, or the gateway's DNS"
-                    : "start the broker (systemctl status mosquitto on the store server), or open the port to this gateway"
+                name: "broker", verdict: .fail, detail: "\(broker.url): \(failure.detail)",
+                fix: failure.sandboxed
+                    ? Self.sandboxFix(host: broker.host)
+                    : failure.detail.contains("does not resolve")
+                        ? "correct site.mqtt.url's host, or the gateway's DNS"
+                        : "start the broker (systemctl status mosquitto on the store server), or open the port to this gateway"
             )
         }
         var password: String?

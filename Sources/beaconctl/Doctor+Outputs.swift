@@ -1,5 +1,6 @@
 import APIModel
 import BeaconCore
+import POSIX
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,10 @@ extension Doctor {
     /// A webhook: disabled (410), failing, events it never delivered, and whether its host
     /// takes a connection from this gateway at all (`Reachability`), which a webhook that has
     /// had nothing to send yet shows no other way.
-    func webhookCheck(_ hook: StatusReport.Webhook) -> Check {
+    ///
+    /// The connection is the daemon's own when it answers `/v1/reachability` (`seen`): from
+    /// its sandbox, not from this shell.
+    func webhookCheck(_ hook: StatusReport.Webhook, seen: DaemonReachability?) -> Check {
         let name = "webhook \(hook.id)"
         let url = hook.url
         if hook.state == .disabled {
@@ -22,13 +26,20 @@ extension Doctor {
         }
         let endpoint = Reachability.endpoint(of: url)
         let delivering = hook.state != .retrying && hook.delivered > 0
-        if let endpoint, let failure = Reachability.failure(host: endpoint.host, port: endpoint.port) {
+        if let endpoint, let failure = connectionFailure(kind: "webhook", id: hook.id, endpoint, seen: seen) {
+            if failure.sandboxed {
+                return Check(
+                    name: name, verdict: .fail,
+                    detail: "cannot connect to \(failure.detail); \(hook.pending) waiting",
+                    fix: Self.sandboxFix(host: endpoint.host))
+            }
+            let failure = failure.detail
             // It has delivered: through a proxy (libcurl takes https_proxy from the daemon's
             // environment, which this check does not use), or the receiver went down since.
             guard !delivering else {
                 return Check(
                     name: name, verdict: .warn,
-                    detail: "\(hook.delivered) delivered, but cannot connect to \(failure) now",
+                    detail: "\(hook.delivered) delivered, but cannot connect now to \(failure)",
                     fix: "through a proxy this is expected; else the receiver went down, and the next event will "
                         + "wait in the outbox until it is back")
             }
@@ -55,6 +66,23 @@ extension Doctor {
                 fix: "beaconctl outbox lists them; a longer max_age keeps events through a longer outage")
         }
         return Check(name: name, verdict: .ok, detail: "\(hook.delivered) delivered" + reachable)
+    }
+
+    /// Why `endpoint` takes no connection, from the daemon's process when it said (with
+    /// whether only its sandbox stops it), else from this one; nil when it takes one.
+    func connectionFailure(
+        kind: String, id: String, _ endpoint: (host: String, port: String), seen: DaemonReachability?
+    ) -> (detail: String, sandboxed: Bool)? {
+        if let seen, let verdict = seen.failure(kind, id) {
+            return verdict.map { seen.explain($0, host: endpoint.host, port: endpoint.port) }
+        }
+        return Reachability.failure(host: endpoint.host, port: endpoint.port).map { ($0, false) }
+    }
+
+    /// The fix when the daemon's unit, not the network, stops a connection.
+    static func sandboxFix(host: String) -> String {
+        "the unit's IPAddressDeny= stops it (systemctl show beacond -p IPAddressDeny): allow \(host) in a drop-in, "
+            + "`systemctl edit beacond` with [Service] IPAddressAllow=\(host), then systemctl restart beacond"
     }
 }
 

@@ -43,9 +43,13 @@ struct Doctor: ParsableCommand {
         // --config must not be judged by /etc/beacond/beacond.yaml.
         let file = config ?? status?.configFile ?? Self.defaultConfig
         let (configVerdict, loaded) = configCheckAndWebhooks(file, status: status)
+        // What the daemon reaches from its own sandbox (nil from a daemon too old to say).
+        let seen = status == nil ? nil : DaemonReachability(try? common.client.get("/v1/reachability"))
         var checks = [configVerdict]
         if let loaded, !loaded.webhooks.isEmpty { checks.append(libcurlCheck()) }
-        if let loaded, let site = loaded.site { checks.append(brokerCheck(site, gateway: loaded.gateway.id)) }
+        if let loaded, let site = loaded.site {
+            checks.append(brokerCheck(site, gateway: loaded.gateway.id, seen: seen))
+        }
         checks.append(daemon)
         let simulated = status?.simulated == true
         if simulated {
@@ -59,7 +63,7 @@ struct Doctor: ParsableCommand {
             checks += rfkillChecks()
         }
         if let status {
-            checks += daemonChecks(status, bluetooth: !simulated)
+            checks += daemonChecks(status, bluetooth: !simulated, seen: seen)
         } else {
             for name in ["bluetoothd", "dbus permission", "adapters", "discovery", "advertisements", "webhooks"] {
                 checks.append(Check(name: name, verdict: .skip, detail: "needs the daemon"))
@@ -183,7 +187,7 @@ struct Doctor: ParsableCommand {
     }
 
     /// The checks on what the daemon reports; `bluetooth: false` leaves out BlueZ's.
-    func daemonChecks(_ s: StatusReport, bluetooth: Bool = true) -> [Check] {
+    func daemonChecks(_ s: StatusReport, bluetooth: Bool = true, seen: DaemonReachability? = nil) -> [Check] {
         var checks = bluetooth ? bluetoothChecks(s) : []
         let sightings = s.counts.sightings
         checks.append(
@@ -201,7 +205,7 @@ struct Doctor: ParsableCommand {
             if let pinned = pinnedLogCheck(store, status: s) { checks.append(pinned) }
             if let reserve = reserveCheck(store, status: s) { checks.append(reserve) }
         }
-        checks += s.webhooks.map(webhookCheck)
+        checks += s.webhooks.map { webhookCheck($0, seen: seen) }
         return checks
     }
 }

@@ -39,6 +39,10 @@ import Testing
         let unit = root.appendingPathComponent("lib/systemd/system/beacond.service").path
         let unitText = try String(contentsOfFile: unit, encoding: .utf8)
         #expect(unitText.contains("Type=notify") && unitText.contains("WatchdogSec="))
+        // Webhook receivers and brokers on the gateway itself (Node-RED, Home Assistant) are
+        // the normal set-up: the sandbox must not deny loopback.
+        let denied = unitText.split(separator: "\n").filter { $0.hasPrefix("IPAddressDeny=") }
+        #expect(denied == ["IPAddressDeny=link-local multicast"], "\(denied)")
         let rooted = try Executables.temporaryDirectory().appendingPathComponent("beacond.service")
         try unitText.replacingOccurrences(of: "/usr/bin/beacond", with: root.path + "/usr/bin/beacond")
             .write(to: rooted, atomically: true, encoding: .utf8)

@@ -5,10 +5,12 @@ import Glibc
 ///
 /// Why: a webhook that has had no event yet (a quiet site, a new install) looks healthy to
 /// every other check, and its first alert would be the first to find a wrong host name, a
-/// closed port or a firewall; `beaconctl doctor` is where an operator looks before that.
-enum Reachability {
+/// closed port or a firewall; `beaconctl doctor` is where an operator looks before that. The
+/// daemon runs it too (`GET /v1/reachability`), because only a connection made from inside
+/// its unit's sandbox (`IPAddressDeny=`, a network namespace) says what the daemon can reach.
+public enum Reachability {
     /// `host:port` of an `http://` or `https://` URL (80 or 443 unless given; IPv6 in brackets).
-    static func endpoint(of url: String) -> (host: String, port: String)? {
+    public static func endpoint(of url: String) -> (host: String, port: String)? {
         let scheme: (prefix: String, port: String)
         if url.hasPrefix("https://") {
             scheme = ("https://", "443")
@@ -32,7 +34,7 @@ enum Reachability {
 
     /// Connects to each address the host resolves to until one accepts; nil when one does,
     /// else why none did (the last address's reason).
-    static func failure(host: String, port: String, timeoutMs: Int32 = 3_000) -> String? {
+    public static func failure(host: String, port: String, timeoutMs: Int32 = 3_000) -> String? {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?

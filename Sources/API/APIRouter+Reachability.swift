@@ -1,0 +1,120 @@
+import APIModel
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import HTTPServer
+import POSIX
+import Publishing
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `GET /v1/reachability`: whether each place the daemon sends to (every webhook's host, the
+/// site's broker) takes a TCP connection *from the daemon's own process*. Nothing is sent.
+///
+/// Why here and not in `beaconctl`: under systemd the daemon runs in its unit's sandbox
+/// (`IPAddressDeny=`, `RestrictAddressFamilies=`, perhaps a network namespace), so a check made
+/// from an operator's shell can say `ok` for a receiver the daemon can never reach. `doctor`
+/// asks this instead, and the two cannot disagree. Only configured destinations are tried, so
+/// a reader cannot use it to probe arbitrary hosts; one probe runs at a time and every request
+/// that arrives meanwhile gets its answer, so readers cannot pile up threads.
+extension APIRouter {
+    func reachability() -> HTTPReply {
+        let config = context.config
+        var targets = context.webhooks.map { worker in
+            ReachabilityTarget(kind: "webhook", id: worker.settings.id, url: worker.settings.url)
+        }
+        if let site = config.site {
+            let broker = site.mqtt
+            targets.append(
+                ReachabilityTarget(
+                    kind: "broker", id: site.id, url: broker.url, endpoint: (broker.host, "\(broker.port)")))
+        }
+        let probe = reachabilityProbe
+        let all = targets
+        return .later { answer in
+            probe.run(all) { results in answer(Reply.jsonResponse(Self.reachabilityBody(results))) }
+        }
+    }
+
+    static func reachabilityBody(_ results: [ReachabilityTarget]) -> JSONValue {
+        .object([
+            ("checked_from", checkedFrom()),
+            (
+                "destinations",
+                .array(
+                    results.map { t in
+                        .object([
+                            ("kind", .string(t.kind)), ("id", .string(t.id)), ("url", .string(t.url)),
+                            ("host", t.endpoint.map { .string($0.host) } ?? .null),
+                            ("port", t.endpoint.map { .string($0.port) } ?? .null),
+                            ("reachable", .bool(t.failure == nil)),
+                            ("error", t.failure.map { .string($0) } ?? .null),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    /// The process the connections were made from: its pid, and its systemd unit when it
+    /// runs as one (`INVOCATION_ID` is set for every unit's processes; the unit's name is the
+    /// last part of its cgroup).
+    static func checkedFrom() -> JSONValue {
+        var unit: String?
+        if getenv("INVOCATION_ID") != nil, let text = try? readTextFile("/proc/self/cgroup") {
+            unit = text.split(separator: "\n").last.flatMap { $0.split(separator: "/").last.map(String.init) }
+        }
+        return .object([("pid", .int(Int(getpid()))), ("systemd_unit", unit.map { .string($0) } ?? .null)])
+    }
+}
+
+/// One destination of `GET /v1/reachability`, and after the probe why it took no connection.
+struct ReachabilityTarget: Sendable {
+    var kind: String
+    var id: String
+    var url: String
+    var endpoint: (host: String, port: String)?
+    var failure: String?
+
+    /// `endpoint`: where to connect; by default an `http(s)://` URL's host and port.
+    init(kind: String, id: String, url: String, endpoint: (host: String, port: String)? = nil) {
+        self.kind = kind
+        self.id = id
+        self.url = url
+        self.endpoint = endpoint ?? Reachability.endpoint(of: url)
+        failure = self.endpoint == nil ? "not an http(s) URL" : nil
+    }
+}
+
+/// Runs one reachability probe at a time on a thread of its own; requests that come while it
+/// runs wait for the same probe (it takes at most 3 s per destination).
+final class ReachabilityProbe: Sendable {
+    private let waiting = Mutex<[@Sendable ([ReachabilityTarget]) -> Void]?>(nil)
+
+    func run(_ targets: [ReachabilityTarget], _ done: @escaping @Sendable ([ReachabilityTarget]) -> Void) {
+        let first = waiting.withLock { list -> Bool in
+            if list == nil {
+                list = [done]
+                return true
+            }
+            list!.append(done)
+            return false
+        }
+        guard first else { return }
+        detachThread(named: "reachability") { [self] in
+            var results = targets
+            for i in results.indices where results[i].failure == nil {
+                if let endpoint = results[i].endpoint {
+                    results[i].failure = Reachability.failure(host: endpoint.host, port: endpoint.port)
+                }
+            }
+            let answers = waiting.withLock { list in
+                defer { list = nil }
+                return list ?? []
+            }
+            for answer in answers { answer(results) }
+        }
+    }
+}
