@@ -170,6 +170,8 @@ public struct WebhookSpec: Sendable, Equatable {
     /// Event type globs, like `region.*`. Default: every event but `ranging`.
     public var events: [String] = ["region.*", "beacon.*", "asset.*", "zone.*", "adapter.*"]
     public var secretFile: String?
+    /// How deliveries are signed when there is a secret.
+    public var signature = WebhookSignature.beacond
     public var batchMaxEvents = 50
     public var batchMaxDelay = TimeSpan.seconds(1)
     public var timeout = TimeSpan.seconds(5)

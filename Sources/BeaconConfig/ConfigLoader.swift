@@ -11,9 +11,12 @@ public enum ConfigLoader {
     ///   - file: the name printed in messages (the path as the operator gave it).
     ///   - defaultGatewayID: used when `gateway.id` is absent (the daemon passes the host name).
     ///   - fileReadable: checks `secret_file` paths; injected so validation stays testable.
+    ///   - secretText: a secret file's key text, to check its form (`signature: standard`);
+    ///     nil when it cannot be read (which `fileReadable` reports).
     public static func load(
         yaml text: String, file: String, defaultGatewayID: String = "beacond",
-        fileReadable: @escaping (String) -> String? = { _ in nil }
+        fileReadable: @escaping (String) -> String? = { _ in nil },
+        secretText: @escaping (String) -> String? = { _ in nil }
     ) throws(ConfigErrors) -> Config {
         let reader = NodeReader(file: file)
         let root: Node?
@@ -34,7 +37,7 @@ public enum ConfigLoader {
         var config = Config()
         config.gateway.id = defaultGatewayID
         if let root, let fields = reader.mapping(root, "", allowed: sections) {
-            var sectionReader = SectionReader(reader: reader, fileReadable: fileReadable)
+            var sectionReader = SectionReader(reader: reader, fileReadable: fileReadable, secretText: secretText)
             sectionReader.read(fields, into: &config)
         }
         guard reader.errors.isEmpty else {

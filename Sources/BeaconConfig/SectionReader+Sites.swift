@@ -233,7 +233,9 @@ extension SectionReader {
     func readWebhooks(_ node: Node) -> [WebhookSpec] {
         var ids: Set<String> = []
         return entries(
-            node, "webhooks", allowed: ["id", "url", "events", "secret_file", "batch", "timeout", "max_age"], ids: &ids
+            node, "webhooks",
+            allowed: ["id", "url", "events", "secret_file", "signature", "batch", "timeout", "max_age"],
+            ids: &ids
         ) { f, id, item in
             guard let urlNode = required(f, "url", in: item), let url = reader.string(urlNode, f.path("url")) else {
                 return nil
@@ -264,6 +266,22 @@ extension SectionReader {
                     reader.fail(n, p, "cannot use \"\(file)\": \(problem)")
                 }
                 hook.secretFile = file
+            }
+            with(f, "signature") { n, p in
+                guard let name = reader.string(n, p) else { return }
+                guard let scheme = WebhookSignature(rawValue: name) else {
+                    reader.fail(n, p, "expected beacond or standard, got \"\(name)\"")
+                    return
+                }
+                hook.signature = scheme
+                guard scheme == .standard else { return }
+                guard let file = hook.secretFile else {
+                    reader.fail(n, p, "signature: standard needs secret_file, a file holding a whsec_ secret")
+                    return
+                }
+                if let text = secretText(file), case let .failure(problem) = WebhookSignature.standardKey(text) {
+                    reader.fail(n, p, "\(file) is not a Standard Webhooks secret: \(problem.message)")
+                }
             }
             with(f, "batch") { n, p in
                 guard let b = reader.mapping(n, p, allowed: ["max_events", "max_delay"]) else { return }

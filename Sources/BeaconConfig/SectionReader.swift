@@ -6,6 +6,7 @@ import BeaconCore
 struct SectionReader {
     let reader: NodeReader
     let fileReadable: (String) -> String?
+    let secretText: (String) -> String?
 
     /// Longest dwell alert: beyond 2 h an alert says more about a forgotten beacon than a visit.
     static let maxDwell = TimeSpan.hours(2)

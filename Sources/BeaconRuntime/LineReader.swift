@@ -145,6 +145,9 @@ public func readSecretFile(_ path: String) throws(FileError) -> String {
     return text
 }
 
+/// A secret file's key text, or nil when it cannot be read (`secretFileProblem` says why).
+public func secretFileText(_ path: String) -> String? { try? readSecretFile(path) }
+
 /// Reads a whole (small) file, such as the configuration.
 public func readTextFile(_ path: String) throws(FileError) -> String {
     let reader = try LineReader(path: path)

@@ -21,18 +21,21 @@ public final class WebhookWorker: @unchecked Sendable {
         public var id: String
         public var url: String
         public var events: EventTypeGlob
+        /// The HMAC key: the secret file's text (`beacond`), or the key a `whsec_` secret holds.
         public var secret: [UInt8]?
+        public var signature: WebhookSignature
         public var schedule: DeliverySchedule
         public var timeout: TimeSpan
 
         public init(
-            id: String, url: String, events: EventTypeGlob, secret: [UInt8]?, schedule: DeliverySchedule,
-            timeout: TimeSpan
+            id: String, url: String, events: EventTypeGlob, secret: [UInt8]?, signature: WebhookSignature = .beacond,
+            schedule: DeliverySchedule, timeout: TimeSpan
         ) {
             self.id = id
             self.url = url
             self.events = events
             self.secret = secret
+            self.signature = signature
             self.schedule = schedule
             self.timeout = timeout
         }
@@ -349,7 +352,7 @@ public final class WebhookWorker: @unchecked Sendable {
         let started = clock()
         guard let poster else { return false }
         let outcome = poster.post(
-            url: settings.url, body: body, headers: headers(body: body, at: started),
+            url: settings.url, body: body, headers: headers(body: body, at: started, messageID: Self.messageID(batch)),
             timeoutMillis: Int(settings.timeout.nanoseconds / 1_000_000))
         let now = clock()
         switch outcome {
@@ -380,17 +383,34 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
-    func headers(body: [UInt8], at t: Timestamp) -> [String] {
+    /// A delivery's headers. `messageID` names the batch, the same on every retry of it (a
+    /// Standard Webhooks receiver de-duplicates by `webhook-id`).
+    func headers(body: [UInt8], at t: Timestamp, messageID: String) -> [String] {
         var headers = [
             "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
             "X-Beacond-Webhook: \(settings.id)",
         ]
         guard let secret = settings.secret else { return headers }
         let timestamp = String(t.nanoseconds / 1_000_000_000)
-        let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body)
-        headers.append("X-Beacond-Timestamp: \(timestamp)")
-        headers.append("X-Beacond-Signature: sha256=\(signature)")
+        switch settings.signature {
+        case .beacond:
+            let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body)
+            headers.append("X-Beacond-Timestamp: \(timestamp)")
+            headers.append("X-Beacond-Signature: sha256=\(signature)")
+        case .standard:
+            let signed = Array("\(messageID).\(timestamp).".utf8) + body
+            headers.append("webhook-id: \(messageID)")
+            headers.append("webhook-timestamp: \(timestamp)")
+            headers.append("webhook-signature: v1,\(Base64.encode(HMACSHA256.mac(key: secret, message: signed)))")
+        }
         return headers
+    }
+
+    /// A batch's message id: its first and last events' ids, so a retry of the same events
+    /// carries the same id.
+    static func messageID(_ batch: [StateStore.OutboxEntry]) -> String {
+        guard let first = batch.first, let last = batch.last else { return "empty" }
+        return first.eventID == last.eventID ? first.eventID : "\(first.eventID)_\(last.eventID)"
     }
 
     private func failed(_ reason: String, at now: Timestamp) {

@@ -117,7 +117,7 @@ struct Doctor: ParsableCommand {
         do {
             let loaded = try ConfigLoader.load(
                 yaml: text, file: config, defaultGatewayID: "beacond",
-                fileReadable: secretFileProblem)
+                fileReadable: secretFileProblem, secretText: secretFileText)
             return (runningCheck(config, text: text, status: status), loaded)
         } catch {
             let check = Check(

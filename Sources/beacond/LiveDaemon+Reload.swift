@@ -68,7 +68,7 @@ extension LiveDaemon {
             text = try readTextFile(configPath)
             new = try ConfigLoader.load(
                 yaml: text, file: configPath, defaultGatewayID: ConfigFile.hostName(),
-                fileReadable: secretFileProblem)
+                fileReadable: secretFileProblem, secretText: secretFileText)
         } catch let error as ConfigErrors {
             for e in error.errors { logger.error("config.reload_refused", metadata: ["error": "\(e.description)"]) }
             notifier.ready(status: "reload refused (\(error.errors.count) errors); running the previous configuration")

@@ -243,7 +243,7 @@ extension LiveDaemon {
             var secret: [UInt8]?
             if let path = hook.secretFile {
                 do {
-                    secret = Array(try readSecretFile(path).utf8)
+                    secret = try Self.signingKey(readSecretFile(path), hook.signature)
                 } catch {
                     logger.error(
                         "webhook.secret_unreadable",
@@ -254,9 +254,23 @@ extension LiveDaemon {
             }
             return WebhookWorker.Settings(
                 id: hook.id, url: hook.url, events: EventTypeGlob(hook.events), secret: secret,
+                signature: hook.signature,
                 schedule: DeliverySchedule(
                     maxEvents: hook.batchMaxEvents, maxDelay: hook.batchMaxDelay, maxAge: hook.maxAge),
                 timeout: hook.timeout)
+        }
+    }
+}
+
+extension LiveDaemon {
+    /// The HMAC key a secret file's text gives under `signature`. A `whsec_` secret that
+    /// `--check-config` accepted but was edited since is refused, not used as another key.
+    static func signingKey(_ text: String, _ signature: WebhookSignature) throws(WebhookSignature.SecretProblem)
+        -> [UInt8]
+    {
+        switch signature {
+        case .beacond: Array(text.utf8)
+        case .standard: try WebhookSignature.standardKey(text).get()
         }
     }
 }

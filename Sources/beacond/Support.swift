@@ -46,7 +46,7 @@ enum ConfigFile {
         do {
             let config = try ConfigLoader.load(
                 yaml: text, file: path, defaultGatewayID: hostName(),
-                fileReadable: secretFileProblem)
+                fileReadable: secretFileProblem, secretText: secretFileText)
             return (config, ConfigDigest.of(text))
         } catch {
             for e in error.errors { standardError(e.description) }

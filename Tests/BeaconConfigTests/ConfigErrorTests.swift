@@ -267,6 +267,36 @@ import Testing
             ])
     }
 
+    @Test func aStandardSignatureNeedsAWhsecSecretFile() {
+        func load(_ hook: String, secret: String?) -> [String] {
+            let yaml = "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n" + hook
+            do {
+                let config = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml", secretText: { _ in secret })
+                return ["ok \(config.webhooks[0].signature)"]
+            } catch {
+                return error.errors.map(\.description)
+            }
+        }
+        let file = "    secret_file: /etc/beacond/crm.secret\n"
+        #expect(
+            load(file + "    signature: standard\n", secret: "whsec_" + String(repeating: "A", count: 32)) == [
+                "ok standard"
+            ])
+        #expect(load(file, secret: "anything") == ["ok beacond"])
+        #expect(
+            load("    signature: standard\n", secret: nil) == [
+                "beacond.yaml:4:16: webhooks[0].signature: signature: standard needs secret_file, a file holding a whsec_ secret"
+            ])
+        #expect(
+            load(file + "    signature: standard\n", secret: "s3cret") == [
+                #"beacond.yaml:5:16: webhooks[0].signature: /etc/beacond/crm.secret is not a Standard Webhooks secret: a Standard Webhooks secret starts with "whsec_""#
+            ])
+        #expect(
+            load(file + "    signature: github\n", secret: nil) == [
+                #"beacond.yaml:5:16: webhooks[0].signature: expected beacond or standard, got "github""#
+            ])
+    }
+
     @Test func simulationAndPositioningExtensionsAreChecked() {
         #expect(
             errors("simulation:\n  sigma_db: loud\n  walls: [[0, 0, 1]]\n  pause: [1m, 5s]\n")

@@ -138,17 +138,18 @@ public final class WebhookReceiver: @unchecked Sendable {
     public let logPath: String
 
     public init(
-        secret: String? = nil, fail: Int = 0, failStatus: Int = 500, status: Int = 200, hang: Bool = false,
-        delay: Double = 0
+        secret: String? = nil, standardSecret: String? = nil, fail: Int = 0, failStatus: Int = 500,
+        status: Int = 200, hang: Bool = false, delay: Double = 0
     ) throws {
         logPath = try Executables.temporaryDirectory().appendingPathComponent("requests.jsonl").path
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = [
-            "python3",
+            standardSecret == nil ? "python3" : Executables.toolsPython,
             Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/webhook_receiver.py").path,
             "--log", logPath, "--fail", "\(fail)", "--fail-status", "\(failStatus)", "--status", "\(status)",
         ]
         if let secret { arguments += ["--secret", secret] }
+        if let standardSecret { arguments += ["--standard-secret", standardSecret] }
         if hang { arguments.append("--hang") }
         if delay > 0 { arguments += ["--delay", "\(delay)"] }
         process.arguments = arguments

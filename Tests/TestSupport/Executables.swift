@@ -18,6 +18,15 @@ public enum Executables {
         return dir.appendingPathComponent(name)
     }
 
+    /// The Python of scripts/python-tools' virtualenv: standardwebhooks, openapi-spec-validator
+    /// and jsonschema, the tools the tests check beacond's conventions with.
+    public static var toolsPython: String {
+        let venv =
+            ProcessInfo.processInfo.environment["BEACOND_TOOLS_VENV"]
+            ?? packageRoot.appendingPathComponent(".build/tools-venv").path
+        return venv + "/bin/python3"
+    }
+
     /// A new empty directory under this test process's own temporary directory, which is
     /// removed when the process exits (so that test runs do not pile up in /tmp).
     public static func temporaryDirectory() throws -> URL {

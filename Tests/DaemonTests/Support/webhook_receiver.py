@@ -6,6 +6,10 @@ HMAC code), answers `--fail N` first requests with `--fail-status`, and appends 
 per request to `--log`: {"n", "status", "signature_ok", "ids", "types", "subjects", "events",
 "content_type", "arrived"}. With `--delay S` it answers S seconds late, and logs
 {"n", "status": null, "waiting": true} when the request arrives.
+With `--standard-secret whsec_...` it verifies each request as a Standard Webhooks receiver
+does, with the `standardwebhooks` package from PyPI (run it with scripts/python-tools' venv),
+and logs "standard_ok", "standard_error" and "tampered_rejected" (the same request with one
+byte of its body changed must fail).
 The port it listens on is printed on the first line of standard output.
 """
 import argparse, ctypes, hashlib, hmac, http.server, json, signal, sys, threading, time
@@ -17,6 +21,7 @@ ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 parser = argparse.ArgumentParser()
 parser.add_argument("--log", required=True)
 parser.add_argument("--secret", default=None)
+parser.add_argument("--standard-secret", default=None)
 parser.add_argument("--fail", type=int, default=0)
 parser.add_argument("--fail-status", type=int, default=500)
 parser.add_argument("--status", type=int, default=200)
@@ -54,6 +59,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             ts = self.headers.get("X-Beacond-Timestamp", "")
             expected = "sha256=" + hmac.new(args.secret.encode(), ts.encode() + b"." + body, hashlib.sha256).hexdigest()
             signature_ok = hmac.compare_digest(expected, self.headers.get("X-Beacond-Signature", ""))
+        standard = {}
+        if args.standard_secret is not None:
+            standard = verify_standard(body, dict(self.headers.items()))
         try:
             events = json.loads(body)
         except ValueError:
@@ -63,6 +71,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "ids": [e.get("id") for e in events], "types": [e.get("type") for e in events],
             "subjects": [e.get("subject") for e in events], "events": events,
             "content_type": self.headers.get("Content-Type"), "arrived": arrived,
+            "headers": {k.lower(): v for k, v in self.headers.items()}, **standard,
         }
         if args.quiet:
             record = {k: record[k] for k in ("n", "status", "ids", "subjects", "arrived")}
@@ -74,6 +83,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *a):
         pass
+
+
+def verify_standard(body, headers):
+    from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+    hook = Webhook(args.standard_secret)
+    result = {"standard_ok": False, "standard_error": None, "tampered_rejected": False}
+    try:
+        hook.verify(body, headers)
+        result["standard_ok"] = True
+    except WebhookVerificationError as error:
+        result["standard_error"] = str(error)
+    tampered = bytes([body[0] ^ 1]) + body[1:] if body else b"x"
+    try:
+        hook.verify(tampered, headers)
+    except WebhookVerificationError:
+        result["tampered_rejected"] = True
+    return result
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
