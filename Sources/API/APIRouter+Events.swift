@@ -8,7 +8,9 @@ import Storage
 
 /// The event history and remote receivers' sightings.
 extension APIRouter {
-    /// `GET /v1/events?after=<id>&type=<glob>&limit=`: the stored history, oldest first.
+    /// `GET /v1/events?after=<id>&type=<glob>&limit=&since=&order=&before=`: the stored
+    /// history, oldest first; `order=newest` newest first (paged with `before`); `since` an
+    /// RFC 3339 time or a span back from now (`1h`, `30m`, `7d`).
     func events(_ query: [String: String]) -> HTTPReply {
         guard let store = context.store else {
             return Reply.error(503, "no_state_store", "the state store is unavailable, so there is no history")
@@ -20,9 +22,26 @@ extension APIRouter {
             }
             limit = n
         }
+        var order = StateStore.HistoryQuery(before: query["before"])
+        switch query["order"] {
+        case nil, "oldest": break
+        case "newest": order.newestFirst = true
+        case let other?:
+            return Reply.error(400, "bad_order", "order: expected oldest or newest, got \"\(other)\"")
+        }
+        if let text = query["since"] {
+            guard let since = Self.since(text, now: context.clock()) else {
+                return Reply.error(
+                    400, "bad_since",
+                    "since: expected an RFC 3339 time (2026-11-26T08:00:00Z) or a span back from now (1h, 30m, 7d), "
+                        + "got \"\(text)\"")
+            }
+            order.since = since
+        }
         do {
             let list = try store.events(
-                after: query["after"], matching: query["type"].map(EventTypeGlob.init(list:)), limit: limit)
+                after: query["after"], matching: query["type"].map(EventTypeGlob.init(list:)), limit: limit,
+                order: order)
             // Each stored body is the event's JSON as it was written: sent as it is, not parsed
             // and written again.
             let next: JSONValue = list.count == limit ? .string(list.last!.id) : .null
@@ -32,6 +51,12 @@ extension APIRouter {
         } catch {
             return Reply.error(500, "store_unreadable", "\(error)")
         }
+    }
+
+    /// `since`: an RFC 3339 time, or a span (`1h`) back from `now`.
+    static func since(_ text: String, now: Timestamp) -> Timestamp? {
+        if let span = TimeSpan(parsing: text), span.nanoseconds > 0 { return now - span }
+        return RFC3339.parse(text)
     }
 
     /// `POST /v1/sightings`: JSON Lines of sighting records from another receiver. Good lines

@@ -54,13 +54,23 @@ extension StateStore {
                 let assetRows = assets.flatMap { AssetRows($0, over: assetCache.rows(in: generation)) }
                 guard !events.isEmpty || regionRows != nil || assetRows != nil else { return 0 }
                 let sync = synced || regionRows?.stateChanged == true || assetRows?.zonesChanged == true
-                let historyLimit = self.historyLimit
-                try db.write(synced: sync) { (db) throws(SQLiteError) in
-                    if !events.isEmpty {
-                        try Self.insert(events, at: now, webhooks: webhooks, keeping: historyLimit, in: db)
+                let retention = self.retention.withLock { $0 }
+                try historyCounts.withLock { counts in
+                    let before = counts
+                    var written: HistoryCounts?
+                    // Unknown until the transaction commits: a failed one is counted again.
+                    counts = nil
+                    try db.write(synced: sync) { (db) throws(SQLiteError) in
+                        if !events.isEmpty {
+                            var current = try before.current(generation: generation, in: db)
+                            try Self.insert(events, at: now, webhooks: webhooks, in: db, counts: &current)
+                            try Self.trim(retention, newest: events.map(\.time).max()!, in: db, counts: &current)
+                            written = current
+                        }
+                        try regionRows?.write(in: db)
+                        try assetRows?.write(in: db)
                     }
-                    try regionRows?.write(in: db)
-                    try assetRows?.write(in: db)
+                    counts = events.isEmpty ? before : written
                 }
                 // Emptied while it wrote (found corrupt): everything is written again next time.
                 let same = db.generation == generation
@@ -74,30 +84,58 @@ extension StateStore {
     }
 
     private static func insert(
-        _ events: [StoredEvent], at now: Timestamp, webhooks: (StoredEvent) -> [String], keeping historyLimit: Int,
-        in db: SQLiteConnection
+        _ events: [StoredEvent], at now: Timestamp, webhooks: (StoredEvent) -> [String], in db: SQLiteConnection,
+        counts: inout HistoryCounts
     ) throws(SQLiteError) {
-        let insertEvent = try db.prepare("INSERT OR IGNORE INTO event (id, type, time_ns, body) VALUES (?, ?, ?, ?)")
+        let insertEvent = try db.prepare(
+            "INSERT OR IGNORE INTO event (id, type, time_ns, body, telemetry) VALUES (?, ?, ?, ?, ?)")
         let insertOutbox = try db.prepare(
             "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
         for e in events {
-            try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body])
+            let telemetry = HistoryRetention.isTelemetry(e.type)
+            try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body, telemetry ? 1 : 0])
             // Stored already (a copy kept through a crash, `UnsavedKeep`): routed already.
             guard db.changes > 0 else { continue }
+            counts.add(telemetry: telemetry, 1)
             for webhook in webhooks(e) {
                 try insertOutbox.execute([webhook, e.id, e.type, e.body, now.nanoseconds])
             }
         }
-        try db.execute("DELETE FROM event WHERE seq <= (SELECT MAX(seq) FROM event) - ?", [historyLimit])
+    }
+
+    /// Deletes, in each class, the events older than its `maxAge` before the newest event
+    /// written, then the oldest past its `maxEvents`. Both use the class's indexes: a write
+    /// that finds nothing to delete reads a row or two.
+    static func trim(
+        _ retention: HistoryRetention, newest: Timestamp, in db: SQLiteConnection, counts: inout HistoryCounts
+    ) throws(SQLiteError) {
+        for telemetry in [false, true] {
+            let keep = retention.keep(telemetry: telemetry)
+            let flag = telemetry ? 1 : 0
+            let cutoff = newest.nanoseconds &- keep.maxAge.nanoseconds
+            try db.execute("DELETE FROM event WHERE telemetry = ? AND time_ns < ?", [flag, cutoff])
+            counts.add(telemetry: telemetry, -db.changes)
+            let excess = counts.count(telemetry: telemetry) - keep.maxEvents
+            guard excess > 0 else { continue }
+            try db.execute(
+                "DELETE FROM event WHERE seq IN (SELECT seq FROM event WHERE telemetry = ? ORDER BY seq LIMIT ?)",
+                [flag, excess])
+            counts.add(telemetry: telemetry, -db.changes)
+        }
+    }
+
+    /// Changes what the history keeps (a reload); applied from the next write on.
+    public func setRetention(_ retention: HistoryRetention) {
+        self.retention.withLock { $0 = retention }
     }
 
     /// The history after an id (from the oldest kept when nil), oldest first, optionally only
     /// the types a glob matches. An id no longer in the history (trimmed, or from another
     /// gateway) is compared as a string: ids sort in publication order.
-    public func events(after id: String? = nil, matching glob: EventTypeGlob? = nil, limit: Int = 1000) throws
-        -> [StoredEvent]
-    {
-        try eventsPage(after: id, matching: glob, limit: limit, scanLimit: .max).events
+    public func events(
+        after id: String? = nil, matching glob: EventTypeGlob? = nil, limit: Int = 1000, order: HistoryQuery = .init()
+    ) throws -> [StoredEvent] {
+        try eventsPage(after: id, matching: glob, limit: limit, scanLimit: .max, order: order).events
     }
 
     /// One page of the history, for a reader that goes through it a page at a time (an event
@@ -107,26 +145,52 @@ extension StateStore {
         public var events: [StoredEvent]
         /// The last row read, matched or not: where the next page starts.
         public var cursor: String?
-        /// True when the read reached the newest stored event.
+        /// True when the read reached the newest stored event (the oldest, newest first).
         public var atEnd: Bool
     }
 
-    public func eventsPage(after id: String?, matching glob: EventTypeGlob?, limit: Int, scanLimit: Int) throws
-        -> EventPage
-    {
+    /// Which end of the history a read starts from, and how far back it goes.
+    public struct HistoryQuery: Sendable {
+        /// Newest first, from before `before` when given (`beaconctl events --last N`).
+        public var newestFirst = false
+        public var before: String?
+        /// Only events stamped at or after this time (`beaconctl events --since 1h`).
+        public var since: Timestamp?
+
+        public init(newestFirst: Bool = false, before: String? = nil, since: Timestamp? = nil) {
+            self.newestFirst = newestFirst
+            self.before = before
+            self.since = since
+        }
+    }
+
+    public func eventsPage(
+        after id: String?, matching glob: EventTypeGlob?, limit: Int, scanLimit: Int, order: HistoryQuery = .init()
+    ) throws -> EventPage {
         try db.read { (db) throws(SQLiteError) in
-            var sql = "SELECT id, type, time_ns, body FROM event"
+            var conditions: [String] = []
             var arguments: [any SQLBindable] = []
-            if let id {
+            func bound(_ id: String, _ comparison: String) throws(SQLiteError) {
                 if let seq = try db.scalarInt64("SELECT seq FROM event WHERE id = ?", [id]) {
-                    sql += " WHERE seq > ?"
+                    conditions.append("seq \(comparison) ?")
                     arguments.append(seq)
                 } else {
-                    sql += " WHERE id > ?"
+                    conditions.append("id \(comparison) ?")
                     arguments.append(id)
                 }
             }
-            sql += " ORDER BY seq"
+            if let id { try bound(id, ">") }
+            if let before = order.before { try bound(before, "<") }
+            if let since = order.since {
+                // Through the class indexes: the first row of the time range, then by seq.
+                let first = try db.scalarInt64(
+                    "SELECT MIN(seq) FROM event WHERE telemetry IN (0, 1) AND time_ns >= ?", [since.nanoseconds])
+                conditions.append("seq >= ? AND time_ns >= ?")
+                arguments += [first ?? Int64.max, since.nanoseconds]
+            }
+            var sql = "SELECT id, type, time_ns, body FROM event"
+            if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+            sql += order.newestFirst ? " ORDER BY seq DESC" : " ORDER BY seq"
             var page = EventPage(events: [], cursor: id, atEnd: true)
             var scanned = 0
             try db.prepare(sql).forEachRow(arguments) { row in
@@ -156,16 +220,42 @@ extension StateStore {
             let delete = try db.prepare("DELETE FROM event WHERE id = ?")
             for id in ids { try delete.execute([id]) }
         }
+        historyCounts.withLock { $0 = nil }
     }
 
     /// Empties the history; the outbox stays.
     public func removeAllEvents() throws {
         try db.write { (db) throws(SQLiteError) in try db.execute("DELETE FROM event") }
+        historyCounts.withLock { $0 = nil }
     }
 
     /// The id of the newest event in the history.
     public func newestEventID() throws -> String? {
         try db.read { (db) throws(SQLiteError) in try db.scalarString("SELECT id FROM event ORDER BY seq DESC LIMIT 1")
         }
+    }
+}
+
+/// How many events of each class the history holds, in one generation of the file.
+struct HistoryCounts: Sendable {
+    var generation: Int
+    var alerts: Int
+    var telemetry: Int
+
+    func count(telemetry: Bool) -> Int { telemetry ? self.telemetry : alerts }
+
+    mutating func add(telemetry: Bool, _ n: Int) {
+        if telemetry { self.telemetry += n } else { alerts += n }
+    }
+}
+
+extension Optional where Wrapped == HistoryCounts {
+    /// The counts of this generation of the file, counted now when not known (at the first
+    /// write, and after the file was emptied or events removed).
+    func current(generation: Int, in db: SQLiteConnection) throws(SQLiteError) -> HistoryCounts {
+        if let counts = self, counts.generation == generation { return counts }
+        let alerts = try db.scalarInt64("SELECT COUNT(*) FROM event WHERE telemetry = 0") ?? 0
+        let telemetry = try db.scalarInt64("SELECT COUNT(*) FROM event WHERE telemetry = 1") ?? 0
+        return HistoryCounts(generation: generation, alerts: Int(alerts), telemetry: Int(telemetry))
     }
 }

@@ -1,3 +1,4 @@
+import BeaconCore
 import Glibc
 import Synchronization
 
@@ -42,11 +43,11 @@ extension StateStore {
     /// (a directory it may not write, a full disk) leaves the file alone and is thrown by
     /// that use, and the next one tries again. `onOpen` is called once, when it opens.
     public static func opening(
-        directory: String, historyLimit: Int = 100_000, deadLetterLimit: Int = 10_000,
+        directory: String, retention: HistoryRetention = HistoryRetention(), deadLetterLimit: Int = 10_000,
         setAsideSuffix: @escaping @Sendable () -> String, onOpen: @escaping @Sendable (Opened) -> Void
     ) -> StateStore {
         StateStore(
-            unopened: directory, historyLimit: historyLimit, deadLetterLimit: deadLetterLimit,
+            unopened: directory, retention: retention, deadLetterLimit: deadLetterLimit,
             setAsideSuffix: setAsideSuffix, onOpen: onOpen)
     }
 

@@ -19,8 +19,12 @@ public final class StateStore: Sendable {
     /// The directory the file is in, and the file.
     let directory: String
     public let path: String
-    /// Events kept in the history; older ones are deleted as new ones arrive.
-    public let historyLimit: Int
+    /// How long and how many events of each class the history keeps; older ones are deleted
+    /// as new ones arrive. Changed by a reload (`setRetention`).
+    let retention: Mutex<HistoryRetention>
+    /// Events of each class in the history, counted once per file generation and kept up to
+    /// date by every write, so that the count bound costs no scan per write.
+    let historyCounts = Mutex<HistoryCounts?>(nil)
     /// What `saveRegions` and `saveAssets` last wrote, and in which of the file's generations
     /// (nil, or another generation: nothing yet, so the next save replaces all).
     let savedRegions = Mutex<SavedRows<StoredRegionKey, RegionSnapshot>?>(nil)
@@ -37,20 +41,22 @@ public final class StateStore: Sendable {
     /// - Parameter deadLetterLimit: without a cap, a webhook dead for months would fill the
     ///   gateway's storage with dead letters (a store's positions alone are ~900,000 events a
     ///   day); the newest 10,000 say what was lost, and the count says how much.
-    public convenience init(directory: String, historyLimit: Int = 100_000, deadLetterLimit: Int = 10_000) throws {
+    public convenience init(
+        directory: String, retention: HistoryRetention = HistoryRetention(), deadLetterLimit: Int = 10_000
+    ) throws {
         self.init(
-            unopened: directory, historyLimit: historyLimit, deadLetterLimit: deadLetterLimit, setAsideSuffix: nil,
+            unopened: directory, retention: retention, deadLetterLimit: deadLetterLimit, setAsideSuffix: nil,
             onOpen: nil)
         try open()
     }
 
     init(
-        unopened directory: String, historyLimit: Int, deadLetterLimit: Int,
+        unopened directory: String, retention: HistoryRetention, deadLetterLimit: Int,
         setAsideSuffix: (@Sendable () -> String)?, onOpen: (@Sendable (Opened) -> Void)?
     ) {
         self.directory = directory
         path = directory.hasSuffix("/") ? directory + "beacond.sqlite" : directory + "/beacond.sqlite"
-        self.historyLimit = historyLimit
+        self.retention = Mutex(retention)
         self.deadLetterLimit = deadLetterLimit
         opening = Mutex(Opening(setAsideSuffix: setAsideSuffix, onOpen: onOpen))
     }
@@ -162,6 +168,16 @@ public final class StateStore: Sendable {
             """
             CREATE INDEX dead_letter_by_webhook ON dead_letter (webhook, seq);
             CREATE TABLE dead_letter_discarded (webhook TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            """),
+        // The history kept by class (`HistoryRetention`): telemetry apart from alerts.
+        .init(
+            "v7-history-classes",
+            """
+            ALTER TABLE event ADD COLUMN telemetry INTEGER NOT NULL DEFAULT 0;
+            UPDATE event SET telemetry = 1
+              WHERE type IN ('beacond.asset.position', 'beacond.ranging', 'beacond.beacon.proximity');
+            CREATE INDEX event_by_class ON event (telemetry, seq);
+            CREATE INDEX event_by_class_time ON event (telemetry, time_ns);
             """),
     ]
 }

@@ -21,8 +21,8 @@ struct Beaconctl: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Status.self, Beacons.self, Regions.self, Assets.self, Zones.self, Alarms.self, Events.self, Outbox.self,
-            Doctor.self, Monitor.self, Unmonitor.self, TestWebhook.self,
+            Status.self, Beacons.self, Regions.self, Assets.self, Zones.self, Alarms.self, Alarm.self, Events.self,
+            Outbox.self, Doctor.self, Monitor.self, Unmonitor.self, TestWebhook.self,
         ]
     )
 }
@@ -60,8 +60,15 @@ enum Main {
 
 /// `--socket` and `--json`, shared by every command.
 struct Common: ParsableArguments {
-    @Option(name: .long, help: "The daemon's API socket.")
-    var socket = "/run/beacond/api.sock"
+    @Option(name: .long, help: "The daemon's API socket (default: $BEACOND_SOCKET, else /run/beacond/api.sock).")
+    var socket = Common.defaultSocket
+
+    /// `BEACOND_SOCKET` when set and not empty: one export serves every command on a gateway
+    /// whose daemon uses another `api.socket` (a test rig, two daemons on one machine).
+    static var defaultSocket: String {
+        if let value = getenv("BEACOND_SOCKET").map({ String(cString: $0) }), !value.isEmpty { return value }
+        return "/run/beacond/api.sock"
+    }
 
     @Flag(name: .long, help: "Print the daemon's JSON instead of a table.")
     var json = false
@@ -302,6 +309,32 @@ struct Alarms: ParsableCommand {
                     a["assets"].map { $0.isNull ? "all" : $0.cell } ?? "all")
             }
             return t.text
+        }
+    }
+}
+
+/// `beaconctl alarm enable|disable ID`: arms or disarms an alarm (`PATCH /v1/alarms/{id}`),
+/// kept across restarts, as a night shift does for a door alarm without editing the file.
+struct Alarm: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Enable or disable an alarm (kept across restarts; needs beacond-admin).")
+
+    enum Action: String, ExpressibleByArgument, CaseIterable { case enable, disable }
+
+    @OptionGroup var common: Common
+    @Argument(help: "enable or disable.") var action: Action
+    @Argument(help: "The alarm's id (beaconctl alarms lists them).") var id: String
+
+    func run() throws {
+        try common.run { api throws(APIClient.Failure) in
+            let active = action == .enable
+            let answer = try api.request(
+                "PATCH", "/v1/alarms/\(percentEncode(id))", body: "{\"active\":\(active)}")
+            if common.json {
+                print(answer.body, terminator: "")
+            } else {
+                print("alarm \(id) \(active ? "enabled" : "disabled")")
+            }
         }
     }
 }

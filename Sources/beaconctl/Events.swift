@@ -15,13 +15,28 @@ struct Events: ParsableCommand {
     @Option(help: "Only these types, e.g. \"region.*\" (comma-separated globs).") var type: String?
     @Option(help: "Only events after this id.") var after: String?
     @Option(help: "At most this many events from the history (1...1000).") var limit = 50
+    @Option(help: "Only events since this time: a span back from now (1h, 30m, 7d) or an RFC 3339 time.")
+    var since: String?
+    @Option(help: "The newest N events (1...1000), newest first.") var last: Int?
+
+    func validate() throws {
+        if last != nil && (follow || after != nil) {
+            throw ValidationError("--last shows the newest events; it does not go with --follow or --after")
+        }
+        if since != nil && follow {
+            throw ValidationError("--since reads the history; with --follow, resume with --after ID")
+        }
+        if let last, !(1...1000).contains(last) { throw ValidationError("--last: expected 1...1000, got \(last)") }
+    }
 
     func run() throws {
         var query: [String] = []
         if let type { query.append("type=\(percentEncode(type))") }
         guard follow else {
             if let after { query.append("after=\(percentEncode(after))") }
-            query.append("limit=\(limit)")
+            if let since { query.append("since=\(percentEncode(since))") }
+            if last != nil { query.append("order=newest") }
+            query.append("limit=\(last ?? limit)")
             try common.run { api throws(APIClient.Failure) in
                 let answer = try api.get("/v1/events?" + query.joined(separator: "&"))
                 for event in answer["events"]?.items ?? [] { print(line(event)) }

@@ -41,7 +41,7 @@ extension LiveDaemon {
         // What names a damaged file set aside or copied: the time in seconds.
         let suffix: @Sendable () -> String = { String(WallClock.now().nanoseconds / 1_000_000_000) }
         let store = StateStore.opening(
-            directory: config.gateway.stateDir, setAsideSuffix: suffix,
+            directory: config.gateway.stateDir, retention: config.history, setAsideSuffix: suffix,
             onOpen: { [logger] opened in
                 if let setAside = opened.setAside {
                     logger.error(

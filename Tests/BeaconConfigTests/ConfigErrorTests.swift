@@ -267,6 +267,19 @@ import Testing
             ])
     }
 
+    @Test func historyRetentionIsReadPerClassWithinBounds() throws {
+        let config = try ConfigLoader.load(
+            yaml: "history:\n  alerts: {max_age: 90d}\n  telemetry: {max_age: 2h, max_events: 50000}\n",
+            file: "beacond.yaml")
+        #expect(config.history.alerts == .init(maxAge: .hours(24 * 90), maxEvents: HistoryRetention().alerts.maxEvents))
+        #expect(config.history.telemetry == .init(maxAge: .hours(2), maxEvents: 50_000))
+        #expect(
+            errors("history:\n  positions: {max_age: 1h}\n  telemetry: {max_events: 10}\n") == [
+                "beacond.yaml:2:3: history.positions: unknown key",
+                "beacond.yaml:3:27: history.telemetry.max_events: must be between 100 and 5000000, got 10",
+            ])
+    }
+
     @Test func aStandardSignatureNeedsAWhsecSecretFile() {
         func load(_ hook: String, secret: String?) -> [String] {
             let yaml = "webhooks:\n  - id: crm\n    url: https://crm.example/hook\n" + hook

@@ -5,6 +5,23 @@ import Testing
 /// Durations in log lines and messages read as the config writes them: `retry_in=857689125ns`
 /// told an operator nothing at a glance (issue 25).
 @Suite struct TimeSpanTextTests {
+    @Test func rfc3339TimesAreReadBackAsWritten() {
+        for ns: Int64 in [0, 1_764_145_200_125_000_000, -86_400_000_000_000, 951_782_400_000_000_000] {
+            let t = Timestamp(nanoseconds: ns)
+            #expect(RFC3339.parse(RFC3339.format(t)) == t)
+        }
+        #expect(RFC3339.parse("2026-11-26T09:00:00+01:00") == RFC3339.parse("2026-11-26T08:00:00Z"))
+        #expect(
+            RFC3339.parse("2026-11-26T08:00:00.5Z")?.nanoseconds == RFC3339.parse("2026-11-26T08:00:00Z")!.nanoseconds
+                + 500_000_000)
+        for bad in [
+            "2026-11-26", "2026-13-01T00:00:00Z", "2026-11-26T08:00:00", "2026-11-26T08:00:00Zjunk", "yesterday",
+        ] {
+            #expect(RFC3339.parse(bad) == nil, "\(bad)")
+        }
+        #expect(TimeSpan(parsing: "30d") == .hours(720))
+    }
+
     @Test func unevenSpansAreWrittenInSecondsOrMillisecondsAndReadBack() {
         let cases: [(Int64, String)] = [
             (857_689_125, "857.689ms"), (165_400_000_123, "165.4s"), (2_500_000_001, "2.5s"),

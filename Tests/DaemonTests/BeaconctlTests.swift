@@ -8,6 +8,42 @@ import Testing
         try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath] + arguments)
     }
 
+    /// `events --last N` newest first and `--since`, `alarm enable|disable`, and the socket
+    /// from `BEACOND_SOCKET` when `--socket` is not given.
+    @Test func historyByTimeAndCountAlarmSwitchesAndTheSocketFromTheEnvironment() throws {
+        let d = try APIDaemon(extra: APIEndpointTests.site)
+        try d.start()
+        try d.post([APIDaemon.sighting(major: 7)])
+        let history = try d.waitForHistory("states") { $0.count >= 2 }
+        let ids = history.compactMap { $0["id"] as? String }
+
+        let bare = try runCommand(
+            Executables.built("beaconctl"), ["events", "--last", "2", "--json"],
+            environment: ["BEACOND_SOCKET": d.socketPath])
+        #expect(bare.status == 0, "\(bare.stderr)")
+        let last = bare.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        }
+        #expect(last == Array(ids.suffix(2).reversed()), "newest first")
+
+        let recent = try ctl(d, ["events", "--since", "1h", "--limit", "1000"])
+        #expect(recent.status == 0 && recent.stdout.split(separator: "\n").count == ids.count)
+        let future = try ctl(d, ["events", "--since", "2099-01-01T00:00:00Z"])
+        #expect(future.status == 0 && future.stdout.isEmpty)
+        let bad = try ctl(d, ["events", "--since", "yesterday"])
+        #expect(bad.status == 1 && bad.stderr.contains("since: expected an RFC 3339 time"), "\(bad.stderr)")
+        #expect(try ctl(d, ["events", "--last", "2", "--follow"]).status == 64)
+
+        let off = try ctl(d, ["alarm", "disable", "carts-out"])
+        #expect(off.status == 0 && off.stdout == "alarm carts-out disabled\n", "\(off.stderr)")
+        let alarms = try d.client.request("GET", "/v1/alarms").object["alarms"] as? [[String: Any]]
+        #expect(alarms?.first?["active"] as? Bool == false)
+        #expect(try ctl(d, ["alarm", "enable", "carts-out"]).stdout == "alarm carts-out enabled\n")
+        let missing = try ctl(d, ["alarm", "enable", "nope"])
+        #expect(missing.status == 1 && missing.stderr.contains("no alarm \"nope\""))
+        #expect(d.stop() == 0)
+    }
+
     @Test func commandsPrintTablesOrJSONAndExitWithUsefulStatuses() throws {
         let d = try APIDaemon(extra: APIEndpointTests.site)
         try d.start()

@@ -90,7 +90,10 @@ import Testing
     }
 
     @Test func eventHistoryKeepsTheNewestAndPagesAfterAnId() throws {
-        let store = try StateStore(directory: try Executables.temporaryDirectory().path, historyLimit: 5)
+        let store = try StateStore(
+            directory: try Executables.temporaryDirectory().path,
+            retention: HistoryRetention(
+                alerts: .init(maxAge: .hours(1), maxEvents: 5), telemetry: .init(maxAge: .hours(1), maxEvents: 5)))
         let events = (1...8).map {
             StateStore.StoredEvent(
                 id: "ID\($0)", type: "beacond.region.enter", time: Timestamp(nanoseconds: Int64($0)), body: "{}")
@@ -257,10 +260,16 @@ import Testing
             try db.execute(StateStore.migrations[0].sql)
             try db.execute(StateStore.migrations[1].sql)
             try db.execute(
-                "INSERT INTO event (id, type, time_ns, body) VALUES ('e1', 'region.enter', 5, '{}')")
+                "INSERT INTO event (id, type, time_ns, body) VALUES ('e1', 'region.enter', 5, '{}'), "
+                    + "('e2', 'beacond.asset.position', 6, '{}')")
         }
         let store = try StateStore(directory: dir)
-        #expect(try store.events().map(\.id) == ["e1"])
+        #expect(try store.events().map(\.id) == ["e1", "e2"])
+        // v7 sorted the older file's events into their classes
+        let classes = try store.db.read { (db) throws(SQLiteError) in
+            try db.scalarString("SELECT group_concat(telemetry) FROM (SELECT telemetry FROM event ORDER BY seq)")
+        }
+        #expect(classes == "0,1", "e1 an alert, e2 telemetry")
         // v4's table exists now, so alarm flags work; v1 and v2 did not run again (they would fail)
         try store.saveAlarmFlag("door", active: false)
         #expect(try store.loadAlarmFlags() == ["door": false])
@@ -284,5 +293,86 @@ import Testing
         #expect {
             try StateStore(directory: "/proc/beacond-cannot-be-here/state")
         } throws: { "\($0)".contains("/proc/beacond-cannot-be-here/") }
+    }
+}
+
+/// The history keeps alerts and telemetry apart (`HistoryRetention`): a day of positions does
+/// not push out the night's zone alerts, and each class is bounded by age and by count.
+@Suite struct HistoryRetentionTests {
+    static func event(_ n: Int, _ type: String, at seconds: Int64) -> StateStore.StoredEvent {
+        StateStore.StoredEvent(
+            id: String(format: "E%06d", n), type: type, time: Timestamp(nanoseconds: seconds * 1_000_000_000),
+            body: "{\"n\":\(n)}")
+    }
+
+    @Test func aFloodOfPositionsKeepsEveryAlert() throws {
+        let store = try StateStore(
+            directory: try Executables.temporaryDirectory().path,
+            retention: HistoryRetention(
+                alerts: .init(maxAge: .hours(24 * 30), maxEvents: 1000),
+                telemetry: .init(maxAge: .hours(6), maxEvents: 100)))
+        var n = 0
+        var alerts: [String] = []
+        var positions: [String] = []
+        for batch in 0..<50 {
+            var events: [StateStore.StoredEvent] = []
+            for _ in 0..<20 {
+                n += 1
+                events.append(Self.event(n, "beacond.asset.position", at: Int64(n)))
+                positions.append(events.last!.id)
+            }
+            if batch % 10 == 0 {
+                n += 1
+                events.append(Self.event(n, "beacond.zone.enter", at: Int64(n)))
+                alerts.append(events.last!.id)
+            }
+            try store.append(events)
+        }
+        let kept = try store.events(limit: 10_000)
+        // Before: one shared count of 100 would have kept no alert at all.
+        #expect(kept.filter { $0.type == "beacond.zone.enter" }.map(\.id) == alerts)
+        #expect(kept.filter { $0.type == "beacond.asset.position" }.map(\.id) == Array(positions.suffix(100)))
+    }
+
+    @Test func eachClassIsTrimmedByItsOwnAgeAndByCountAcrossReopening() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let retention = HistoryRetention(
+            alerts: .init(maxAge: .hours(24 * 30), maxEvents: 3), telemetry: .init(maxAge: .hours(1), maxEvents: 1000))
+        var store: StateStore? = try StateStore(directory: dir, retention: retention)
+        let hour: Int64 = 3600
+        try store!.append([
+            Self.event(1, "beacond.region.enter", at: 0), Self.event(2, "beacond.ranging", at: 0),
+            Self.event(3, "beacond.asset.position", at: 0),
+        ])
+        // Two hours later: the telemetry from then is past its hour; the alert is kept.
+        try store!.append([Self.event(4, "beacond.asset.position", at: 2 * hour)])
+        #expect(try store!.events().map(\.id) == ["E000001", "E000004"])
+        store = nil
+        // Reopened, the counts are taken again: three more alerts leave the newest three.
+        store = try StateStore(directory: dir, retention: retention)
+        try store!.append((5...7).map { Self.event($0, "beacond.zone.exit", at: 2 * hour) })
+        #expect(try store!.events().map(\.id) == ["E000004", "E000005", "E000006", "E000007"])
+        // A reload's new amounts apply from the next write on.
+        var shorter = retention
+        shorter.alerts.maxEvents = 1
+        store!.setRetention(shorter)
+        try store!.append([Self.event(8, "beacond.alarm", at: 2 * hour)])
+        #expect(try store!.events().map(\.id) == ["E000004", "E000008"])
+    }
+
+    @Test func theHistoryReadsNewestFirstAndSinceATime() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.append(
+            (1...6).map {
+                Self.event($0, $0 % 2 == 0 ? "beacond.asset.position" : "beacond.zone.enter", at: Int64($0) * 60)
+            })
+        let newest = try store.events(limit: 3, order: .init(newestFirst: true))
+        #expect(newest.map(\.id) == ["E000006", "E000005", "E000004"])
+        let older = try store.events(limit: 3, order: .init(newestFirst: true, before: "E000004"))
+        #expect(older.map(\.id) == ["E000003", "E000002", "E000001"])
+        let since = try store.events(order: .init(since: Timestamp(nanoseconds: 240 * 1_000_000_000)))
+        #expect(since.map(\.id) == ["E000004", "E000005", "E000006"])
+        let zones = try store.events(matching: EventTypeGlob(["zone.*"]), order: .init(newestFirst: true))
+        #expect(zones.map(\.id) == ["E000005", "E000003", "E000001"])
     }
 }

@@ -14,6 +14,61 @@ public enum RFC3339 {
             "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
     }
 
+    /// The time an RFC 3339 text names (`2025-11-22T10:00:00Z`, with a fraction of a second
+    /// or an offset such as `+01:00`), or nil when it is not one.
+    public static func parse(_ text: String) -> Timestamp? {
+        let b = Array(text.utf8)
+        func number(_ from: Int, _ count: Int) -> Int64? {
+            guard from + count <= b.count else { return nil }
+            var v: Int64 = 0
+            for c in b[from..<from + count] {
+                guard c >= 48 && c <= 57 else { return nil }
+                v = v * 10 + Int64(c - 48)
+            }
+            return v
+        }
+        func at(_ i: Int, _ c: Character) -> Bool { i < b.count && b[i] == c.asciiValue! }
+        guard b.count >= 20, let y = number(0, 4), at(4, "-"), let m = number(5, 2), at(7, "-"), let d = number(8, 2),
+            at(10, "T") || at(10, "t") || at(10, " "), let hh = number(11, 2), at(13, ":"), let mm = number(14, 2),
+            at(16, ":"), let ss = number(17, 2), (1...12).contains(m), (1...31).contains(d), hh < 24, mm < 60, ss < 61
+        else { return nil }
+        var i = 19
+        var nanos: Int64 = 0
+        if at(i, ".") {
+            i += 1
+            var scale: Int64 = 100_000_000
+            let start = i
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                nanos += Int64(b[i] - 48) * scale
+                scale /= 10
+                i += 1
+            }
+            guard i > start else { return nil }
+        }
+        var offset: Int64 = 0
+        if at(i, "Z") || at(i, "z") {
+            i += 1
+        } else if at(i, "+") || at(i, "-"), let oh = number(i + 1, 2), at(i + 3, ":"), let om = number(i + 4, 2) {
+            offset = (oh * 60 + om) * 60 * (at(i, "-") ? -1 : 1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let seconds = days(fromCivil: y, m, d) * 86_400 + hh * 3600 + mm * 60 + ss - offset
+        return Timestamp(nanoseconds: seconds * 1_000_000_000 + nanos)
+    }
+
+    /// Howard Hinnant's days-from-civil: the day count of a proleptic Gregorian date.
+    private static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
     private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         let q = a / b
         return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q

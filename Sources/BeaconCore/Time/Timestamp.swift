@@ -82,9 +82,9 @@ public struct TimeSpan: Hashable, Comparable, Sendable, CustomStringConvertible 
         return "\(whole).\(digits)"
     }
 
-    /// Parses `500ms`, `30s`, `1.5s`, `5m`, `2h` (and `0`). Returns nil for anything else.
+    /// Parses `500ms`, `30s`, `1.5s`, `5m`, `2h`, `30d` (and `0`). Returns nil for anything else.
     public init?(parsing text: String) {
-        let units: [(String, Double)] = [("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9)]
+        let units: [(String, Double)] = [("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9), ("d", 86_400e9)]
         if text == "0" {
             self.init(nanoseconds: 0)
             return

@@ -1,3 +1,4 @@
+import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import Dispatch
@@ -27,6 +28,13 @@ final class StateVerifier: DaemonService, @unchecked Sendable {
     }
 
     func start() throws { threads.spawn(named: "beacond-verify") { [self] in run() } }
+
+    /// `history:` changed: the store keeps the new amounts from its next write on.
+    func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata {
+        guard reload.running.history != old.history else { return [:] }
+        store.setRetention(reload.running.history)
+        return ["history": "changed"]
+    }
 
     /// Waits for a read in progress to end (a quick check takes about a second on a large file).
     func stop() {
