@@ -9,17 +9,22 @@ public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The key path, like `clients[0].regions[2].minor`; empty for file-level problems.
     public var path: String
     public var message: String
+    /// A configuration that is valid but does something other than the operator likely meant
+    /// (a glob that matches nothing, a webhook that can never fire): said, not refused.
+    public var isWarning = false
 
-    public init(file: String, line: Int, column: Int, path: String, message: String) {
+    public init(file: String, line: Int, column: Int, path: String, message: String, isWarning: Bool = false) {
         self.file = file
         self.line = line
         self.column = column
         self.path = path
         self.message = message
+        self.isWarning = isWarning
     }
 
     public var description: String {
-        path.isEmpty ? "\(file):\(line):\(column): \(message)" : "\(file):\(line):\(column): \(path): \(message)"
+        let place = "\(file):\(line):\(column): " + (isWarning ? "warning: " : "")
+        return path.isEmpty ? place + message : place + "\(path): \(message)"
     }
 }
 

@@ -18,6 +18,19 @@ public enum ConfigLoader {
         fileReadable: @escaping (String) -> String? = { _ in nil },
         secretText: @escaping (String) -> String? = { _ in nil }
     ) throws(ConfigErrors) -> Config {
+        try loadReporting(
+            yaml: text, file: file, defaultGatewayID: defaultGatewayID, fileReadable: fileReadable,
+            secretText: secretText
+        ).config
+    }
+
+    /// `load`, and the warnings on a valid file (`ConfigError.isWarning`): what it sets up
+    /// that can never happen, such as a webhook whose events nothing produces.
+    public static func loadReporting(
+        yaml text: String, file: String, defaultGatewayID: String = "beacond",
+        fileReadable: @escaping (String) -> String? = { _ in nil },
+        secretText: @escaping (String) -> String? = { _ in nil }
+    ) throws(ConfigErrors) -> (config: Config, warnings: [ConfigError]) {
         let reader = NodeReader(file: file)
         let root: Node?
         do {
@@ -39,11 +52,12 @@ public enum ConfigLoader {
         if let root, let fields = reader.mapping(root, "", allowed: sections) {
             var sectionReader = SectionReader(reader: reader, fileReadable: fileReadable, secretText: secretText)
             sectionReader.read(fields, into: &config)
+            if reader.errors.isEmpty { sectionReader.advise(fields, config) }
         }
-        guard reader.errors.isEmpty else {
-            throw ConfigErrors(reader.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
-        }
-        return config
+        IndentationHints.apply(to: reader)
+        let byPlace = { (a: ConfigError, b: ConfigError) in (a.line, a.column) < (b.line, b.column) }
+        guard reader.errors.isEmpty else { throw ConfigErrors(reader.errors.sorted(by: byPlace)) }
+        return (config, reader.warnings.sorted(by: byPlace))
     }
 
     /// Whether the character at a 1-based line and column is a tab: libyaml's own words for

@@ -8,6 +8,22 @@ import BeaconCore
 final class NodeReader {
     let file: String
     private(set) var errors: [ConfigError] = []
+    private(set) var warnings: [ConfigError] = []
+    /// The keys each mapping read allows, by its path, and the column its keys start at in
+    /// the file (nil for an empty one): where a misplaced key belongs.
+    private(set) var allowedAt: [String: (keys: [String], column: Int?)] = [:]
+    /// Unknown keys met, for `IndentationHints` once the whole file is read.
+    private(set) var unknownKeys: [UnknownKey] = []
+
+    struct UnknownKey {
+        var error: Int
+        var key: String
+        /// The mapping it was found in (`""` at the top level).
+        var parent: String
+        var column: Int
+        /// A "did you mean" suggestion was given.
+        var suggested: Bool
+    }
 
     init(file: String) { self.file = file }
 
@@ -16,6 +32,17 @@ final class NodeReader {
         errors.append(
             ConfigError(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, path: path, message: message))
     }
+
+    func warn(_ node: Node?, _ path: String, _ message: String) {
+        let mark = node?.mark
+        warnings.append(
+            ConfigError(
+                file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, path: path, message: message,
+                isWarning: true))
+    }
+
+    /// Replaces an error's message (a hint found once the whole file is read).
+    func amend(error index: Int, message: String) { errors[index].message = message }
 
     /// True for an absent-looking value: `key:` with nothing after it, `~` or `null`.
     func isNull(_ node: Node) -> Bool {
@@ -42,6 +69,7 @@ final class NodeReader {
                 "expected a mapping of \(allowed.prefix(3).joined(separator: ", "))..., got \(describe(node))")
             return nil
         }
+        allowedAt[path] = (allowed, m.pairs.first?.key.mark.column)
         var values: [String: Node] = [:]
         for (keyNode, value) in m {
             guard case let .scalar(k) = keyNode else {
@@ -50,8 +78,12 @@ final class NodeReader {
             }
             let keyPath = path.isEmpty ? k.string : "\(path).\(k.string)"
             guard allowed.contains(k.string) else {
-                let hint = NodeReader.closest(to: k.string, in: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
-                fail(keyNode, keyPath, "unknown key\(hint)")
+                let closest = NodeReader.closest(to: k.string, in: allowed)
+                unknownKeys.append(
+                    UnknownKey(
+                        error: errors.count, key: k.string, parent: path, column: keyNode.mark.column,
+                        suggested: closest != nil))
+                fail(keyNode, keyPath, "unknown key" + (closest.map { " (did you mean \"\($0)\"?)" } ?? ""))
                 continue
             }
             values[k.string] = value

@@ -42,10 +42,10 @@ struct Doctor: ParsableCommand {
         // The file the daemon runs from, unless told otherwise: a unit started with another
         // --config must not be judged by /etc/beacond/beacond.yaml.
         let file = config ?? status?.configFile ?? Self.defaultConfig
-        let (configVerdict, loaded) = configCheckAndWebhooks(file, status: status)
+        let (configChecks, loaded) = configCheckAndWebhooks(file, status: status)
         // What the daemon reaches from its own sandbox (nil from a daemon too old to say).
         let seen = status == nil ? nil : DaemonReachability(try? common.client.get("/v1/reachability"))
-        var checks = [configVerdict]
+        var checks = configChecks
         if let loaded, !loaded.webhooks.isEmpty { checks.append(libcurlCheck()) }
         if let loaded, let site = loaded.site {
             checks.append(brokerCheck(site, gateway: loaded.gateway.id, seen: seen))
@@ -104,7 +104,7 @@ struct Doctor: ParsableCommand {
     /// The configuration's verdict, and how many webhooks it names. A valid file that the
     /// daemon is not running (edited since it was loaded, or with sections a reload could not
     /// apply) is a warning: the commonest reason an edit "does nothing".
-    func configCheckAndWebhooks(_ config: String, status: StatusReport?) -> (check: Check, loaded: Config?) {
+    func configCheckAndWebhooks(_ config: String, status: StatusReport?) -> (checks: [Check], loaded: Config?) {
         let text: String
         do {
             text = try readTextFile(config)
@@ -112,20 +112,28 @@ struct Doctor: ParsableCommand {
             let check = Check(
                 name: "config", verdict: .fail, detail: "\(config): \(error)",
                 fix: "create it (see /usr/share/doc/beacond/example.yaml) or pass --config")
-            return (check, nil)
+            return ([check], nil)
         }
         do {
-            let loaded = try ConfigLoader.load(
+            let (loaded, warnings) = try ConfigLoader.loadReporting(
                 yaml: text, file: config, defaultGatewayID: "beacond",
                 fileReadable: secretFileProblem, secretText: secretFileText)
-            return (runningCheck(config, text: text, status: status), loaded)
+            // Valid, but set up to do less than it says: each said with its place in the file.
+            let advice = warnings.map { warning in
+                var said = warning
+                said.isWarning = false  // the verdict says it
+                return Check(
+                    name: "config", verdict: .warn, detail: said.description,
+                    fix: "correct that line if it is not what you meant, then systemctl reload beacond")
+            }
+            return ([runningCheck(config, text: text, status: status)] + advice, loaded)
         } catch {
             let check = Check(
                 name: "config", verdict: .fail, detail: error.errors.map(\.description).joined(separator: "; "),
                 fix:
                     "correct those lines, then `beacond --check-config --config \(config)` and `systemctl reload beacond`"
             )
-            return (check, nil)
+            return ([check], nil)
         }
     }
 

@@ -52,8 +52,9 @@ struct Daemon: ParsableCommand {
     var logLevel: String?
 
     func run() throws {
-        let (loaded, digest) = try ConfigFile.loadWithDigest(config)
+        let (loaded, digest, warnings) = try ConfigFile.loadWithDigest(config)
         if checkConfig {
+            for warning in warnings { standardError(warning.description) }
             let regions = loaded.clients.reduce(0) { $0 + $1.regions.count }
             print(
                 "\(config): OK (gateway \(loaded.gateway.id), \(loaded.clients.count) clients, \(regions) regions, "
@@ -72,7 +73,7 @@ struct Daemon: ParsableCommand {
         try LiveDaemon(
             config: loaded, digest: digest, path: config, printEvents: printEvents,
             simulationSeed: simulate ? seed : nil,
-            logLevel: level, logLevelFromCommandLine: logLevel != nil
+            logLevel: level, logLevelFromCommandLine: logLevel != nil, configWarnings: warnings
         ).run()
     }
 }

@@ -66,9 +66,11 @@ extension LiveDaemon {
         let text: String
         do {
             text = try readTextFile(configPath)
-            new = try ConfigLoader.load(
+            let warnings: [ConfigError]
+            (new, warnings) = try ConfigLoader.loadReporting(
                 yaml: text, file: configPath, defaultGatewayID: ConfigFile.hostName(),
                 fileReadable: secretFileProblem, secretText: secretFileText)
+            Self.logWarnings(warnings, to: logger)
         } catch let error as ConfigErrors {
             for e in error.errors { logger.error("config.reload_refused", metadata: ["error": "\(e.description)"]) }
             notifier.ready(status: "reload refused (\(error.errors.count) errors); running the previous configuration")

@@ -38,13 +38,15 @@ struct LiveDaemon {
     let journal: JournalLog
     /// `--log-level` was given: it wins over `gateway.log_level`, at start and on a reload.
     let logLevelFromCommandLine: Bool
+    /// What the file sets up that can never happen: logged at start (`config.warning`).
+    let configWarnings: [ConfigError]
     let notifier = ServiceNotifier()
     /// On a gateway of a site: whether its webhooks deliver (it is the locator) or stand by.
     let deliveryGate: SiteDeliveryGate?
 
     init(
         config: Config, digest: String, path: String, printEvents: Bool, simulationSeed: UInt64?,
-        logLevel: JournalLog.Level, logLevelFromCommandLine: Bool = false
+        logLevel: JournalLog.Level, logLevelFromCommandLine: Bool = false, configWarnings: [ConfigError] = []
     ) {
         self.config = config
         configDigest = digest
@@ -56,7 +58,20 @@ struct LiveDaemon {
         self.errors = errors
         journal = JournalLog(threshold: logLevel, problems: errors.record)
         self.logLevelFromCommandLine = logLevelFromCommandLine
+        self.configWarnings = configWarnings
         deliveryGate = config.site == nil ? nil : SiteDeliveryGate()
+    }
+
+    /// A valid file's warnings, one line each (`config.warning`), at start and on a reload.
+    static func logWarnings(_ warnings: [ConfigError], to logger: Logger) {
+        for warning in warnings {
+            logger.warning(
+                "config.warning",
+                metadata: [
+                    "at": "\(warning.file):\(warning.line):\(warning.column)", "key": "\(warning.path)",
+                    "problem": "\(warning.message)",
+                ])
+        }
     }
 
     /// The path made absolute, so that `/v1/status` names it wherever beaconctl runs.
@@ -70,6 +85,7 @@ struct LiveDaemon {
     /// that ends), and stops them in reverse.
     func run() throws {
         let started = WallClock.now()
+        Self.logWarnings(configWarnings, to: logger)
         try lockStateDirectory()
         let late = LateOpening()
         let store = openStore(late: late)

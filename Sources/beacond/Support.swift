@@ -26,8 +26,9 @@ enum ConfigFile {
     /// Loads and validates, or prints every located error and exits 78 (EX_CONFIG).
     static func load(_ path: String) throws -> Config { try loadWithDigest(path).config }
 
-    /// The same, and the digest of the text it loaded (`ConfigDigest`).
-    static func loadWithDigest(_ path: String) throws -> (config: Config, digest: String) {
+    /// The same, and the digest of the text it loaded (`ConfigDigest`), and the warnings on
+    /// what it sets up that can never happen (`ConfigLoader.loadReporting`).
+    static func loadWithDigest(_ path: String) throws -> (config: Config, digest: String, warnings: [ConfigError]) {
         let text: String
         do {
             text = try readTextFile(path)
@@ -44,10 +45,10 @@ enum ConfigFile {
             throw ExitCode(ExitStatus.config)
         }
         do {
-            let config = try ConfigLoader.load(
+            let (config, warnings) = try ConfigLoader.loadReporting(
                 yaml: text, file: path, defaultGatewayID: hostName(),
                 fileReadable: secretFileProblem, secretText: secretFileText)
-            return (config, ConfigDigest.of(text))
+            return (config, ConfigDigest.of(text), warnings)
         } catch {
             for e in error.errors { standardError(e.description) }
             throw ExitCode(ExitStatus.config)

@@ -44,6 +44,25 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A valid file that sets up nothing that can happen is said at start (the log, so the
+    /// journal and `last_errors`) and by doctor, each warning at its place in the file.
+    @Test func aConfigThatDoesNothingIsWarnedAtStartAndByDoctor() throws {
+        let d = try APIDaemon(
+            extra: "webhooks:\n  - {id: crm, url: \"https://crm.example/\", events: [\"zone.entr\"]}\n")
+        try d.start()
+        let logs = d.daemon!.logs
+        #expect(
+            logs.contains { $0.isLog("config.warning", ["key": "webhooks[0].events[0]"]) && $0.contains("zone.entr") })
+        #expect(logs.contains { $0.isLog("config.warning", ["key": ""]) && $0.contains("no clients") }, "\(logs)")
+        let doctor = try ctl(d, ["doctor", "--config", d.configPath])
+        #expect(
+            doctor.stdout.contains(
+                "[WARN] config: \(d.configPath):5:53: webhooks[0].events[0]: \"zone.entr\" matches no event type "
+                    + "(did you mean \"zone.enter\"?)"), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("[WARN] config: \(d.configPath):1:1: no clients (regions to monitor)"))
+        #expect(d.stop() == 0)
+    }
+
     @Test func commandsPrintTablesOrJSONAndExitWithUsefulStatuses() throws {
         let d = try APIDaemon(extra: APIEndpointTests.site)
         try d.start()

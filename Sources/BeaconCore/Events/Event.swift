@@ -67,6 +67,12 @@ public enum EventPayload: Sendable, Equatable {
     /// An active alarm's condition for an asset in a zone.
     case zone(ZoneAlert)
 
+    /// Every kind an event can have, for checking a configuration's type globs.
+    public static let allKinds = [
+        "region.state", "region.enter", "region.exit", "region.dwell", "region.failed", "ranging", "beacon.proximity",
+        "adapter.state", "asset.position", "zone.enter", "zone.exit", "zone.dwell",
+    ]
+
     /// The CloudEvents type suffix: `beacond.<kind>`.
     public var kind: String {
         switch self {
