@@ -63,6 +63,8 @@ extension APIRouter {
         APIRoute("GET", "v1/outbox") { r, _, _ in r.outbox() },
         APIRoute("POST", "v1/webhooks/*/test", admin: true) { r, _, c in r.testWebhook(id: c[0]) },
         APIRoute("GET", "v1/reachability") { r, _, _ in r.reachability() },
+        APIRoute("GET", "v1/openapi.json") { r, _, _ in r.openAPI() },
+        APIRoute("GET", "v1/schemas/*") { r, _, c in r.eventSchema(type: c[0]) },
     ]
 
     /// What the table makes of a request: its route and captures, or the answer when there

@@ -13,7 +13,7 @@ import Testing
         let json = CloudEvent.text(event, id: "01KANG389M8F87P5G000000001", gatewayID: "store-042-gw1")
         #expect(
             json
-                == #"{"specversion":"1.0","id":"01KANG389M8F87P5G000000001","source":"beacond://store-042-gw1","type":"beacond.region.enter","time":"2025-11-22T10:00:12.345Z","subject":"storefront/store","datacontenttype":"application/json","data":{"client":"storefront","region":"store","beacon":{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":42,"minor":7},"receiver":"hci0","rssi":-67,"distance":2.24}}"#
+                == #"{"specversion":"1.0","id":"01KANG389M8F87P5G000000001","source":"beacond://store-042-gw1","type":"beacond.region.enter","time":"2025-11-22T10:00:12.345Z","subject":"storefront/store","datacontenttype":"application/json","dataschema":"urn:beacond:schema:region.enter:1","data":{"client":"storefront","region":"store","beacon":{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":42,"minor":7},"receiver":"hci0","rssi":-67,"distance":2.24}}"#
         )
     }
 

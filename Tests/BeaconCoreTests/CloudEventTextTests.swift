@@ -57,7 +57,7 @@ import Testing
             ("specversion", "1.0"), ("id", "01KANG389M8F87P5G000000001"), ("source", "beacond://gw-1"),
             ("type", .string("beacond.\(payload.kind)")), ("time", "2025-11-22T10:00:12.345Z"),
             ("subject", .string(CloudEvent.subject(payload))), ("datacontenttype", "application/json"),
-            ("data", Self.documented(payload)),
+            ("dataschema", .string("urn:beacond:schema:\(payload.kind):1")), ("data", Self.documented(payload)),
         ])
         #expect(text == tree.serialized)
         // Valid JSON that reads back to the same text.
@@ -70,7 +70,7 @@ import Testing
             data: .object([("webhook", "crm"), ("note", .string(Self.hostile))]))
         #expect(
             text
-                == #"{"specversion":"1.0","id":"test-1","source":"beacond://gw","type":"beacond.webhook.test","time":"2025-11-22T10:00:00.000Z","subject":"crm","datacontenttype":"application/json","data":{"webhook":"crm","note":"a\"b\\c\nd\u0001é"}}"#
+                == #"{"specversion":"1.0","id":"test-1","source":"beacond://gw","type":"beacond.webhook.test","time":"2025-11-22T10:00:00.000Z","subject":"crm","datacontenttype":"application/json","dataschema":"urn:beacond:schema:webhook.test:1","data":{"webhook":"crm","note":"a\"b\\c\nd\u0001é"}}"#
         )
     }
 

@@ -42,10 +42,16 @@ public enum CloudEvent {
         w.member("time", RFC3339.format(time))
         w.member("subject", subject)
         w.member("datacontenttype", "application/json")
+        w.member("dataschema", dataSchema(kind))
         w.key("data")
         data(&w)
         w.closeObject()
     }
+
+    /// The `$id` of the JSON Schema of a kind's `data` (docs/openapi.json's components, and
+    /// `GET /v1/schemas/{type}`): receivers validate `data` with it, and a version that
+    /// changed a shape would say so here.
+    public static func dataSchema(_ kind: String) -> String { "urn:beacond:schema:\(kind):1" }
 
     public static func subject(_ payload: EventPayload) -> String {
         switch payload {

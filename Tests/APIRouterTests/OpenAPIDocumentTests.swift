@@ -1,0 +1,47 @@
+import BeaconCore
+import Foundation
+import Testing
+
+@testable import API
+
+/// The document and the routes cannot drift apart: every route of `APIRouter.routes` is an
+/// operation of docs/openapi.json and every operation a route, the daemon serves the file as
+/// the repository holds it, and every event type has its data schema.
+@Suite struct OpenAPIDocumentTests {
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/openapi.json")
+
+    static func document() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any] ?? [:]
+    }
+
+    @Test func everyRouteIsAnOperationAndEveryOperationARoute() throws {
+        let paths = try Self.document()["paths"] as? [String: [String: Any]] ?? [:]
+        var documented: Set<String> = []
+        for (path, operations) in paths {
+            // {client} and the like are one segment each, as `*` is in the route table.
+            let pattern = path.split(separator: "/").map { $0.hasPrefix("{") ? "*" : String($0) }.joined(separator: "/")
+            for method in operations.keys { documented.insert("\(method.uppercased()) \(pattern)") }
+        }
+        let routed = Set(APIRouter.routes.map { "\($0.method) \($0.pattern.joined(separator: "/"))" })
+        #expect(routed.subtracting(documented).isEmpty, "routes missing from the document")
+        #expect(documented.subtracting(routed).isEmpty, "documented operations with no route")
+        #expect(routed.count == 21)
+    }
+
+    @Test func theDaemonServesTheRepositorysDocument() throws {
+        let served = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.text.utf8)) as? NSDictionary
+        #expect(
+            served == (try Self.document()) as NSDictionary, "run scripts/embed-openapi after editing docs/openapi.json"
+        )
+    }
+
+    @Test func everyEventTypeHasAStandAloneDataSchema() throws {
+        for kind in EventPayload.allKinds + ["webhook.test"] {
+            let schema = OpenAPIContract.shared.dataSchema(kind: kind)
+            #expect(schema?["$id"]?.stringValue == CloudEvent.dataSchema(kind), "\(kind)")
+            #expect(schema.map { !$0.serialized.contains("$ref") } == true, "\(kind): references left in")
+        }
+        #expect(OpenAPIContract.shared.dataSchema(kind: "region.entered") == nil)
+    }
+}
