@@ -14,7 +14,8 @@ extension APIRouter {
         guard let schema = OpenAPIContract.shared.dataSchema(kind: kind) else {
             return Reply.error(
                 404, "unknown_event_type",
-                "no event type \"\(type)\"; the types are \(EventPayload.allKinds.joined(separator: ", ")), webhook.test")
+                "no event type \"\(type)\"; the types are \(EventPayload.allKinds.joined(separator: ", ")), webhook.test"
+            )
         }
         return Reply.json(schema)
     }
