@@ -35,6 +35,30 @@ import Testing
         }
     }
 
+    /// The README's `--simulate` line as a user other than root: the packaged paths are not
+    /// theirs, and the exit (69) comes with what to do instead.
+    @Test(.enabled(if: getuid() == 0)) func aUserWhoMayNotWriteThePackagedPathsIsToldWhatToDo() throws {
+        let config = try Self.temporaryFile(
+            "api: {socket: /run/beacond-test-\(getpid())/api.sock}\ngateway: {state_dir: /var/lib/beacond-test-\(getpid())}\n"
+                + "receivers:\n  - {id: r1, position: {x: 0, y: 0}}\nassets:\n  - {id: tag, beacon: {address: \"D0:5E:00:00:00:01\"}}\n"
+        )
+        chmod(URL(fileURLWithPath: config).deletingLastPathComponent().path, 0o755)
+        chmod(config, 0o644)
+        let out = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", Executables.built("beacond").path, "--config",
+                config,
+                "--simulate", "--no-print-events",
+            ])
+        #expect(out.status == 69, "\(out.stderr)")
+        #expect(out.stderr.contains("event=api.unavailable"), "\(out.stderr)")
+        #expect(
+            out.stderr.contains(
+                "may not create /run/beacond-test-\(getpid())/api.sock: run as root or as the beacond user"))
+        #expect(out.stderr.contains("./scripts/run-example puts both in a temporary directory"))
+    }
+
     @Test func checkConfigAcceptsTheExample() throws {
         let out = try Self.run(["--check-config", "--config", "config/example.yaml"])
         #expect(out.status == 0)

@@ -184,6 +184,26 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A simulated site's sightings reach the engine at their own times, as a radio's do: none
+    /// is counted `late`. Before, each second's were handed on together at its end, and every
+    /// tag sending earlier in the second (four of these five) was "late" with no word why.
+    @Test func simulatedSightingsAreNotLate() throws {
+        let tags = (1...5).map { "  - {id: tag\($0), beacon: {address: \"D0:5E:00:00:00:0\($0)\"}}\n" }.joined()
+        let d = try APIDaemon(
+            extra: "receivers:\n  - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}\n"
+                + "  - {id: r2, position: {x: 8, y: 0}, rssi_at_1m: -59}\nassets:\n" + tags
+                + "simulation: {floor: {width: 8, depth: 4}, packet_loss: 0}\n")
+        try d.start(arguments: ["--simulate", "--no-print-events"])
+        let status = try d.waitForStatus("40 sightings from the simulator", timeout: 20) {
+            ($0["counts"] as? [String: Any])?["sightings"] as? Int ?? 0 >= 40
+        }
+        let counts = status["counts"] as? [String: Any] ?? [:]
+        let late = counts["late"] as? Int ?? -1
+        let all = counts["sightings"] as? Int ?? 0
+        #expect(late >= 0 && late * 20 < all, "\(late) of \(all) late")
+        #expect(d.stop() == 0)
+    }
+
     /// Another process's read left open on the state file (here python's, as a `sqlite3`
     /// shell left in a terminal would) pins its write-ahead log, which then grows with every
     /// write; doctor says so, and names the way out. Once the reader is gone the daemon's own

@@ -4,6 +4,10 @@ import BeaconRuntime
 import HTTPServer
 import Logging
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The Unix-socket API (`HTTPServer` with `APIRouter`) on its own thread. Started first, so
 /// that it answers while the rest starts, and stopped last, so that `beaconctl` sees the stop
 /// through. A socket that cannot be bound stops the start (exit 69).
@@ -25,11 +29,22 @@ final class APIService: DaemonService, @unchecked Sendable {
         do {
             try server.start()
         } catch {
-            logger.error("api.unavailable", metadata: ["socket": "\(socket)", "error": "\(error)"])
+            var metadata: Logger.Metadata = ["socket": "\(socket)", "error": "\(error)"]
+            if "\(error)".contains("Permission denied") { metadata["next"] = "\(Self.permissionHint(socket: socket))" }
+            logger.error("api.unavailable", metadata: metadata)
             throw ExitCode(ExitStatus.unavailable)
         }
         threads.spawn(named: "beacond-api") { [server] in server.run() }
         logger.info("api.listening", metadata: ["socket": "\(socket)"])
+    }
+
+    /// What a user other than root does when the socket's directory is not theirs (the
+    /// packaged paths under /run and /var/lib are made by systemd for the beacond user).
+    static func permissionHint(socket: String) -> String {
+        let user = getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) } ?? "uid \(geteuid())"
+        return "\(user) may not create \(socket): run as root or as the beacond user (the unit does), or give "
+            + "api.socket and gateway.state_dir paths \(user) can write; ./scripts/run-example puts both in a "
+            + "temporary directory"
     }
 
     func stop() {
