@@ -49,7 +49,9 @@ enum Main {
         }
         // No command: the usage on standard error and 64 (EX_USAGE), not a help page that
         // exits 0 in a script that forgot its command.
-        if i >= arguments.count, !arguments.contains(where: { ["--help", "-h", "--version"].contains($0) }) {
+        if i >= arguments.count,
+            !arguments.contains(where: { ["--help", "-h", "--version", "--experimental-dump-help"].contains($0) })
+        {
             printError(Beaconctl.helpMessage())
             exit(64)
         }

@@ -55,6 +55,49 @@ import Testing
         #expect(level <= 2.0, "\(exposure)")
     }
 
+    /// Debian policy as lintian (Debian's own checker) reads it: no error and no warning but
+    /// those packaging/debian/lintian-overrides justifies. Two tags belong to this debug,
+    /// dynamically linked build only and are left out here: the shipped build (make deb) is
+    /// stripped and links the Swift runtime statically (BENCHMARKS.md has its lintian run).
+    @Test func lintianFindsNothingInThePackage() throws {
+        let deb = try buildPackage()
+        let lintian = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/lintian"),
+            [
+                "--fail-on", "error,warning", "--tag-display-limit", "0",
+                "--suppress-tags", "custom-library-search-path,unstripped-binary-or-object", deb,
+            ])
+        let findings = (lintian.stdout + lintian.stderr).split(separator: "\n").filter {
+            !$0.contains("root privileges")
+        }
+        #expect(lintian.status == 0 && findings.isEmpty, "\(findings.joined(separator: "\n"))")
+        let fields = try runCommand(URL(fileURLWithPath: "/usr/bin/dpkg-deb"), ["--field", deb])
+        #expect(fields.stdout.contains("\nRecommends: bluez\n") && !fields.stdout.contains("Depends: bluez"))
+        #expect(!fields.stdout.contains("@localhost") && fields.stdout.contains("Maintainer: beacond developers <"))
+
+        // The man pages are written from the commands' definitions: every subcommand and
+        // option --help has is in them, and man renders them without a warning.
+        let root = try Executables.temporaryDirectory()
+        #expect(try runCommand(URL(fileURLWithPath: "/usr/bin/dpkg-deb"), ["-x", deb, root.path]).status == 0)
+        for (tool, expected) in [
+            ("beaconctl", ["beaconctl alarm", "\\-\\-last", "BEACOND_SOCKET", "beaconctl doctor"]),
+            ("beacond", ["\\-\\-check\\-config", "\\-\\-simulate", "beacond replay", "EXIT STATUS"]),
+        ] {
+            let page = root.appendingPathComponent("usr/share/man/man1/\(tool).1.gz").path
+            let text = try runCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", "gzip -dc \(page)"]).stdout
+            for word in expected { #expect(text.contains(word), "\(tool).1 lacks \(word)") }
+            let rendered = try runCommand(
+                URL(fileURLWithPath: "/usr/bin/man"), ["--warnings", "-E", "UTF-8", "-l", "-Tutf8", "-Z", page],
+                environment: ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"])
+            #expect(rendered.status == 0 && rendered.stderr.isEmpty, "\(tool): \(rendered.stderr)")
+        }
+        // md5sums name every file and match it
+        let sums = try runCommand(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "cd \(root.path) && dpkg-deb -I \(deb) md5sums | md5sum --check --quiet"])
+        #expect(sums.status == 0, "\(sums.stdout)\(sums.stderr)")
+    }
+
     @Test func makeInstallHonoursPrefixAndDestdir() throws {
         let root = try Executables.temporaryDirectory()
         let make = try runCommand(
