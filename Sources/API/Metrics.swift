@@ -126,13 +126,51 @@ extension APIRouter {
                 .streamClientsDroppedTotal, server.streamsDropped.load(ordering: .relaxed))
         }
         m.gauge(.uptimeSeconds, (now - context.started).seconds)
+        m.family(.buildInfo)
+        m.sample(.buildInfo, ["version": context.version, "arch": Self.architecture], 1)
+        m.family(.configReloadsTotal)
+        m.sample(.configReloadsTotal, ["result": "applied"], Double(runtime.reloadsApplied))
+        m.sample(.configReloadsTotal, ["result": "refused"], Double(runtime.reloadsRefused))
+        m.receivers(
+            glance.receivers, configured: context.config.receivers.map(\.id), now: now, started: context.started)
         if let site = runtime.site { m.site(site) }
         return .response(
             HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: m.text))
     }
 }
 
+extension APIRouter {
+    static let architecture: String = {
+        #if arch(x86_64)
+            "x86_64"
+        #elseif arch(arm64)
+            "aarch64"
+        #elseif arch(arm)
+            "arm"
+        #else
+            "other"
+        #endif
+    }()
+}
+
 extension MetricsText {
+    /// Each receiver's sightings and the age of its last one: the configured receivers always
+    /// (a silent one is what an alert looks for), and every other one heard.
+    mutating func receivers(
+        _ tallies: [String: ReceiverTallies.Tally], configured: [String], now: Timestamp, started: Timestamp
+    ) {
+        let names = Set(configured).union(tallies.keys).sorted()
+        family(.receiverSightingsTotal)
+        for name in names {
+            sample(.receiverSightingsTotal, ["receiver": name], Double(tallies[name]?.sightings ?? 0))
+        }
+        family(.receiverLastHeardAgeSeconds)
+        for name in names {
+            let age = max(0, (now - (tallies[name]?.lastHeard ?? started)).seconds)
+            sample(.receiverLastHeardAgeSeconds, ["receiver": name], (age * 1000).rounded() / 1000)
+        }
+    }
+
     /// The site's families (SPEC §6.3): the broker connection, batches out and in.
     mutating func site(_ site: StatusReport.Site) {
         gauge(.mqttConnected, site.connected ? 1 : 0)

@@ -45,6 +45,10 @@ public enum Metric: String, CaseIterable, Sendable {
     case siteBatchesLostTotal = "beacond_site_batches_lost_total"
     case siteDroppedTotal = "beacond_site_dropped_total"
     case siteLocator = "beacond_site_locator"
+    case buildInfo = "beacond_build_info"
+    case configReloadsTotal = "beacond_config_reloads_total"
+    case receiverSightingsTotal = "beacond_receiver_sightings_total"
+    case receiverLastHeardAgeSeconds = "beacond_receiver_last_heard_age_seconds"
 
     /// The family's `# HELP` text.
     public var help: String {
@@ -135,6 +139,14 @@ public enum Metric: String, CaseIterable, Sendable {
             "Messages refused whole and records dropped from the site's sightings topics, by reason."
         case .siteLocator:
             "1 while this gateway is the site's locator (it delivers the site's events)."
+        case .buildInfo:
+            "Always 1; the version and architecture of this build are its labels."
+        case .configReloadsTotal:
+            "Configuration reloads (SIGHUP), applied or refused (the file had errors; the old one runs on)."
+        case .receiverSightingsTotal:
+            "Sightings each receiver gave the engine: configured receivers, local adapters and relays."
+        case .receiverLastHeardAgeSeconds:
+            "Seconds since each receiver was last heard, or since the daemon started if it has not been."
         }
     }
 

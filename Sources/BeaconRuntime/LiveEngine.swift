@@ -41,6 +41,8 @@ public final class LiveEngine: @unchecked Sendable {
     /// Sightings the engine has processed, for metrics and benchmarks.
     public let sightingsIngested = Atomic<Int>(0)
     private let timingState = Mutex(Timing())
+    /// Sightings per receiver, counted on the engine's thread.
+    private var receivers = ReceiverTallies()
 
     /// How much time the engine's turns take, for `/metrics` (measured on the daemon's clock).
     public struct Timing: Sendable {
@@ -59,6 +61,8 @@ public final class LiveEngine: @unchecked Sendable {
         public var beacons: Int
         public var clients: Int
         public var unplacedReceivers: [String: Int]
+        /// Each receiver's sightings and when it was last heard (`ReceiverTallies`).
+        public var receivers: [String: ReceiverTallies.Tally] = [:]
         /// When the engine last answered or ended a turn (nil: neither yet).
         public var lastTurn: Timestamp?
         /// The same moment as time since boot (`LiveEngine.elapsed`), when the daemon gives it:
@@ -84,8 +88,11 @@ public final class LiveEngine: @unchecked Sendable {
     /// before this call is counted); else as of the end of its last turn.
     public func glance(waiting timeout: Double) -> Glance {
         let elapsed = self.elapsed
-        return perform(timeout: timeout) { engine, now in (Glance(engine, lastTurn: now, elapsed: elapsed?()), []) }
-            ?? glance
+        return perform(timeout: timeout) { [self] engine, now in
+            var glance = Glance(engine, lastTurn: now, elapsed: elapsed?())
+            glance.receivers = receivers.byReceiver  // on the engine's thread, which counts them
+            return (glance, [])
+        } ?? glance
     }
 
     /// How long ago the engine last ended a turn or answered (nil: never yet). Measured on
@@ -197,6 +204,7 @@ public final class LiveEngine: @unchecked Sendable {
             case let .sightings(batch):
                 for sighting in batch { events += engine.ingest(sighting, notAfter: now) }
                 sightingsIngested.add(batch.count, ordering: .relaxed)
+                receivers.count(batch)
             case let .external(event):
                 events += engine.advance(to: event.time)
                 events.append(event)
@@ -237,7 +245,8 @@ public final class LiveEngine: @unchecked Sendable {
                 $0.busy = TimeSpan(nanoseconds: $0.busy.nanoseconds + took.nanoseconds)
                 $0.lastTurn = took
             }
-            let glance = Glance(engine, lastTurn: started + took, elapsed: elapsed?())
+            var glance = Glance(engine, lastTurn: started + took, elapsed: elapsed?())
+            glance.receivers = receivers.byReceiver
             glanceState.withLock { $0 = glance }
             onTurn?(started + took)
         }

@@ -25,6 +25,11 @@ final class RunningConfig: Sendable {
     }
 
     private let value: Mutex<Loaded>
+    /// Reloads applied and refused since the start (`beacond_config_reloads_total`).
+    private let reloads = Mutex((applied: 0, refused: 0))
+    var reloadCounts: (applied: Int, refused: Int) { reloads.withLock { $0 } }
+    func refused() { reloads.withLock { $0.refused += 1 } }
+
     init(_ config: Config, digest: String, at t: Timestamp) {
         value = Mutex(Loaded(config: config, digest: digest, at: t))
     }
@@ -35,6 +40,7 @@ final class RunningConfig: Sendable {
 
     func replace(_ config: Config, digest: String, at t: Timestamp, needsRestart: [String]) {
         value.withLock { $0 = Loaded(config: config, digest: digest, at: t, needsRestart: needsRestart) }
+        reloads.withLock { $0.applied += 1 }
     }
 }
 
@@ -72,10 +78,12 @@ extension LiveDaemon {
                 fileReadable: secretFileProblem, secretText: secretFileText)
             Self.logWarnings(warnings, to: logger)
         } catch let error as ConfigErrors {
+            running.refused()
             for e in error.errors { logger.error("config.reload_refused", metadata: ["error": "\(e.description)"]) }
             notifier.ready(status: "reload refused (\(error.errors.count) errors); running the previous configuration")
             return
         } catch {
+            running.refused()
             logger.error("config.reload_refused", metadata: ["file": "\(configPath)", "error": "\(error)"])
             notifier.ready(status: "reload refused; running the previous configuration")
             return

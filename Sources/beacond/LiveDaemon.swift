@@ -145,6 +145,7 @@ struct LiveDaemon {
                 status.adapters = adapters.all
                 inputStatus(&status)
                 status.site = site?.status
+                (status.reloadsApplied, status.reloadsRefused) = running.reloadCounts
                 status.stateReserve = keep.reserveStatus
                 return status
             }, errors: errors, clock: WallClock.now, ingest: { engine.submit(.sightings($0)) }, logger: logger)

@@ -10,14 +10,7 @@ struct ConfigAdviceTests {
         try ConfigLoader.loadReporting(yaml: yaml, file: "beacond.yaml").warnings.map(\.description)
     }
 
-    func errors(_ yaml: String) -> [String] {
-        do {
-            _ = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml")
-            return []
-        } catch {
-            return error.errors.map(\.description)
-        }
-    }
+    func errors(_ yaml: String) -> [String] { ConfigErrorTests().errors(yaml) }
 
     static let region =
         "clients:\n  - id: app\n    regions:\n      - {id: door, uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0}\n"
