@@ -31,6 +31,12 @@ public final class APIRouter: Sendable {
         server.logger = context.logger
     }
 
+    /// Makes `/metrics` and `/v1/status` count `server`'s connections and refusals: a second
+    /// listener's router (the TCP one) reports the socket's, so both answer alike.
+    public func reportConnections(of server: HTTPServer) {
+        transport.withLock { $0 = server }
+    }
+
     /// Answers on a request's head alone, before its body is read, when the route table
     /// refuses it: an unknown path (404), a method the path has not (405 with `Allow`), or a
     /// route that needs root or the admin group and a peer that is neither (403) — so a

@@ -17,6 +17,8 @@ public struct Config: Sendable, Equatable {
     public var webhooks: [WebhookSpec] = []
     /// Extension: what the event history keeps of alerts and of telemetry.
     public var history = HistoryRetention()
+    /// Extension: the read-only TCP listener; nil when absent (off).
+    public var http: HTTPListenSettings?
     /// Extension: the simulated site for `beacond simulate` and `--simulate`; nil when absent.
     public var simulation: SimulationSettings?
     /// `site:` (SPEC §6): the gateways of one store meeting on an MQTT broker; nil for a

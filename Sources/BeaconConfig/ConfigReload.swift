@@ -29,6 +29,8 @@ public struct ConfigReload: Sendable, Equatable {
         keep("gateway.id", \.gateway.id)
         keep("gateway.state_dir", \.gateway.stateDir)
         keep("api.socket", \.api.socket)
+        // The listener is bound once, at start, like the API's socket.
+        keep("http", \.http)
         // The broker connection, its will and the election are made once, at start.
         keep("site", \.site)
         self.running = running

@@ -56,6 +56,7 @@ enum IndentationHints {
             positioning: {}
             api: {}
             history: {alerts: {}, telemetry: {}}
+            http: {}
             simulation: {}
             site: {mqtt: {}}
             """

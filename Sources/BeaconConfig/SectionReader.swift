@@ -41,6 +41,7 @@ struct SectionReader {
         if let n = root["api"] { readAPI(n, &config.api) }
         if let n = root["webhooks"] { config.webhooks = readWebhooks(n) }
         if let n = root["history"] { readHistory(n, &config.history) }
+        if let n = root["http"] { config.http = readHTTP(n) }
         if let n = root["simulation"] { config.simulation = readSimulation(n) }
         if let n = root["site"] { config.site = readSite(n, gateway: config.gateway.id) }
     }

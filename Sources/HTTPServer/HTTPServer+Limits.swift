@@ -23,7 +23,7 @@ extension HTTPServer {
                 }
                 return
             }
-            guard let peer = PeerCredentials.of(socket: fd) else {
+            guard let peer = settings.tcp == nil ? PeerCredentials.of(socket: fd) : .network else {
                 Glibc.close(fd)
                 continue
             }

@@ -34,6 +34,9 @@ public final class HTTPServer: @unchecked Sendable {
     public struct Settings: Sendable {
         public var socketPath: String
         public var socketMode: mode_t = 0o660
+        /// Listen on TCP instead (the read-only listener, `http.listen`): clients have no
+        /// kernel credentials (`PeerCredentials.network`) and `socketPath` only names it.
+        public var tcp: (host: String, port: Int)?
         /// Request bodies over this get 413 (SPEC §4.1: 1 MiB).
         public var maxBodyBytes = 1 << 20
         /// A stream with more unsent output than this is dropped.
@@ -62,6 +65,15 @@ public final class HTTPServer: @unchecked Sendable {
 
         public init(socketPath: String) { self.socketPath = socketPath }
 
+        /// A TCP listener on `host:port`, with limits for clients that are all one "user".
+        public init(tcpHost host: String, port: Int, maxConnections: Int = 1024) {
+            socketPath = "\(host):\(port)"
+            tcp = (host, port)
+            self.maxConnections = maxConnections
+            maxConnectionsPerUser = maxConnections
+            rootReserve = 0
+        }
+
         /// Descriptors the connection limits need, for the unit's `LimitNOFILE`.
         public var descriptorsNeeded: Int { maxConnections + rootReserve + 256 }
     }
@@ -85,6 +97,8 @@ public final class HTTPServer: @unchecked Sendable {
     public let streamsDropped = Atomic<Int>(0)
     public let openStreams = Atomic<Int>(0)
     public let openConnections = Atomic<Int>(0)
+    /// The TCP port bound (the kernel's choice when asked for 0); 0 on a Unix socket.
+    public let boundPort = Atomic<Int>(0)
     /// Bytes of request bodies held now against the shared budget.
     public let bufferedRequestBytes = Atomic<Int>(0)
     /// Senders not read now because the body budget is spent.
@@ -130,14 +144,19 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Binds the socket (replacing a stale one). After this returns, clients can connect.
     public func start() throws {
-        listener = try UnixListener.listen(path: settings.socketPath, mode: settings.socketMode)
+        if let tcp = settings.tcp {
+            listener = try TCPListener.listen(host: tcp.host, port: tcp.port)
+            boundPort.store(TCPListener.port(of: listener), ordering: .relaxed)
+        } else {
+            listener = try UnixListener.listen(path: settings.socketPath, mode: settings.socketMode)
+        }
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard epoll >= 0, wakeFD >= 0 else {
             let reason = String(cString: strerror(errno))
             for fd in [listener, epoll, wakeFD, spareFD] where fd >= 0 { Glibc.close(fd) }
-            unlink(settings.socketPath)
+            if settings.tcp == nil { unlink(settings.socketPath) }
             throw UnixListener.Failure(description: "epoll or eventfd: \(reason)")
         }
         watch(listener, events: EPOLLIN.rawValue)
@@ -176,7 +195,7 @@ public final class HTTPServer: @unchecked Sendable {
         Glibc.close(epoll)
         Glibc.close(wakeFD)
         if spareFD >= 0 { Glibc.close(spareFD) }
-        unlink(settings.socketPath)
+        if settings.tcp == nil { unlink(settings.socketPath) }
     }
 
     public func stop() {

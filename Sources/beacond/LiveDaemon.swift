@@ -163,21 +163,24 @@ struct LiveDaemon {
         // In start order; stopped in reverse: the input hands over its last batch, the engine
         // takes a final turn and saves states, held events get a last try, webhooks a last
         // attempt, and the API closes last.
+        let api = APIService(
+            router: APIRouter(context: context, stream: hub), socket: config.api.socket, logger: logger)
         try services.start(
-            [
-                APIService(router: APIRouter(context: context, stream: hub), socket: config.api.socket, logger: logger),
-                WebhookDelivery(
-                    publisher: publisher, store: store, fixed: siteOutboxes, logger: logger, settings: webhookSettings,
-                    makeWorker: { makeWebhookWorker($0, store: store) }),
-                HeldEventsFlush(publisher: publisher, keep: keep, logger: logger),
-                EngineLoop(
-                    engine: engine, maxIdleWait: systemd.maxIdleWait, logger: logger,
-                    onTurn: engineTurned(systemd: systemd, publisher: publisher)),
-            ] + (site.map { [$0] } ?? []) + [
-                input,
-                StateVerifier(store: store, logger: logger),
-                systemd,
-            ])
+            [api] + (try readOnlyListener(context: context, store: store, publisher: publisher, socket: api.server))
+                + [
+                    WebhookDelivery(
+                        publisher: publisher, store: store, fixed: siteOutboxes, logger: logger,
+                        settings: webhookSettings,
+                        makeWorker: { makeWebhookWorker($0, store: store) }),
+                    HeldEventsFlush(publisher: publisher, keep: keep, logger: logger),
+                    EngineLoop(
+                        engine: engine, maxIdleWait: systemd.maxIdleWait, logger: logger,
+                        onTurn: engineTurned(systemd: systemd, publisher: publisher)),
+                ] + (site.map { [$0] } ?? []) + [
+                    input,
+                    StateVerifier(store: store, logger: logger),
+                    systemd,
+                ])
         allStarted.signal()
         logger.info(
             "beacond.started", metadata: ["gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)"])
@@ -187,6 +190,29 @@ struct LiveDaemon {
         signals.forEach { $0.cancel() }
         logSummary(engine: engine, input: input)
         logger.info("beacond.stopped")
+    }
+
+    /// The read-only TCP listener when `http:` asks for one: its own router and event stream
+    /// hub over the same context, behind the token gate.
+    func readOnlyListener(context: APIContext, store: StateStore, publisher: EventPublisher, socket: HTTPServer)
+        throws -> [APIService]
+    {
+        guard let http = config.http else { return [] }
+        var token: String?
+        if let file = http.tokenFile {
+            do {
+                token = try readSecretFile(file)
+            } catch {
+                logger.error("http.token_unreadable", metadata: ["file": "\(file)", "error": "\(error)"])
+                throw ExitCode(ExitStatus.config)
+            }
+        }
+        let hub = EventStreamHub(store: store)
+        publisher.addListener(hub.publish)
+        let router = APIRouter(context: context, stream: hub)
+        let service = APIService(listening: http, router: router, gate: ReadOnlyGate(token: token), logger: logger)
+        router.reportConnections(of: socket)
+        return [service]
     }
 
     /// The journal (with fields) under systemd, standard error otherwise; warnings and errors

@@ -111,11 +111,13 @@ public final class RunningDaemon: @unchecked Sendable {
     public init(
         arguments: [String], environment: [String: String], executable: String = "beacond", launcher: String? = nil
     ) throws {
+        // A path is a program of the system's (a real Prometheus); a name is one of ours.
+        let program = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : Executables.built(executable)
         if let launcher {
             process.executableURL = URL(fileURLWithPath: launcher)
-            process.arguments = [Executables.built(executable).path] + arguments
+            process.arguments = [program.path] + arguments
         } else {
-            process.executableURL = Executables.built(executable)
+            process.executableURL = program
             process.arguments = arguments
         }
         process.environment = environment

@@ -1,5 +1,6 @@
 import API
 import ArgumentParser
+import BeaconConfig
 import BeaconRuntime
 import HTTPServer
 import Logging
@@ -12,7 +13,7 @@ import Logging
 /// that it answers while the rest starts, and stopped last, so that `beaconctl` sees the stop
 /// through. A socket that cannot be bound stops the start (exit 69).
 final class APIService: DaemonService, @unchecked Sendable {
-    let name = "api"
+    var name = "api"
     let server: HTTPServer
     private let socket: String
     private let logger: Logger
@@ -25,6 +26,18 @@ final class APIService: DaemonService, @unchecked Sendable {
         router.attach(server)
     }
 
+    /// The read-only TCP listener (`http:`): the same answers, behind `gate`, on a server and
+    /// thread of its own, so that its clients (a thousand idle ones, a slow dashboard) cannot
+    /// hold up the socket's. Its connections are counted in `/metrics` apart from the socket's.
+    init(listening http: HTTPListenSettings, router: APIRouter, gate: ReadOnlyGate, logger: Logger) {
+        socket = "\(http.host):\(http.port)"
+        self.logger = logger
+        name = "http"
+        server = HTTPServer(settings: HTTPServer.Settings(tcpHost: http.host, port: http.port), handler: router.handle)
+        router.attach(server)
+        server.admit = { request in gate.refusal(request, router: router) }
+    }
+
     func start() throws {
         do {
             try server.start()
@@ -34,8 +47,8 @@ final class APIService: DaemonService, @unchecked Sendable {
             logger.error("api.unavailable", metadata: metadata)
             throw ExitCode(ExitStatus.unavailable)
         }
-        threads.spawn(named: "beacond-api") { [server] in server.run() }
-        logger.info("api.listening", metadata: ["socket": "\(socket)"])
+        threads.spawn(named: name == "api" ? "beacond-api" : "beacond-http") { [server] in server.run() }
+        logger.info(name == "api" ? "api.listening" : "http.listening", metadata: ["socket": "\(socket)"])
     }
 
     /// What a user other than root does when the socket's directory is not theirs (the

@@ -1,0 +1,84 @@
+import BeaconCore
+import HTTPServer
+
+/// What the TCP listener (`http:`) lets through: reads only, and with `token_file` only with
+/// the token. Judged on each request's head, before anything is read or answered.
+///
+/// Why a gate in front of the same router rather than a second API: the answers must be the
+/// Unix socket's, byte for byte, so that a dashboard and `beaconctl` never disagree; what
+/// differs is who may ask. Every change stays on the socket, where the kernel says who the
+/// peer is; a network client has no such credentials, so it is never an admin.
+public struct ReadOnlyGate: Sendable {
+    /// The token every request must carry; nil: none is asked (loopback, or said openly).
+    let token: [UInt8]?
+
+    public init(token: String?) { self.token = token.map { Array($0.utf8) } }
+
+    /// The routes a reader on the network may use: health, positions, zones, beacons, the
+    /// history and its stream, and the contract.
+    static let readable: [[String]] = [
+        "metrics", "v1/status", "v1/assets", "v1/assets/*", "v1/zones", "v1/beacons", "v1/events",
+        "v1/events/stream", "v1/openapi.json", "v1/schemas/*",
+    ].map { $0.split(separator: "/").map(String.init) }
+
+    /// The refusal for a request, or nil to let the router answer it.
+    public func refusal(_ request: HTTPRequest, router: APIRouter) -> HTTPResponse? {
+        if token != nil && !authorized(request) {
+            var response = HTTPResponse.error(
+                status: 401, code: "unauthorized",
+                message: "this listener needs its token: Authorization: Bearer <token> (http.token_file)")
+            response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"beacond\""))
+            return response
+        }
+        let parts = request.path.split(separator: "/").map(String.init)
+        let readable = Self.readable.contains { pattern in
+            pattern.count == parts.count && zip(pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
+        }
+        guard case .route = router.resolve(request) else {
+            return router.admission(request)
+                ?? HTTPResponse.error(status: 404, code: "not_found", message: request.path)
+        }
+        guard request.method == "GET" else { return readOnly(request) }
+        guard readable else {
+            return HTTPResponse.error(
+                status: 404, code: "not_served",
+                message: "\(request.path) is served on the Unix socket only; this listener serves "
+                    + Self.readable.map { "/" + $0.joined(separator: "/") }.joined(separator: ", "))
+        }
+        return router.admission(request)
+    }
+
+    private func readOnly(_ request: HTTPRequest) -> HTTPResponse {
+        var response = HTTPResponse.error(
+            status: 405, code: "read_only",
+            message: "\(request.method) \(request.path) is not served on the TCP listener: it only reads; "
+                + "changes go through the Unix socket (beaconctl), where the peer's credentials are known")
+        response.headers.append((name: "Allow", value: "GET"))
+        return response
+    }
+
+    /// The token from `Authorization: Bearer`, the view's cookie (`beacond_token`) or the
+    /// address's `?token=`, compared in constant time.
+    func authorized(_ request: HTTPRequest) -> Bool {
+        guard let token else { return true }
+        var offered: [String] = []
+        if let header = request.header("authorization"), header.lowercased().hasPrefix("bearer ") {
+            offered.append(String(header.dropFirst(7).trimmingWhitespace))
+        }
+        if let cookies = request.header("cookie") {
+            for pair in cookies.split(separator: ";") {
+                let item = pair.trimmingWhitespace
+                if item.hasPrefix("beacond_token=") { offered.append(String(item.dropFirst(14))) }
+            }
+        }
+        if let query = request.query["token"] { offered.append(query) }
+        return offered.contains { Self.equal(Array($0.utf8), token) }
+    }
+
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in a.indices { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+}

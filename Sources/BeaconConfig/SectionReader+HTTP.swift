@@ -1,0 +1,75 @@
+import BeaconCore
+
+/// `http:` (extension): the read-only TCP listener for what cannot reach the Unix socket — a
+/// Prometheus on another machine, a browser on the floor view (docs/configuration.md).
+public struct HTTPListenSettings: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    /// Every request must carry this file's token (`Authorization: Bearer`, or the page's
+    /// cookie); nil: none is asked for.
+    public var tokenFile: String?
+    /// Listen on an address other than loopback without a token: said, never assumed.
+    public var allowUnauthenticated = false
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// 127.0.0.0/8, ::1 and localhost: reachable from this machine only.
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+extension SectionReader {
+    func readHTTP(_ node: Node) -> HTTPListenSettings? {
+        guard
+            let f = reader.mapping(node, "http", allowed: ["listen", "token_file", "allow_unauthenticated"]),
+            let listenNode = required(f, "listen", in: node), let text = reader.string(listenNode, f.path("listen"))
+        else { return nil }
+        guard let (host, port) = Self.hostAndPort(text) else {
+            reader.fail(
+                listenNode, f.path("listen"),
+                "expected host:port such as \"127.0.0.1:9750\", \"0.0.0.0:9750\" or \"[::1]:9750\", got \"\(text)\"")
+            return nil
+        }
+        var http = HTTPListenSettings(host: host, port: port)
+        with(f, "token_file") { n, p in
+            guard let file = absolutePath(n, p) else { return }
+            if let problem = fileReadable(file) { reader.fail(n, p, "cannot use \"\(file)\": \(problem)") }
+            http.tokenFile = file
+        }
+        with(f, "allow_unauthenticated") { n, p in
+            if let v = reader.bool(n, p) { http.allowUnauthenticated = v }
+        }
+        if http.tokenFile == nil && !http.isLoopback && !http.allowUnauthenticated {
+            reader.fail(
+                listenNode, f.path("listen"),
+                "\(text) without token_file would show the store's positions and events to anyone on the network: "
+                    + "give token_file, listen on 127.0.0.1, or say allow_unauthenticated: true")
+        }
+        return http
+    }
+
+    /// `host:port`, `[v6]:port`; the port 1…65535.
+    static func hostAndPort(_ text: String) -> (String, Int)? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, !host.contains(" "), let port = Int(portText), (1...65535).contains(port) else {
+            return nil
+        }
+        return (String(host), port)
+    }
+}
