@@ -78,13 +78,13 @@ import Testing
 
     @Test(arguments: [
         ("500ms", Int64(500_000_000)), ("30s", 30_000_000_000), ("1.5s", 1_500_000_000), ("5m", 300_000_000_000),
-        ("2h", 7_200_000_000_000),
+        ("2h", 7_200_000_000_000), ("30d", 2_592_000_000_000_000),
     ])
     func durations(text: String, ns: Int64) {
         #expect(TimeSpan(parsing: text)?.nanoseconds == ns)
     }
 
-    @Test(arguments: ["thirty", "30", "-5s", "5 s", "s", "1.s", ".5s", "5d", ""])
+    @Test(arguments: ["thirty", "30", "-5s", "5 s", "s", "1.s", ".5s", "5w", "d", ""])
     func badDurations(text: String) {
         #expect(TimeSpan(parsing: text) == nil)
     }
