@@ -51,7 +51,9 @@ let package = Package(
                 "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "HTTPServer", "Logs", "POSIX", "Publishing",
                 "Storage",
                 logging,
-            ]),
+            ],
+            // Served from the binary: scripts/embed writes it into FloorViewPage.swift.
+            exclude: ["FloorView/floor.html"]),
         // A simulated site: tags walking among receivers through a noisy radio channel, with truth.
         .target(name: "Simulation", dependencies: ["BeaconCore", "BeaconConfig"]),
         // libsystemd (Debian: libsystemd-dev): sd_notify, the watchdog, the journal.

@@ -175,28 +175,24 @@ extension APIRouter {
         }
     }
 
-    func zones() -> HTTPReply {
-        Reply.json(
-            .object([
-                (
-                    "zones",
-                    .array(
-                        context.config.zones.map { zone in
-                            switch zone.shape {
-                            case let .polygon(level, points):
-                                return .object([
-                                    ("id", .string(zone.id)), ("level", .int(level)),
-                                    ("polygon", .array(points.map { .array($0.map { .number($0) }) })),
-                                ])
-                            case let .nearReceiver(receiver, within):
-                                return .object([
-                                    ("id", .string(zone.id)), ("receiver", .string(receiver)),
-                                    ("within", .number(within)),
-                                ])
-                            }
-                        })
-                )
-            ]))
+    func zones() -> HTTPReply { Reply.json(.object([("zones", zonesJSON())])) }
+
+    /// The configured zones: a polygon on a level, or "within N metres of a receiver".
+    func zonesJSON() -> JSONValue {
+        .array(
+            context.config.zones.map { zone in
+                switch zone.shape {
+                case let .polygon(level, points):
+                    return .object([
+                        ("id", .string(zone.id)), ("level", .int(level)),
+                        ("polygon", .array(points.map { .array($0.map { .number($0) }) })),
+                    ])
+                case let .nearReceiver(receiver, within):
+                    return .object([
+                        ("id", .string(zone.id)), ("receiver", .string(receiver)), ("within", .number(within)),
+                    ])
+                }
+            })
     }
 
     func alarmList() -> HTTPReply {

@@ -39,6 +39,7 @@ struct APIRoute: Sendable {
 extension APIRouter {
     /// SPEC §4.1, in the order docs/api.md lists it.
     static let routes: [APIRoute] = [
+        APIRoute("GET", "") { r, _, _ in r.floorView() },
         APIRoute("GET", "metrics") { r, _, _ in r.metrics() },
         APIRoute("GET", "v1/status") { r, _, _ in r.status() },
         APIRoute("GET", "v1/clients") { r, _, _ in r.clients() },
@@ -55,6 +56,7 @@ extension APIRouter {
         APIRoute("GET", "v1/assets") { r, _, _ in r.assets(id: nil) },
         APIRoute("GET", "v1/assets/*") { r, _, c in r.assets(id: c[0]) },
         APIRoute("GET", "v1/zones") { r, _, _ in r.zones() },
+        APIRoute("GET", "v1/floor") { r, _, _ in r.floor() },
         APIRoute("GET", "v1/alarms") { r, _, _ in r.alarmList() },
         APIRoute("PATCH", "v1/alarms/*", admin: true) { r, q, c in r.patchAlarm(id: c[0], body: q.body) },
         APIRoute("GET", "v1/events") { r, q, _ in r.events(q.query) },

@@ -26,14 +26,21 @@ import Testing
         let routed = Set(APIRouter.routes.map { "\($0.method) \($0.pattern.joined(separator: "/"))" })
         #expect(routed.subtracting(documented).isEmpty, "routes missing from the document")
         #expect(documented.subtracting(routed).isEmpty, "documented operations with no route")
-        #expect(routed.count == 21)
+        #expect(routed.count == 23)
     }
 
     @Test func theDaemonServesTheRepositorysDocument() throws {
         let served = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.text.utf8)) as? NSDictionary
         #expect(
-            served == (try Self.document()) as NSDictionary, "run scripts/embed-openapi after editing docs/openapi.json"
+            served == (try Self.document()) as NSDictionary, "run scripts/embed after editing docs/openapi.json"
         )
+    }
+
+    @Test func theDaemonServesTheRepositorysFloorView() throws {
+        let file = Self.file.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/API/FloorView/floor.html")
+        let page = try String(contentsOf: file, encoding: .utf8)
+        #expect(FloorViewPage.html + "\n" == page, "run scripts/embed after editing floor.html")
     }
 
     @Test func everyEventTypeHasAStandAloneDataSchema() throws {

@@ -65,6 +65,8 @@ import Testing
                 types.contains("beacond." + $0)
             }
         }
+        try call("GET", "/", "/", expect: 200)
+        try call("GET", "/v1/floor", "/v1/floor", expect: 200)
         try call("GET", "/metrics", "/metrics", expect: 200)
         try call("GET", "/v1/openapi.json", "/v1/openapi.json", expect: 200)
         try call("GET", "/v1/schemas/region.enter", "/v1/schemas/{type}", expect: 200)

@@ -1,0 +1,65 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The floor view (`GET /`, issue 30) in a real headless Chromium over the read-only listener:
+/// opened with `?token=` as a person would, it goes live with no console error, shows one
+/// marker per asset of the simulated site, moves them as the tags walk, and marks a zone
+/// occupied when its `zone.enter` arrives. The screenshot is kept in .build/test-artifacts.
+@Suite(.serialized) struct FloorViewTests {
+    /// Four tags on a 12 x 8 m floor split into two zones, so that zone changes come soon.
+    static let site = """
+        receivers:
+          - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
+          - {id: r2, position: {x: 12, y: 0}, rssi_at_1m: -59}
+          - {id: r3, position: {x: 12, y: 8}, rssi_at_1m: -59}
+          - {id: r4, position: {x: 0, y: 8}, rssi_at_1m: -59}
+        assets:
+          - {id: tag-1, beacon: {address: "D0:5E:00:00:00:01"}}
+          - {id: tag-2, beacon: {address: "D0:5E:00:00:00:02"}}
+          - {id: tag-3, beacon: {address: "D0:5E:00:00:00:03"}}
+          - {id: tag-4, beacon: {address: "D0:5E:00:00:00:04"}}
+        zones:
+          - {id: west, polygon: [[0, 0], [6, 0], [6, 8], [0, 8]]}
+          - {id: east, polygon: [[6, 0], [12, 0], [12, 8], [6, 8]]}
+        alarms:
+          - {id: traffic, zones: [west, east], on: [enter, exit]}
+        positioning: {floor: [[0, 0], [12, 0], [12, 8], [0, 8]], publish_interval: 1s}
+        simulation: {floor: {width: 12, depth: 8}, walking_speed: [1.0, 1.4]}
+
+        """
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/chromedriver")))
+    func theViewGoesLiveShowsEveryAssetMovesThemAndMarksZones() throws {
+        let port = try freeLoopbackPort()
+        let dir = try Executables.temporaryDirectory()
+        let token = "floor-view-token-7"
+        try (token + "\n").write(to: dir.appendingPathComponent("http.token"), atomically: true, encoding: .utf8)
+        let d = try APIDaemon(
+            extra: Self.site
+                + "http: {listen: \"127.0.0.1:\(port)\", token_file: \(dir.appendingPathComponent("http.token").path)}\n",
+            dir: dir)
+        try d.start(arguments: ["--simulate", "--no-print-events"])
+        let artifacts = Executables.packageRoot.appendingPathComponent(".build/test-artifacts")
+        try FileManager.default.createDirectory(at: artifacts, withIntermediateDirectories: true)
+        let screenshot = artifacts.appendingPathComponent("floor-view.png")
+        try? FileManager.default.removeItem(at: screenshot)
+        let run = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/floor_view.py").path,
+                "http://127.0.0.1:\(port)/?token=\(token)", screenshot.path, "4",
+            ], environment: ["PATH": "/usr/bin:/bin", "HOME": dir.path])
+        let seen = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))) as? [String: Any] ?? [:]
+        #expect(run.status == 0 && seen["failed"] == nil, "\(run.stdout)\(run.stderr)")
+        #expect(seen["address"] as? String == "http://127.0.0.1:\(port)/", "the token left the address bar")
+        #expect(seen["cookie"] as? Bool == true)
+        #expect(seen["markers"] as? Int == 4)
+        #expect((seen["moved"] as? Int ?? 0) >= 1)
+        let enter = seen["enter"] as? [String: Any]
+        #expect(["west", "east"].contains(enter?["zone"] as? String) && enter?["occupied"] as? Bool == true, "\(seen)")
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen)")
+        #expect(FileManager.default.fileExists(atPath: screenshot.path))
+        #expect(d.stop() == 0)
+    }
+}
