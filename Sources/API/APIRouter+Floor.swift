@@ -4,6 +4,10 @@ import BeaconCore
 import BeaconRuntime
 import HTTPServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `GET /v1/floor`: what the floor view draws besides the assets — the floor's outline, its
 /// levels, the receivers with how recently each was heard, and the zones — in one answer, so
 /// that the page needs no knowledge of the configuration file. `GET /` is the view itself.
@@ -35,7 +39,46 @@ extension APIRouter {
                 ("floor", outline ?? .null), ("levels", .array(levels.sorted().map { .int($0) })),
                 ("receivers", .array(receivers)), ("zones", zonesJSON()),
                 ("silent_after_s", .number(Self.silentAfter)),
+                (
+                    "image",
+                    config.floorImage.map { image in
+                        .object([
+                            ("url", .string("/v1/floor/image")), ("scale", .number(image.scale)),
+                            ("origin", .array(image.origin.map { .number($0) })),
+                        ])
+                    } ?? .null
+                ),
             ]))
+    }
+
+    /// The largest floor image served: a plan is a few hundred kilobytes; this bounds what one
+    /// request can make the daemon read.
+    static let floorImageLimit = 16 << 20
+
+    /// `GET /v1/floor/image`: `positioning.floor_image`, read when asked (a plan replaced on
+    /// the disk shows at the next load of the page).
+    func floorImage() -> HTTPReply {
+        guard let image = context.config.floorImage else {
+            return Reply.error(404, "no_floor_image", "positioning.floor_image is not set")
+        }
+        let fd = open(image.file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            return Reply.error(503, "floor_image_unreadable", "\(image.file): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count <= Self.floorImageLimit {
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        guard bytes.count <= Self.floorImageLimit else {
+            return Reply.error(503, "floor_image_too_large", "\(image.file) is over 16 MiB")
+        }
+        var response = HTTPResponse(status: 200, headers: [("Content-Type", image.mediaType)], body: bytes)
+        response.headers.append((name: "Cache-Control", value: "no-cache"))
+        return .response(response)
     }
 
     /// The floor view (`FloorViewPage`): one self-contained page, no network beyond this daemon.

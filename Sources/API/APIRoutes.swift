@@ -57,6 +57,7 @@ extension APIRouter {
         APIRoute("GET", "v1/assets/*") { r, _, c in r.assets(id: c[0]) },
         APIRoute("GET", "v1/zones") { r, _, _ in r.zones() },
         APIRoute("GET", "v1/floor") { r, _, _ in r.floor() },
+        APIRoute("GET", "v1/floor/image") { r, _, _ in r.floorImage() },
         APIRoute("GET", "v1/alarms") { r, _, _ in r.alarmList() },
         APIRoute("PATCH", "v1/alarms/*", admin: true) { r, q, c in r.patchAlarm(id: c[0], body: q.body) },
         APIRoute("GET", "v1/events") { r, q, _ in r.events(q.query) },

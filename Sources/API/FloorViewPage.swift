@@ -90,9 +90,16 @@ enum FloorViewPage {
     (state.floor || []).forEach((p) => add(p[0], p[1]));
     state.receivers.forEach((r) => add(r.x, r.y));
     state.zones.forEach((z) => (z.polygon || []).forEach((p) => add(p[0], p[1])));
+    if (state.image) { const c = imageCorners(); add(c.left, c.top); add(c.right, c.bottom); }
     if (!xs.length) { add(0, 0); add(10, 10); }
     const pad = 1;
     state.bounds = { minX: Math.min(...xs) - pad, maxX: Math.max(...xs) + pad, minY: Math.min(...ys) - pad, maxY: Math.max(...ys) + pad };
+  }
+
+  // The plan's corners in metres: its pixel (0, 0) is top left, the site's origin at `origin`.
+  function imageCorners() {
+    const im = state.image, s = im.scale;
+    return { left: -im.origin[0] / s, top: im.origin[1] / s, right: (im.img.width - im.origin[0]) / s, bottom: (im.origin[1] - im.img.height) / s };
   }
 
   // Metres to canvas pixels: the floor fitted to the canvas, y growing upwards as on a plan.
@@ -123,10 +130,17 @@ enum FloorViewPage {
     if (!state.bounds) return;
     const t = transform(), occupied = occupiedZones();
     const path = (points) => { ctx.beginPath(); points.forEach((p, i) => (i ? ctx.lineTo : ctx.moveTo).call(ctx, t.x(p[0]), t.y(p[1]))); ctx.closePath(); };
+    if (state.image) {
+      const c = imageCorners();
+      ctx.globalAlpha = 0.7;
+      ctx.drawImage(state.image.img, t.x(c.left), t.y(c.top), (c.right - c.left) * t.scale, (c.top - c.bottom) * t.scale);
+      ctx.globalAlpha = 1;
+    }
     if (state.floor) {
       path(state.floor);
       ctx.fillStyle = getComputedStyle(document.body).getPropertyValue("--panel");
-      ctx.fill(); ctx.strokeStyle = "#999"; ctx.lineWidth = 2 * dpr; ctx.stroke();
+      if (!state.image) ctx.fill();
+      ctx.strokeStyle = "#999"; ctx.lineWidth = 2 * dpr; ctx.stroke();
     }
     state.zones.forEach((z, i) => {
       const color = zoneColor(i), on = occupied.has(z.id);
@@ -251,6 +265,13 @@ enum FloorViewPage {
     return fetchJSON("/v1/floor").then((f) => {
       state.floor = f.floor; state.levels = f.levels; state.receivers = f.receivers; state.zones = f.zones;
       state.silentAfter = f.silent_after_s;
+      const key = JSON.stringify(f.image);
+      if (f.image && key !== state.imageKey) {
+        state.imageKey = key;
+        const img = new Image();
+        img.onload = () => { state.image = { img, scale: f.image.scale, origin: f.image.origin }; computeBounds(); };
+        img.src = f.image.url;
+      }
       if (!state.levels.includes(state.level)) state.level = state.levels[0];
       computeBounds(); setLevels(); renderZones();
     });

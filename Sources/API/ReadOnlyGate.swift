@@ -17,7 +17,8 @@ public struct ReadOnlyGate: Sendable {
     /// The routes a reader on the network may use: the floor view, health, positions, zones,
     /// beacons, the history and its stream, and the contract.
     static let readable: [[String]] = [
-        "", "v1/floor", "metrics", "v1/status", "v1/assets", "v1/assets/*", "v1/zones", "v1/beacons", "v1/events",
+        "", "v1/floor", "v1/floor/image", "metrics", "v1/status", "v1/assets", "v1/assets/*", "v1/zones", "v1/beacons",
+        "v1/events",
         "v1/events/stream", "v1/openapi.json", "v1/schemas/*",
     ].map { $0.split(separator: "/").map(String.init) }
 

@@ -19,6 +19,8 @@ public struct Config: Sendable, Equatable {
     public var history = HistoryRetention()
     /// Extension: the read-only TCP listener; nil when absent (off).
     public var http: HTTPListenSettings?
+    /// Extension `positioning.floor_image`: a plan drawn under the floor view.
+    public var floorImage: FloorImage?
     /// Extension: the simulated site for `beacond simulate` and `--simulate`; nil when absent.
     public var simulation: SimulationSettings?
     /// `site:` (SPEC §6): the gateways of one store meeting on an MQTT broker; nil for a

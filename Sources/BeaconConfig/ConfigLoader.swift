@@ -16,20 +16,23 @@ public enum ConfigLoader {
     public static func load(
         yaml text: String, file: String, defaultGatewayID: String = "beacond",
         fileReadable: @escaping (String) -> String? = { _ in nil },
-        secretText: @escaping (String) -> String? = { _ in nil }
+        secretText: @escaping (String) -> String? = { _ in nil },
+        fileHead: @escaping (String) -> FileHead = { _ in .unchecked }
     ) throws(ConfigErrors) -> Config {
         try loadReporting(
             yaml: text, file: file, defaultGatewayID: defaultGatewayID, fileReadable: fileReadable,
-            secretText: secretText
+            secretText: secretText, fileHead: fileHead
         ).config
     }
 
     /// `load`, and the warnings on a valid file (`ConfigError.isWarning`): what it sets up
     /// that can never happen, such as a webhook whose events nothing produces.
+    ///   - fileHead: a file's first bytes, to check that a floor image is one.
     public static func loadReporting(
         yaml text: String, file: String, defaultGatewayID: String = "beacond",
         fileReadable: @escaping (String) -> String? = { _ in nil },
-        secretText: @escaping (String) -> String? = { _ in nil }
+        secretText: @escaping (String) -> String? = { _ in nil },
+        fileHead: @escaping (String) -> FileHead = { _ in .unchecked }
     ) throws(ConfigErrors) -> (config: Config, warnings: [ConfigError]) {
         let reader = NodeReader(file: file)
         let root: Node?
@@ -51,6 +54,7 @@ public enum ConfigLoader {
         config.gateway.id = defaultGatewayID
         if let root, let fields = reader.mapping(root, "", allowed: sections) {
             var sectionReader = SectionReader(reader: reader, fileReadable: fileReadable, secretText: secretText)
+            sectionReader.fileHead = fileHead
             sectionReader.read(fields, into: &config)
             if reader.errors.isEmpty { sectionReader.advise(fields, config) }
         }

@@ -7,6 +7,8 @@ struct SectionReader {
     let reader: NodeReader
     let fileReadable: (String) -> String?
     let secretText: (String) -> String?
+    /// A file's first bytes (what kind of file it is).
+    var fileHead: (String) -> FileHead = { _ in .unchecked }
 
     /// Longest dwell alert: beyond 2 h an alert says more about a forgotten beacon than a visit.
     static let maxDwell = TimeSpan.hours(2)
@@ -27,7 +29,7 @@ struct SectionReader {
         }
         if let n = root["assets"] { config.assets = readAssets(n, ids: &assetIDs) }
         // Before the zones: each zone is checked against the floor and the receivers' levels.
-        if let n = root["positioning"] { readPositioning(n, &config.positioning) }
+        if let n = root["positioning"] { readPositioning(n, &config.positioning, image: &config.floorImage) }
         if let n = root["zones"] {
             config.zones = readZones(
                 n, receivers: receiverIDs, ids: &zoneIDs,
@@ -216,12 +218,13 @@ struct SectionReader {
         return spec
     }
 
-    func readPositioning(_ node: Node, _ p: inout PositioningSettings) {
+    func readPositioning(_ node: Node, _ p: inout PositioningSettings, image: inout FloorImage?) {
         let keys = [
             "publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis", "floor",
-            "estimator", "motion", "body_loss_db",
+            "estimator", "motion", "body_loss_db", "floor_image",
         ]
         guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
+        with(f, "floor_image") { n, path in image = readFloorImage(n, path) }
         with(f, "publish_interval") { n, path in
             if let v = reader.duration(n, path, min: .milliseconds(100), max: .hours(1)) { p.publishInterval = v }
         }

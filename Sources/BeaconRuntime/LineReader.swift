@@ -1,3 +1,5 @@
+import BeaconConfig
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -143,6 +145,20 @@ public func readSecretFile(_ path: String) throws(FileError) -> String {
     var text = try readTextFile(path)
     while let last = text.last, last.isNewline || last == " " { text.removeLast() }
     return text
+}
+
+/// A file's first 64 bytes, for the configuration's checks of what kind of file it is (a
+/// floor image).
+public func fileHead(_ path: String) -> FileHead {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return .unreadable(String(cString: strerror(errno))) }
+    defer { close(fd) }
+    var info = stat()
+    if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return .unreadable("it is a directory") }
+    var bytes = [UInt8](repeating: 0, count: 64)
+    let n = read(fd, &bytes, bytes.count)
+    guard n >= 0 else { return .unreadable(String(cString: strerror(errno))) }
+    return .bytes(Array(bytes[0..<n]))
 }
 
 /// A secret file's key text, or nil when it cannot be read (`secretFileProblem` says why).

@@ -117,7 +117,7 @@ struct Doctor: ParsableCommand {
         do {
             let (loaded, warnings) = try ConfigLoader.loadReporting(
                 yaml: text, file: config, defaultGatewayID: "beacond",
-                fileReadable: secretFileProblem, secretText: secretFileText)
+                fileReadable: secretFileProblem, secretText: secretFileText, fileHead: fileHead)
             // Valid, but set up to do less than it says: each said with its place in the file.
             let advice = warnings.map { warning in
                 var said = warning

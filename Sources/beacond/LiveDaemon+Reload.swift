@@ -75,7 +75,7 @@ extension LiveDaemon {
             let warnings: [ConfigError]
             (new, warnings) = try ConfigLoader.loadReporting(
                 yaml: text, file: configPath, defaultGatewayID: ConfigFile.hostName(),
-                fileReadable: secretFileProblem, secretText: secretFileText)
+                fileReadable: secretFileProblem, secretText: secretFileText, fileHead: fileHead)
             Self.logWarnings(warnings, to: logger)
         } catch let error as ConfigErrors {
             running.refused()

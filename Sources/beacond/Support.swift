@@ -47,7 +47,7 @@ enum ConfigFile {
         do {
             let (config, warnings) = try ConfigLoader.loadReporting(
                 yaml: text, file: path, defaultGatewayID: hostName(),
-                fileReadable: secretFileProblem, secretText: secretFileText)
+                fileReadable: secretFileProblem, secretText: secretFileText, fileHead: fileHead)
             return (config, ConfigDigest.of(text), warnings)
         } catch {
             for e in error.errors { standardError(e.description) }

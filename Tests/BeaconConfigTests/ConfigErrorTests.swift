@@ -267,6 +267,28 @@ import Testing
             ])
     }
 
+    @Test func aFloorImageMustBeAnImageThatCanBeRead() throws {
+        let yaml = "positioning:\n  floor_image: {file: /etc/beacond/plan.png, scale: 20, origin: [10, 190]}\n"
+        func load(_ head: FileHead) -> [String] {
+            do {
+                let config = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml", fileHead: { _ in head })
+                return ["ok \(config.floorImage?.mediaType ?? "-") \(config.floorImage?.scale ?? 0)"]
+            } catch {
+                return error.errors.map(\.description)
+            }
+        }
+        #expect(load(.bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0])) == ["ok image/png 20.0"])
+        #expect(load(.bytes(Array("<?xml version=\"1.0\"?><svg xmlns=".utf8))) == ["ok image/svg+xml 20.0"])
+        #expect(
+            load(.unreadable("No such file or directory")) == [
+                #"beacond.yaml:2:23: positioning.floor_image.file: cannot use "/etc/beacond/plan.png": No such file or directory"#
+            ])
+        #expect(
+            load(.bytes(Array("name,x,y\n".utf8))) == [
+                #"beacond.yaml:2:23: positioning.floor_image.file: "/etc/beacond/plan.png" is not a PNG, JPEG, WebP or SVG image"#
+            ])
+    }
+
     @Test func historyRetentionIsReadPerClassWithinBounds() throws {
         let config = try ConfigLoader.load(
             yaml: "history:\n  alerts: {max_age: 90d}\n  telemetry: {max_age: 2h, max_events: 50000}\n",

@@ -59,6 +59,21 @@ import Testing
         #expect(out.stderr.contains("./scripts/run-example puts both in a temporary directory"))
     }
 
+    /// A floor image that is missing or not an image is refused where the file names it.
+    @Test func aFloorImageThatIsNotAnImageIsAConfigError() throws {
+        let notImage = try Self.temporaryFile("x,y\n1,2\n", name: "plan.png")
+        for (file, message) in [
+            (notImage, "is not a PNG, JPEG, WebP or SVG image"), ("/nonexistent/plan.png", "No such file or directory"),
+        ] {
+            let config = try Self.temporaryFile("positioning:\n  floor_image: {file: \(file), scale: 20}\n")
+            let out = try Self.run(["--check-config", "--config", config])
+            #expect(
+                out.status == 78 && out.stderr.contains("\(config):2:23: positioning.floor_image.file: "),
+                "\(out.stderr)")
+            #expect(out.stderr.contains(message), "\(out.stderr)")
+        }
+    }
+
     @Test func checkConfigAcceptsTheExample() throws {
         let out = try Self.run(["--check-config", "--config", "config/example.yaml"])
         #expect(out.status == 0)

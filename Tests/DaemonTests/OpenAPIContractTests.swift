@@ -25,6 +25,10 @@ import Testing
 
         """
 
+    /// A 1 x 1 PNG: a floor plan as small as one can be.
+    static let onePixelPNG =
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
     /// One request and its answer, as check_contract.py reads them.
     struct Exchange {
         var method: String
@@ -43,9 +47,15 @@ import Testing
 
     @Test func everyAnswerAndEveryEventMatchesTheDocument() throws {
         let receiver = try WebhookReceiver()
+        let dir = try Executables.temporaryDirectory()
+        let plan = dir.appendingPathComponent("plan.png")
+        try Data(base64Encoded: Self.onePixelPNG)!.write(to: plan)
         let d = try APIDaemon(
-            extra: Self.site + "webhooks:\n  - {id: crm, url: \"\(receiver.url)\"}\n",
-            monitoring: "enter_sightings: 1, exit_timeout: 1s, region_limit: 2")
+            extra: Self.site.replacingOccurrences(
+                of: "receivers:\n",
+                with: "positioning: {floor_image: {file: \(plan.path), scale: 20, origin: [10, 190]}}\nreceivers:\n")
+                + "webhooks:\n  - {id: crm, url: \"\(receiver.url)\"}\n",
+            monitoring: "enter_sightings: 1, exit_timeout: 1s, region_limit: 2", dir: dir)
         try d.start()
         var exchanges: [Exchange] = []
         func call(_ method: String, _ path: String, _ route: String, body: String? = nil, expect status: Int) throws {
@@ -67,6 +77,7 @@ import Testing
         }
         try call("GET", "/", "/", expect: 200)
         try call("GET", "/v1/floor", "/v1/floor", expect: 200)
+        try call("GET", "/v1/floor/image", "/v1/floor/image", expect: 200)
         try call("GET", "/metrics", "/metrics", expect: 200)
         try call("GET", "/v1/openapi.json", "/v1/openapi.json", expect: 200)
         try call("GET", "/v1/schemas/region.enter", "/v1/schemas/{type}", expect: 200)
