@@ -21,8 +21,8 @@ struct Beaconctl: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Status.self, Beacons.self, Regions.self, Assets.self, Zones.self, Alarms.self, Alarm.self, Events.self,
-            Outbox.self, Doctor.self, Monitor.self, Unmonitor.self, TestWebhook.self,
+            Status.self, Beacons.self, Regions.self, Assets.self, Zones.self, Map.self, Alarms.self, Alarm.self,
+            Events.self, Outbox.self, Doctor.self, Monitor.self, Unmonitor.self, TestWebhook.self,
         ]
     )
 }
@@ -294,6 +294,26 @@ struct Zones: ParsableCommand {
                 t.add(z["id"]?.cell ?? "-", shape)
             }
             return t.text
+        }
+    }
+}
+
+/// `beaconctl map`: the floor view as an SVG or as text (`FloorMap`).
+struct Map: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The floor with its zones, receivers and assets: an SVG, or a text map for the terminal.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, svg }
+
+    @OptionGroup var common: Common
+    @Option(help: "text (the default) or svg.") var format: Format = .text
+    @Option(help: "The level to draw (default: the lowest).") var level: Int?
+    @Option(help: "Width of the text map in characters.") var columns = 72
+
+    func run() throws {
+        try common.run { api throws(APIClient.Failure) in
+            let map = FloorMap(floor: try api.get("/v1/floor"), assets: try api.get("/v1/assets"), level: level)
+            print(format == .svg ? map.svg() : map.text(columns: max(20, min(columns, 400))), terminator: "")
         }
     }
 }

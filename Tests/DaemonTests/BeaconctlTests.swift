@@ -184,6 +184,41 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// `beaconctl map` draws what the floor view draws: as text, the receivers and the tag
+    /// where the API places them; as SVG (well-formed, read back by Python's XML parser), one
+    /// marker per placed asset and per receiver.
+    @Test func mapDrawsTheFloorAsTextAndSVG() throws {
+        let d = try APIDaemon(
+            extra: Self.simulatedSite + "zones:\n  - {id: dock, polygon: [[0, 0], [4, 0], [4, 4], [0, 4]]}\n")
+        try d.start(arguments: ["--simulate", "--no-print-events"])
+        _ = try d.waitForStatus("the tag placed") { _ in
+            let list = (try? d.client.request("GET", "/v1/assets").object["assets"] as? [[String: Any]]) ?? []
+            return list.first?["position"] is [String: Any]
+        }
+        let text = try ctl(d, ["map", "--columns", "40"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let grid = text.stdout.split(separator: "\n").dropLast()
+        #expect(grid.allSatisfy { $0.count <= 40 })
+        #expect(grid.joined().filter { $0 == "R" || $0 == "r" }.count == 2, "\(text.stdout)")
+        #expect(grid.joined().filter { $0 == "*" }.count == 1, "\(text.stdout)")
+        #expect(text.stdout.contains("level 0: 1 assets (*), 2 receivers"))
+        let svg = try ctl(d, ["map", "--format", "svg"])
+        let file = d.dir.appendingPathComponent("map.svg")
+        try svg.stdout.write(to: file, atomically: true, encoding: .utf8)
+        let counted = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c",
+                "import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]); ns = '{http://www.w3.org/2000/svg}'; "
+                    + "print(sum(1 for c in t.iter(ns + 'circle') if c.get('class') == 'asset'), "
+                    + "sum(1 for c in t.iter(ns + 'polygon') if c.get('class') == 'receiver'), "
+                    + "sum(1 for c in t.iter(ns + 'polygon') if c.get('class') == 'zone'))",
+                file.path,
+            ])
+        #expect(counted.stdout == "1 2 1\n", "\(counted.stdout)\(counted.stderr)")
+        #expect(d.stop() == 0)
+    }
+
     /// A simulated site's sightings reach the engine at their own times, as a radio's do: none
     /// is counted `late`. Before, each second's were handed on together at its end, and every
     /// tag sending earlier in the second (four of these five) was "late" with no word why.
