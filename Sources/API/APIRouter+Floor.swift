@@ -51,6 +51,36 @@ extension APIRouter {
             ]))
     }
 
+    /// `GET /v1/assets/{id}/readings`: what each receiver hears of an asset now (smoothed
+    /// RSSI, last heard, the receiver's position), for `beaconctl calibrate record`.
+    func assetReadings(id: String) -> HTTPReply {
+        let answer = onEngine { engine, now in ((engine.tracker?.readings(asset: id), now), []) }
+        guard let (readings, now) = answer else { return engineUnavailable() }
+        guard let readings else { return Reply.error(404, "unknown_asset", "no asset \"\(id)\"") }
+        return Reply.json(
+            .object([
+                ("asset", .string(id)),
+                (
+                    "readings",
+                    .array(
+                        readings.map { r in
+                            .object([
+                                ("receiver", .string(r.receiver.id)), ("rssi", .round(r.rssi, places: 10)),
+                                ("age_s", .round((now - r.lastSeen).seconds, places: 1000)),
+                                (
+                                    "position",
+                                    .object([
+                                        ("x", .number(r.receiver.position.x)), ("y", .number(r.receiver.position.y)),
+                                        ("z", r.receiver.z.map { .number($0) } ?? .null),
+                                        ("level", .int(r.receiver.level)),
+                                    ])
+                                ),
+                            ])
+                        })
+                ),
+            ]))
+    }
+
     /// The largest floor image served: a plan is a few hundred kilobytes; this bounds what one
     /// request can make the daemon read.
     static let floorImageLimit = 16 << 20

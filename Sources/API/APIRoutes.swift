@@ -55,6 +55,7 @@ extension APIRouter {
         APIRoute("GET", "v1/beacons") { r, q, _ in r.beacons(q.query) },
         APIRoute("GET", "v1/assets") { r, _, _ in r.assets(id: nil) },
         APIRoute("GET", "v1/assets/*") { r, _, c in r.assets(id: c[0]) },
+        APIRoute("GET", "v1/assets/*/readings") { r, _, c in r.assetReadings(id: c[0]) },
         APIRoute("GET", "v1/zones") { r, _, _ in r.zones() },
         APIRoute("GET", "v1/floor") { r, _, _ in r.floor() },
         APIRoute("GET", "v1/floor/image") { r, _, _ in r.floorImage() },

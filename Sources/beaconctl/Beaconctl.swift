@@ -22,7 +22,7 @@ struct Beaconctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Status.self, Beacons.self, Regions.self, Assets.self, Zones.self, Map.self, Alarms.self, Alarm.self,
-            Events.self, Outbox.self, Doctor.self, Monitor.self, Unmonitor.self, TestWebhook.self,
+            Events.self, Outbox.self, Doctor.self, Calibrate.self, Monitor.self, Unmonitor.self, TestWebhook.self,
         ]
     )
 }

@@ -102,6 +102,8 @@ import Testing
         try call("GET", "/v1/assets", "/v1/assets", expect: 200)
         try call("GET", "/v1/assets/cart-17", "/v1/assets/{asset}", expect: 200)
         try call("GET", "/v1/assets/cart-99", "/v1/assets/{asset}", expect: 404)
+        try call("GET", "/v1/assets/cart-17/readings", "/v1/assets/{asset}/readings", expect: 200)
+        try call("GET", "/v1/assets/cart-99/readings", "/v1/assets/{asset}/readings", expect: 404)
         try call("GET", "/v1/zones", "/v1/zones", expect: 200)
         try call("GET", "/v1/alarms", "/v1/alarms", expect: 200)
         try call("PATCH", "/v1/alarms/carts-out", "/v1/alarms/{alarm}", body: "{\"active\": false}", expect: 200)

@@ -38,6 +38,10 @@ final class SimulatedInput: DaemonService, @unchecked Sendable {
     }
 
     func start() throws {
+        // Its clock starts now, after the engine's: sightings stamped before the engine's first
+        // turn would be counted late.
+        simulator = SiteSimulator(
+            config: config, settings: config.simulation ?? SimulationSettings(), seed: seed, start: WallClock.now())
         threads.spawn(named: "beacond-sim") { [self] in run() }
         logger.info(
             "simulation.started",
