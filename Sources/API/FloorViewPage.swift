@@ -163,24 +163,50 @@ enum FloorViewPage {
     });
     // Names beside the dots while they can be read; past 100 assets the list and the filter say who is where.
     const labels = state.assets.size <= 100, text = getComputedStyle(document.body).color;
+    // Accuracy circles while they can be told apart (and filled fast enough): past 200 assets
+    // they would cover the floor, and filling that many overlapping areas costs ~150 ms a
+    // frame without a GPU. The filter brings them back for the assets it keeps.
+    let shown = 0;
+    state.assets.forEach((a) => { if (a.shown && a.level === state.level && visible(a)) shown++; });
+    const halosShown = shown <= 200;
     ctx.font = 11 * dpr + "px system-ui, sans-serif";
+    // One path per kind of mark, filled or stroked once: a thousand assets are three draw
+    // calls, not three thousand (overlapping accuracy circles read as one area, as they should).
+    const halos = new Path2D(), dots = new Path2D(), trails = new Path2D(), named = [];
     state.assets.forEach((a) => {
       if (!a.shown || a.level !== state.level || !visible(a)) return;
       const k = Math.min(1, (now - a.movedAt) / animateMs);
-      const x = a.fromX + (a.x - a.fromX) * k, y = a.fromY + (a.y - a.fromY) * k;
+      const x = t.x(a.fromX + (a.x - a.fromX) * k), y = t.y(a.fromY + (a.y - a.fromY) * k);
       if (a.trail.length > 1) {
-        ctx.beginPath();
-        a.trail.forEach((p, i) => (i ? ctx.lineTo : ctx.moveTo).call(ctx, t.x(p[0]), t.y(p[1])));
-        ctx.lineTo(t.x(x), t.y(y)); ctx.strokeStyle = "rgba(80,120,200,.35)"; ctx.lineWidth = 1.5 * dpr; ctx.stroke();
+        a.trail.forEach((p, i) => (i ? trails.lineTo(t.x(p[0]), t.y(p[1])) : trails.moveTo(t.x(p[0]), t.y(p[1]))));
+        trails.lineTo(x, y);
       }
-      ctx.beginPath(); ctx.arc(t.x(x), t.y(y), Math.max(2, a.accuracy * t.scale), 0, 2 * Math.PI);
-      ctx.fillStyle = "rgba(80,120,200,.12)"; ctx.fill();
-      ctx.beginPath(); ctx.arc(t.x(x), t.y(y), 4 * dpr, 0, 2 * Math.PI); ctx.fillStyle = "#2458c6"; ctx.fill();
-      if (labels) { ctx.fillStyle = text; ctx.fillText(a.id, t.x(x) + 6 * dpr, t.y(y) - 6 * dpr); }
+      if (halosShown) { const r = Math.max(2, a.accuracy * t.scale); halos.moveTo(x + r, y); halos.arc(x, y, r, 0, 2 * Math.PI); }
+      dots.moveTo(x + 4 * dpr, y); dots.arc(x, y, 4 * dpr, 0, 2 * Math.PI);
+      if (labels) named.push([a.id, x, y]);
     });
+    ctx.fillStyle = "rgba(80,120,200,.12)"; ctx.fill(halos);
+    // Hairlines: a stroke wider than a pixel is outlined as a shape first, and a thousand
+    // trails' outlines cost ~100 ms a frame without a GPU.
+    ctx.strokeStyle = "rgba(80,120,200,.45)"; ctx.lineWidth = 1; ctx.stroke(trails);
+    ctx.fillStyle = "#2458c6"; ctx.fill(dots);
+    ctx.fillStyle = text;
+    named.forEach(([id, x, y]) => ctx.fillText(id, x + 6 * dpr, y - 6 * dpr));
   }
 
-  function frame(now) { draw(now); requestAnimationFrame(frame); }
+  // The side lists are text for people (and for tests): brought up to date at most once a
+  // second, so that a thousand positions a second do not relayout the page a thousand times.
+  const dirty = new Set();
+  let zonesDirty = false, listsAt = 0;
+  function flushLists(now) {
+    if (zonesDirty) { zonesDirty = false; renderZones(); }
+    if (!dirty.size || now - listsAt < 1000) return;
+    listsAt = now;
+    dirty.forEach(renderAsset); dirty.clear();
+    $("asset-count").textContent = "(" + state.assets.size + ")";
+  }
+
+  function frame(now) { draw(now); flushLists(now); requestAnimationFrame(frame); }
 
   // Every asset's item in the side list carries what is drawn (data-x, data-y, data-level):
   // the list is the view's text for a screen reader, and what tests read.
@@ -200,15 +226,14 @@ enum FloorViewPage {
     } else { a.fromX = p.x; a.fromY = p.y; }
     a.x = p.x; a.y = p.y; a.level = p.level; a.accuracy = p.accuracy_m || 0; a.movedAt = at; a.shown = true;
     setZones(a, zones || []);
-    renderAsset(a);
-    $("asset-count").textContent = "(" + state.assets.size + ")";
+    dirty.add(a);
   }
 
   function setZones(a, zones) {
     a.zones.forEach((z) => state.occupants.get(z)?.delete(a.id));
     a.zones = zones.slice();
     a.zones.forEach((z) => { if (!state.occupants.has(z)) state.occupants.set(z, new Set()); state.occupants.get(z).add(a.id); });
-    renderZones();
+    zonesDirty = true;
   }
 
   function renderZones() {
@@ -246,6 +271,7 @@ enum FloorViewPage {
       const kind = event.type.slice(13);
       if (kind === "enter" && !a.zones.includes(d.zone)) setZones(a, a.zones.concat([d.zone]));
       if (kind === "exit") setZones(a, a.zones.filter((z) => z !== d.zone));
+      zonesDirty = false; renderZones();  // an alert and its zone's state are shown together
       addAlert(event);
     }
   }
