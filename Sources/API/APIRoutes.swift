@@ -9,15 +9,19 @@ struct APIRoute: Sendable {
     let pattern: [String]
     /// Needs root or `api.admin_group` (SPEC §4.1: everything that changes something).
     let admin: Bool
+    /// Also served on the read-only TCP listener (`ReadOnlyGate`): the floor view, health,
+    /// positions, zones, beacons, the history and its stream, and the contract.
+    let network: Bool
     let handle: @Sendable (APIRouter, HTTPRequest, [String]) -> HTTPReply
 
     init(
-        _ method: String, _ pattern: String, admin: Bool = false,
+        _ method: String, _ pattern: String, admin: Bool = false, network: Bool = false,
         _ handle: @escaping @Sendable (APIRouter, HTTPRequest, [String]) -> HTTPReply
     ) {
         self.method = method
         self.pattern = pattern.split(separator: "/").map(String.init)
         self.admin = admin
+        self.network = network
         self.handle = handle
     }
 
@@ -39,9 +43,9 @@ struct APIRoute: Sendable {
 extension APIRouter {
     /// SPEC §4.1, in the order docs/api.md lists it.
     static let routes: [APIRoute] = [
-        APIRoute("GET", "") { r, _, _ in r.floorView() },
-        APIRoute("GET", "metrics") { r, _, _ in r.metrics() },
-        APIRoute("GET", "v1/status") { r, _, _ in r.status() },
+        APIRoute("GET", "", network: true) { r, _, _ in r.floorView() },
+        APIRoute("GET", "metrics", network: true) { r, _, _ in r.metrics() },
+        APIRoute("GET", "v1/status", network: true) { r, _, _ in r.status() },
         APIRoute("GET", "v1/clients") { r, _, _ in r.clients() },
         APIRoute("GET", "v1/clients/*/regions") { r, _, c in r.regions(client: c[0]) },
         APIRoute("PUT", "v1/clients/*/regions/*", admin: true) { r, q, c in
@@ -52,23 +56,23 @@ extension APIRouter {
         APIRoute("POST", "v1/clients/*/regions/*/request-state", admin: true) { r, _, c in
             r.requestState(client: c[0], region: c[1])
         },
-        APIRoute("GET", "v1/beacons") { r, q, _ in r.beacons(q.query) },
-        APIRoute("GET", "v1/assets") { r, _, _ in r.assets(id: nil) },
-        APIRoute("GET", "v1/assets/*") { r, _, c in r.assets(id: c[0]) },
+        APIRoute("GET", "v1/beacons", network: true) { r, q, _ in r.beacons(q.query) },
+        APIRoute("GET", "v1/assets", network: true) { r, _, _ in r.assets(id: nil) },
+        APIRoute("GET", "v1/assets/*", network: true) { r, _, c in r.assets(id: c[0]) },
         APIRoute("GET", "v1/assets/*/readings") { r, _, c in r.assetReadings(id: c[0]) },
-        APIRoute("GET", "v1/zones") { r, _, _ in r.zones() },
-        APIRoute("GET", "v1/floor") { r, _, _ in r.floor() },
-        APIRoute("GET", "v1/floor/image") { r, _, _ in r.floorImage() },
+        APIRoute("GET", "v1/zones", network: true) { r, _, _ in r.zones() },
+        APIRoute("GET", "v1/floor", network: true) { r, _, _ in r.floor() },
+        APIRoute("GET", "v1/floor/image", network: true) { r, _, _ in r.floorImage() },
         APIRoute("GET", "v1/alarms") { r, _, _ in r.alarmList() },
         APIRoute("PATCH", "v1/alarms/*", admin: true) { r, q, c in r.patchAlarm(id: c[0], body: q.body) },
-        APIRoute("GET", "v1/events") { r, q, _ in r.events(q.query) },
-        APIRoute("GET", "v1/events/stream") { r, q, _ in r.stream.open(q) },
+        APIRoute("GET", "v1/events", network: true) { r, q, _ in r.events(q.query) },
+        APIRoute("GET", "v1/events/stream", network: true) { r, q, _ in r.stream.open(q) },
         APIRoute("POST", "v1/sightings", admin: true) { r, q, _ in r.sightings(q.body) },
         APIRoute("GET", "v1/outbox") { r, _, _ in r.outbox() },
         APIRoute("POST", "v1/webhooks/*/test", admin: true) { r, _, c in r.testWebhook(id: c[0]) },
         APIRoute("GET", "v1/reachability") { r, _, _ in r.reachability() },
-        APIRoute("GET", "v1/openapi.json") { r, _, _ in r.openAPI() },
-        APIRoute("GET", "v1/schemas/*") { r, _, c in r.eventSchema(type: c[0]) },
+        APIRoute("GET", "v1/openapi.json", network: true) { r, _, _ in r.openAPI() },
+        APIRoute("GET", "v1/schemas/*", network: true) { r, _, c in r.eventSchema(type: c[0]) },
     ]
 
     /// What the table makes of a request: its route and captures, or the answer when there

@@ -14,14 +14,6 @@ public struct ReadOnlyGate: Sendable {
 
     public init(token: String?) { self.token = token.map { Array($0.utf8) } }
 
-    /// The routes a reader on the network may use: the floor view, health, positions, zones,
-    /// beacons, the history and its stream, and the contract.
-    static let readable: [[String]] = [
-        "", "v1/floor", "v1/floor/image", "metrics", "v1/status", "v1/assets", "v1/assets/*", "v1/zones", "v1/beacons",
-        "v1/events",
-        "v1/events/stream", "v1/openapi.json", "v1/schemas/*",
-    ].map { $0.split(separator: "/").map(String.init) }
-
     /// The refusal for a request, or nil to let the router answer it.
     public func refusal(_ request: HTTPRequest, router: APIRouter) -> HTTPResponse? {
         if token != nil && !authorized(request) {
@@ -31,20 +23,17 @@ public struct ReadOnlyGate: Sendable {
             response.headers.append((name: "WWW-Authenticate", value: "Bearer realm=\"beacond\""))
             return response
         }
-        let parts = request.path.split(separator: "/").map(String.init)
-        let readable = Self.readable.contains { pattern in
-            pattern.count == parts.count && zip(pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
-        }
-        guard case .route = router.resolve(request) else {
+        guard case let .route(route, _) = router.resolve(request) else {
             return router.admission(request)
                 ?? HTTPResponse.error(status: 404, code: "not_found", message: request.path)
         }
         guard request.method == "GET" else { return readOnly(request) }
-        guard readable else {
+        guard route.network else {
+            let served = APIRouter.routes.filter(\.network).map { "/" + $0.pattern.joined(separator: "/") }
             return HTTPResponse.error(
                 status: 404, code: "not_served",
                 message: "\(request.path) is served on the Unix socket only; this listener serves "
-                    + Self.readable.map { "/" + $0.joined(separator: "/") }.joined(separator: ", "))
+                    + served.joined(separator: ", "))
         }
         return router.admission(request)
     }

@@ -11,7 +11,6 @@ import Synchronization
 /// with no Bluetooth hardware. In the daemon's services it takes the radio input's place.
 final class SimulatedInput: DaemonService, @unchecked Sendable {
     let name = "simulator"
-    private var simulator: SiteSimulator
     private let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     private let threads = ServiceThreads()
@@ -30,19 +29,17 @@ final class SimulatedInput: DaemonService, @unchecked Sendable {
     ) {
         self.deliver = deliver
         receivers = config.site == nil ? nil : LocalReceivers.simulated(config)
-        simulator = SiteSimulator(
-            config: config, settings: config.simulation ?? SimulationSettings(), seed: seed, start: WallClock.now())
         self.logger = logger
         self.seed = seed
         self.config = config
     }
 
     func start() throws {
-        // Its clock starts now, after the engine's: sightings stamped before the engine's first
-        // turn would be counted late.
-        simulator = SiteSimulator(
+        // Made now, after the engine has started: sightings stamped before its first turn
+        // would be counted late.
+        let simulator = SiteSimulator(
             config: config, settings: config.simulation ?? SimulationSettings(), seed: seed, start: WallClock.now())
-        threads.spawn(named: "beacond-sim") { [self] in run() }
+        threads.spawn(named: "beacond-sim") { [self] in run(simulator) }
         logger.info(
             "simulation.started",
             metadata: [
@@ -56,7 +53,8 @@ final class SimulatedInput: DaemonService, @unchecked Sendable {
     /// at their own times, as radios hear them, not together at the end of the step: the
     /// engine's clock follows the wall clock, so a sighting handed on after its time is
     /// counted `late` (a fifth of them were, when each step's went at once).
-    private func run() {
+    private func run(_ simulator: SiteSimulator) {
+        var simulator = simulator
         while !stopRequested.load(ordering: .relaxed) {
             let step = simulator.advance()
             let heard = receivers.map { own in step.sightings.filter { own.contains($0.receiver) } } ?? step.sightings
