@@ -25,6 +25,8 @@ public struct RuntimeStatus: Sendable {
     public var bluezReachable = false
     public var dbusSignals = 0
     public var dbusReconnects = 0
+    /// The receivers whose calibration advertisement BlueZ has taken (`calibration.advertise`).
+    public var advertising: [String] = []
     /// The state directory's disk reserve (`DiskReserve`): its file, size and the alerts it
     /// keeps now; nil when it could not be made.
     public var stateReserve: (file: String, bytes: Int, alerts: Int)?

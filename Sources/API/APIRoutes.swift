@@ -63,6 +63,8 @@ extension APIRouter {
         APIRoute("GET", "v1/zones", network: true) { r, _, _ in r.zones() },
         APIRoute("GET", "v1/floor", network: true) { r, _, _ in r.floor() },
         APIRoute("GET", "v1/floor/image", network: true) { r, _, _ in r.floorImage() },
+        APIRoute("GET", "v1/calibration") { r, _, _ in r.calibration() },
+        APIRoute("DELETE", "v1/calibration", admin: true) { r, _, _ in r.resetCalibration() },
         APIRoute("GET", "v1/alarms") { r, _, _ in r.alarmList() },
         APIRoute("PATCH", "v1/alarms/*", admin: true) { r, q, c in r.patchAlarm(id: c[0], body: q.body) },
         APIRoute("GET", "v1/events", network: true) { r, q, _ in r.events(q.query) },

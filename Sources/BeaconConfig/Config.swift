@@ -26,6 +26,8 @@ public struct Config: Sendable, Equatable {
     /// `site:` (SPEC §6): the gateways of one store meeting on an MQTT broker; nil for a
     /// gateway on its own.
     public var site: SiteSettings?
+    /// Extension: the gateways advertise as calibration beacons (`beaconctl calibrate --auto`).
+    public var calibration = CalibrationSettings()
 
     public init() {}
 
@@ -71,7 +73,7 @@ public struct Config: Sendable, Equatable {
                     on: Set(alarm.on.map { AlarmDefinition.Condition(rawValue: $0.rawValue)! }), dwell: alarm.dwell,
                     assets: alarm.assets.map(Set.init), active: alarm.active)
             },
-            positioning: positioning)
+            positioning: positioning, calibrationUUID: calibration.uuid)
     }
 }
 

@@ -46,6 +46,7 @@ struct SectionReader {
         if let n = root["http"] { config.http = readHTTP(n) }
         if let n = root["simulation"] { config.simulation = readSimulation(n) }
         if let n = root["site"] { config.site = readSite(n, gateway: config.gateway.id) }
+        if let n = root["calibration"] { readCalibration(n, &config.calibration, receivers: config.receivers) }
     }
 
     /// Calls `body` with the node of `key` when the key is present and not null.

@@ -19,6 +19,13 @@ struct AdapterRecord {
     /// 0: fine; 1: discovery restarted for silence; 2: power-cycled for silence.
     var silenceStage = 0
     var silenceStageAt: Timestamp
+    /// The calibration advertisement BlueZ has taken from us on this adapter.
+    var advertising: BeaconAdvertisement?
+    /// A `RegisterAdvertisement` sent and not yet answered.
+    var registering: (serial: UInt32, wanted: BeaconAdvertisement, at: Timestamp)?
+    var advertiseRetryAt = Timestamp(nanoseconds: 0)
+    var advertiseFailures = 0
+    var advertisingUnavailableLogged = false
 }
 
 extension BlueZScanner {
@@ -150,6 +157,10 @@ extension BlueZScanner {
             }
             watchSilence(path, record, now: t)
         }
+        if !settings.advertisements.isEmpty || adapters.values.contains(where: { $0.advertising != nil }) {
+            for path in adapters.keys.sorted() { reconcileAdvertising(path, now: t) }
+        }
+        publishAdvertising()
         if t >= nextSweep {
             nextSweep = t + settings.sweepInterval
             sweepDevices(now: t)

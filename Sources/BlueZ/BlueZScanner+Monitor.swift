@@ -43,9 +43,11 @@ extension BlueZScanner {
         }
     }
 
-    /// Answers BlueZ's calls on the exported monitor objects.
+    /// Answers BlueZ's calls on the exported monitor (and advertisement) objects.
     func answer(_ call: DBusMessageRef) {
-        guard let c = connection, let path = call.path, path.hasPrefix(Self.monitorRoot),
+        guard let c = connection, let path = call.path else { return }
+        if path.hasPrefix(Self.advertisementRoot + "/") { return answerAdvertisement(call, path: path, connection: c) }
+        guard path.hasPrefix(Self.monitorRoot),
             let reply = dbus_message_new_method_return(call.raw)
         else { return }
         defer { dbus_message_unref(reply) }

@@ -9,6 +9,7 @@ extension BlueZScanner {
             answer(message)
             return
         }
+        if registrationAnswered(message) { return }
         guard message.isSignal else { return }
         signalsReceived.add(1, ordering: .relaxed)
         if message.isSignal("org.freedesktop.DBus.Properties", "PropertiesChanged") {
@@ -78,6 +79,7 @@ extension BlueZScanner {
     func objectAdded(path: String, interfaces: MessageReader, live: Bool) {
         interfaces.forEachStringKeyed { interface, _ in
             if interface == Self.monitorManagerInterface { monitorManagers.insert(path) }
+            if interface == Self.advertisingManagerInterface { advertisingManagers.insert(path) }
         }
         interfaces.forEachStringKeyed { interface, properties in
             interfaceAdded(path: path, interface: interface, properties: properties, live: live)
@@ -107,6 +109,8 @@ extension BlueZScanner {
             adapterRemoved(path: path)
         } else if interface == Self.monitorManagerInterface {
             monitorManagers.remove(path)
+        } else if interface == Self.advertisingManagerInterface {
+            advertisingManagers.remove(path)
         }
     }
 }

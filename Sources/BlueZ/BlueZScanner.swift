@@ -49,6 +49,10 @@ public final class BlueZScanner: @unchecked Sendable {
     var adapters: [String: AdapterRecord] = [:]
     /// Adapters that offer org.bluez.AdvertisementMonitorManager1 (passive scanning).
     var monitorManagers: Set<String> = []
+    /// Adapters that offer org.bluez.LEAdvertisingManager1 (calibration advertisements).
+    var advertisingManagers: Set<String> = []
+    /// The receivers this gateway's adapters advertise as now (`calibration.advertise`).
+    public let advertisingReceivers = Mutex<[String]>([])
     var devices: [String: DeviceRecord] = [:]
     var batch: [Sighting] = []
     /// When the current batch was started (the last flush).
@@ -120,6 +124,8 @@ public final class BlueZScanner: @unchecked Sendable {
         if let connection {
             var rounds = 0
             while rounds < 256, turn(connection, waitMs: 0) { rounds += 1 }
+            // Our advertisements end with us (BlueZ would drop them when we leave the bus).
+            for path in adapters.keys.sorted() { unregisterAdvertisement(path) }
         }
         flush()
         logger.info("bluez.scanner.stop")
@@ -237,6 +243,8 @@ public final class BlueZScanner: @unchecked Sendable {
         }
         devices.removeAll()
         monitorManagers.removeAll()
+        advertisingManagers.removeAll()
+        publishAdvertising()
     }
 
     func flush() {

@@ -19,6 +19,8 @@ public struct ScannerSettings: Sendable, Equatable {
     public var deviceTTL = TimeSpan.minutes(2)
     /// How often the device cache is swept.
     public var sweepInterval = TimeSpan.seconds(30)
+    /// The calibration advertisement of each adapter that sends one (by adapter name).
+    public var advertisements: [String: BeaconAdvertisement] = [:]
 
     public init(
         adapters: Set<String>? = nil, minRSSI: Int = -100, passive: Bool = false,

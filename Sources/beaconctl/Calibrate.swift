@@ -16,7 +16,67 @@ import POSIX
 struct Calibrate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fit each receiver's rssi_at_1m and path_loss_exponent from a reference tag at known spots.",
+        discussion: """
+            With --auto, no one walks: the gateways advertise as beacons (calibration.advertise: true), \
+            each receiver hears the others at the distances the receivers' positions give, and the \
+            daemon fits every receiver to what it heard.
+            """,
         subcommands: [Record.self, Fit.self])
+
+    @OptionGroup var common: Common
+    @Flag(help: "Fit each receiver to the other receivers' calibration advertisements (calibration.advertise).")
+    var auto = false
+    @Option(
+        help:
+            "With --auto: forget what was heard, then listen this many seconds before fitting (0: fit what was heard so far)."
+    )
+    var fresh = 0
+
+    func run() throws {
+        guard auto else { throw CleanExit.helpRequest(self) }
+        var answer = JSONValue.null
+        try common.run { api throws(APIClient.Failure) in
+            if fresh > 0 {
+                _ = try api.request("DELETE", "/v1/calibration")
+                print("listening \(fresh) s to the receivers' calibration advertisements…")
+                sleep(UInt32(fresh))
+            }
+            answer = try api.get("/v1/calibration")
+        }
+        if common.json {
+            print(answer.serialized)
+            return
+        }
+        var pairs = Table("HEARER", "ADVERTISER", "DISTANCE_M", "SAMPLES", "MEAN_RSSI", "SD_DB")
+        for p in answer.array("pairs") {
+            pairs.add(
+                p.string("hearer") ?? "?", p.string("advertiser") ?? "?", FloorMap.number(p.double("distance_m") ?? 0),
+                "\(p.int("samples") ?? 0)", FloorMap.number(p.double("mean_rssi") ?? 0),
+                FloorMap.number(p.double("sd_db") ?? 0))
+        }
+        let advertising = answer.array("advertising").compactMap { v -> String? in
+            if case let .string(s) = v { return s } else { return nil }
+        }
+        let here = advertising.isEmpty ? "none" : advertising.joined(separator: ", ")
+        print("advertising here: \(here) · heard since \(answer.string("since") ?? "?")")
+        print(pairs.text, terminator: "")
+        let fits = answer.array("fits").map { f in
+            RSSICalibration.Fit(
+                receiver: f.string("receiver") ?? "?", rssiAt1m: f.double("rssi_at_1m") ?? 0,
+                pathLossExponent: f.double("path_loss_exponent") ?? 0, exponentFitted: f.bool("exponent_fitted"),
+                samples: f.int("pairs") ?? 0, rmsBefore: f.double("rms_before_db") ?? 0,
+                rmsAfter: f.double("rms_after_db") ?? 0)
+        }
+        guard !fits.isEmpty else {
+            printError(
+                "beaconctl: no receiver has heard another's calibration advertisement "
+                    + "\(answer.int("minimum_samples") ?? 5) times yet; with calibration.advertise: true on every "
+                    + "gateway, wait a minute (or give --fresh 120)")
+            throw ExitCode(1)
+        }
+        print("")
+        Fit.report(fits, unit: "PAIRS")
+    }
 
     /// `beaconctl calibrate record --asset TAG --at X,Y`: one spot.
     struct Record: ParsableCommand {
@@ -104,7 +164,12 @@ struct Calibrate: ParsableCommand {
                 printError("beaconctl: no samples in \(samples); record some with beaconctl calibrate record")
                 throw ExitCode(1)
             }
-            var t = Table("RECEIVER", "SAMPLES", "RSSI_AT_1M", "EXPONENT", "RMS_BEFORE_DB", "RMS_AFTER_DB")
+            Self.report(fits, unit: "SAMPLES")
+        }
+
+        /// The fits as a table, then the YAML to paste.
+        static func report(_ fits: [RSSICalibration.Fit], unit: String) {
+            var t = Table("RECEIVER", unit, "RSSI_AT_1M", "EXPONENT", "RMS_BEFORE_DB", "RMS_AFTER_DB")
             for f in fits {
                 t.add(
                     f.receiver, "\(f.samples)", FloorMap.number(f.rssiAt1m),

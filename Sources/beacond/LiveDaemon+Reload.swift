@@ -49,11 +49,22 @@ final class RunningConfig: Sendable {
 /// monitoring settings, assets, zones, alarms and webhooks change without losing region
 /// states (unchanged regions give no second enter) or outbox contents (it is in the store).
 extension LiveDaemon {
-    /// How the scanner uses BlueZ, from the `bluetooth:` section (at start and on a reload).
-    static func scannerSettings(_ bluetooth: BluetoothSettings) -> ScannerSettings {
-        ScannerSettings(
+    /// How the scanner uses BlueZ, from the `bluetooth:` section and, with
+    /// `calibration.advertise`, the advertisement of each of this gateway's receivers (at
+    /// start and on a reload).
+    static func scannerSettings(_ config: Config) -> ScannerSettings {
+        let bluetooth = config.bluetooth
+        var settings = ScannerSettings(
             adapters: bluetooth.adapters.map(Set.init), minRSSI: bluetooth.minRSSI, passive: bluetooth.scan == .passive,
             silenceRestart: bluetooth.silenceRestart, deviceTTL: bluetooth.deviceTTL)
+        guard config.calibration.advertise else { return settings }
+        for r in config.receivers where r.belongs(to: config.gateway.id) {
+            let id = AutoCalibration.identity(of: r.id)
+            settings.advertisements[r.adapter ?? r.id] = BeaconAdvertisement(
+                receiver: r.id, uuid: config.calibration.uuid, major: id.major, minor: id.minor,
+                txPower: Int16(config.calibration.txPower))
+        }
+        return settings
     }
 
     func handleReload(_ reload: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {

@@ -118,7 +118,7 @@ struct LiveDaemon {
             inputStatus = { $0.simulated = true }
         } else {
             let scanner = BlueZScanner(
-                settings: Self.scannerSettings(config.bluetooth), clock: WallClock.now,
+                settings: Self.scannerSettings(config), clock: WallClock.now,
                 output: RadioInput.output(
                     engine: engine, receivers: LocalReceivers(config: config), sightings: own, adapters: adapters,
                     logger: logger),
@@ -128,6 +128,7 @@ struct LiveDaemon {
                 status.bluezReachable = scanner.bluezReachable.load(ordering: .relaxed)
                 status.dbusSignals = scanner.signalsReceived.load(ordering: .relaxed)
                 status.dbusReconnects = scanner.reconnects.load(ordering: .relaxed)
+                status.advertising = scanner.advertisingReceivers.withLock { $0 }
             }
         }
         let systemd = SystemdNotices(

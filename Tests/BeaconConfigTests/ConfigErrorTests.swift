@@ -365,3 +365,44 @@ import Testing
         #expect(body?.positioning.bodyLossDB == 4.5)
     }
 }
+
+/// `calibration:` (extension): its values are checked, and two receivers whose ids would
+/// advertise as the same beacon are refused where advertising is switched on.
+@Suite struct CalibrationConfigTests {
+    func errors(_ yaml: String) -> [String] {
+        do {
+            _ = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml")
+            return []
+        } catch {
+            return error.errors.map(\.description)
+        }
+    }
+
+    @Test func valuesAreCheckedWhereTheyAreWritten() throws {
+        #expect(
+            errors("calibration:\n  uuid: not-a-uuid\n  tx_power: 40\n  tag_offset_db: 3\n") == [
+                #"beacond.yaml:2:9: calibration.uuid: expected a UUID like "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", got "not-a-uuid""#,
+                "beacond.yaml:3:13: calibration.tx_power: must be between -127 and 20, got 40",
+            ])
+        let config = try ConfigLoader.load(
+            yaml: "calibration: {advertise: true, tag_offset_db: 4.5}\n", file: "beacond.yaml")
+        #expect(config.calibration.advertise && config.calibration.tagOffset == 4.5)
+        #expect(config.siteModel.calibrationUUID == AutoCalibration.defaultUUID)
+    }
+
+    @Test func receiversThatWouldAdvertiseAlikeAreRefused() {
+        let receivers = """
+            receivers:
+              - {id: rx228978, position: {x: 0, y: 0}}
+              - {id: rx1033306, position: {x: 5, y: 0}}
+
+            """
+        // The same ids are fine while nobody advertises.
+        #expect(errors(receivers + "calibration: {advertise: false}\n").isEmpty)
+        #expect(
+            errors(receivers + "calibration: {advertise: true}\n") == [
+                "beacond.yaml:4:26: calibration.advertise: receivers \"rx228978\" and \"rx1033306\" would advertise "
+                    + "as the same major and minor (their ids hash alike); rename one"
+            ])
+    }
+}

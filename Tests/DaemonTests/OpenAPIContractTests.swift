@@ -15,6 +15,7 @@ import Testing
               - {id: till, uuid: \(APIDaemon.uuid), major: 7, ranging: true, dwell: [1s]}
         receivers:
           - {id: hci0, position: {x: 0, y: 0, level: 0}, rssi_at_1m: -59}
+          - {id: rx-east, position: {x: 30, y: 0}}
         assets:
           - {id: cart-17, name: Cart 17, beacon: {uuid: \(APIDaemon.uuid), major: 9, minor: 17}}
         zones:
@@ -105,6 +106,10 @@ import Testing
         try call("GET", "/v1/assets/cart-17/readings", "/v1/assets/{asset}/readings", expect: 200)
         try call("GET", "/v1/assets/cart-99/readings", "/v1/assets/{asset}/readings", expect: 404)
         try call("GET", "/v1/zones", "/v1/zones", expect: 200)
+        try d.post(
+            Array(repeating: APIDaemon.calibrationSighting(advertiser: "rx-east", hearer: "hci0", rssi: -85), count: 5))
+        try call("GET", "/v1/calibration", "/v1/calibration", expect: 200)
+        try call("DELETE", "/v1/calibration", "/v1/calibration", expect: 200)
         try call("GET", "/v1/alarms", "/v1/alarms", expect: 200)
         try call("PATCH", "/v1/alarms/carts-out", "/v1/alarms/{alarm}", body: "{\"active\": false}", expect: 200)
         try call("PATCH", "/v1/alarms/carts-out", "/v1/alarms/{alarm}", body: "{\"zones\": []}", expect: 422)

@@ -77,6 +77,28 @@ public final class APIDaemon: @unchecked Sendable {
             + "\"rssi\":\(rssi),\"manufacturer_data\":{\"76\":\"\(payload)\"}}"
     }
 
+    /// beacond's default calibration UUID (`calibration.uuid`).
+    public static let calibrationUUID = "B3AC0CA1-1B8A-4E5D-9C1E-0CA11B8A7E00"
+
+    /// The major and minor receiver `id` advertises as, worked out here independently of the
+    /// daemon: the 32-bit FNV-1a hash of its id.
+    public static func calibrationIdentity(_ id: String) -> (major: Int, minor: Int) {
+        var hash: UInt32 = 2_166_136_261
+        for byte in id.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return (Int(hash >> 16), Int(hash & 0xFFFF))
+    }
+
+    /// A sighting record of receiver `advertiser`'s calibration advertisement heard by `hearer`.
+    public static func calibrationSighting(advertiser: String, hearer: String, rssi: Int) -> String {
+        let id = calibrationIdentity(advertiser)
+        let hex = calibrationUUID.replacingOccurrences(of: "-", with: "").lowercased()
+        let payload = "0215" + hex + String(format: "%04x%04x", id.major, id.minor) + "c5"
+        let t = String(format: "%.3f", Date().timeIntervalSince1970)
+        return
+            "{\"t\":\(t),\"receiver\":\"\(hearer)\",\"address\":\"CA:11:00:00:00:01\","
+            + "\"rssi\":\(rssi),\"manufacturer_data\":{\"76\":\"\(payload)\"}}"
+    }
+
     /// Posts sighting lines and checks they were all accepted.
     public func post(_ lines: [String]) throws {
         let response = try client.request("POST", "/v1/sightings", body: lines.joined(separator: "\n") + "\n")

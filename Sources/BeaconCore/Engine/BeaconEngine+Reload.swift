@@ -47,6 +47,9 @@ extension BeaconEngine {
     public mutating func reconfigureSite(
         _ site: SiteConfiguration, calibrations: [String: ReceiverCalibration], at t: Timestamp
     ) -> Bool {
+        if calibration?.covers(site.receivers, uuid: site.calibrationUUID) != true {
+            calibration = AutoCalibration(receivers: site.receivers, uuid: site.calibrationUUID, start: t)
+        }
         let old = tracker
         guard old?.definition != site || old?.calibrationTable != calibrations else { return false }
         var fresh = AssetTracker(site: site, calibrations: calibrations, lostAfter: settings.exitTimeout, start: t)
@@ -79,5 +82,15 @@ extension BeaconEngine {
                 arm(slot)
             }
         }
+    }
+}
+
+extension BeaconEngine {
+    /// Forgets what the receivers heard of each other (`DELETE /v1/calibration`); false when
+    /// there is no calibration (fewer than two receivers).
+    public mutating func resetCalibration() -> Bool {
+        guard calibration != nil else { return false }
+        calibration!.reset(at: now)
+        return true
     }
 }

@@ -49,6 +49,9 @@ public struct BeaconEngine: Sendable {
     /// Asset positions, zones and alarms; nil when no asset is configured.
     public internal(set) var tracker: AssetTracker?
     var nextPositionTick: Timestamp?
+    /// What the receivers hear of each other's calibration advertisements; nil with fewer
+    /// than two receivers.
+    public internal(set) var calibration: AutoCalibration?
     /// The gateway's radios hear nothing (`setBlind`).
     var blind = false
 
@@ -77,6 +80,8 @@ public struct BeaconEngine: Sendable {
             site: configuration.site, calibrations: configuration.receivers,
             lostAfter: configuration.monitoring.exitTimeout,
             start: start)
+        calibration = AutoCalibration(
+            receivers: configuration.site.receivers, uuid: configuration.site.calibrationUUID, start: start)
         if !tracker.isEmpty {
             self.tracker = tracker
             nextPositionTick = start + tracker.tickInterval
@@ -197,6 +202,10 @@ public struct BeaconEngine: Sendable {
                 at: t)
         }
         guard case let .ibeacon(id) = identity else { return }
+        if id.uuid == calibration?.uuid {
+            calibration!.observe(
+                hearer: sighting.receiver, major: id.major, minor: id.minor, rssi: sighting.rssi, at: t)
+        }
         if records[Int(slot)]!.matchGeneration != indexGeneration { refreshMatches(slot: slot, id: id) }
         let matches = records[Int(slot)]!.matches
         guard !matches.isEmpty else { return }

@@ -144,11 +144,15 @@ public struct SiteConfiguration: Sendable, Equatable {
     public var zones: [ZoneDefinition] = []
     public var alarms: [AlarmDefinition] = []
     public var positioning = PositioningSettings()
+    /// The UUID the site's receivers advertise on for `AutoCalibration` (`calibration.uuid`).
+    public var calibrationUUID = AutoCalibration.defaultUUID
 
     public init(
         receivers: [SiteReceiver] = [], assets: [AssetDefinition] = [], zones: [ZoneDefinition] = [],
-        alarms: [AlarmDefinition] = [], positioning: PositioningSettings = PositioningSettings()
+        alarms: [AlarmDefinition] = [], positioning: PositioningSettings = PositioningSettings(),
+        calibrationUUID: BeaconUUID = AutoCalibration.defaultUUID
     ) {
+        self.calibrationUUID = calibrationUUID
         self.receivers = receivers
         self.assets = assets
         self.zones = zones

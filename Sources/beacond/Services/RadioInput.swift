@@ -89,9 +89,8 @@ final class RadioInput: DaemonService, @unchecked Sendable {
     }
 
     func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata {
-        if reload.running.bluetooth != old.bluetooth {
-            scanner.reconfigure(LiveDaemon.scannerSettings(reload.running.bluetooth))
-        }
+        let new = LiveDaemon.scannerSettings(reload.running)
+        if new != LiveDaemon.scannerSettings(old) { scanner.reconfigure(new) }
         return [:]
     }
 }

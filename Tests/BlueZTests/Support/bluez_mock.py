@@ -12,6 +12,8 @@ Usage (DBUS_SYSTEM_BUS_ADDRESS must point at the private bus):
   bluez_mock.py pair hci0 ADDRESS                # a paired device, as the operator's own
   bluez_mock.py monitor-capable hci0             # the adapter offers AdvertisementMonitorManager1
   bluez_mock.py monitor-objects                  # the monitors a client exports, as BlueZ reads them
+  bluez_mock.py advertising-capable hci0         # the adapter offers LEAdvertisingManager1
+  bluez_mock.py advertised hci0                  # the advertisements registered, as BlueZ read them
   bluez_mock.py wait                             # until org.bluez is on the bus
   bluez_mock.py ibeacon hci0 ADDRESS UUID MAJOR MINOR RSSI [COUNT] [INTERVAL_S]
   bluez_mock.py eddystone-uid hci0 ADDRESS NAMESPACE INSTANCE RSSI [COUNT] [INTERVAL_S]
@@ -28,6 +30,34 @@ import dbus
 BUS = dbus.SystemBus()
 MOCK = 'org.freedesktop.DBus.Mock'
 DEVICE = 'org.bluez.Device1'
+
+
+# As bluetoothd does, RegisterAdvertisement reads the client's advertisement object
+# (Properties.GetAll) before it answers: a client that waits for the answer without
+# serving its objects meanwhile never gets one. The caller is found as the beacond process.
+READ_ADVERTISEMENT = """
+path = str(args[0])
+bus = self.connection
+dbus_iface = ('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus')
+props = None
+for name in bus.call_blocking(*dbus_iface, 'ListNames', '', []):
+    if not name.startswith(':') or name == bus.get_unique_name():
+        continue
+    try:
+        pid = bus.call_blocking(*dbus_iface, 'GetConnectionUnixProcessID', 's', [name])
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            if not f.read().split(b'\\0')[0].endswith(b'beacond'):
+                continue
+        props = bus.call_blocking(name, path, 'org.freedesktop.DBus.Properties', 'GetAll', 's',
+                                  ['org.bluez.LEAdvertisement1'], timeout=1)
+        break
+    except (dbus.exceptions.DBusException, OSError):
+        continue
+if props is None:
+    raise dbus.exceptions.DBusException('could not read ' + path, name='org.bluez.Error.Failed')
+data = ' '.join('%04x:%s' % (int(k), bytes(v).hex()) for k, v in props['ManufacturerData'].items())
+self.__dict__.setdefault('advertised', []).append('%s %s %s %d' % (path, props['Type'], data, int(props.get('TxPower', 0))))
+"""
 
 
 def obj(path):
@@ -104,6 +134,18 @@ def main(argv):
                         {'SupportedMonitorTypes': dbus.Array(['or_patterns'], signature='s')}, dbus_interface=MOCK)
         o.AddMethod('org.bluez.AdvertisementMonitorManager1', 'RegisterMonitor', 'o', '', '', dbus_interface=MOCK)
         o.AddMethod('org.bluez.AdvertisementMonitorManager1', 'UnregisterMonitor', 'o', '', '', dbus_interface=MOCK)
+    elif cmd == 'advertising-capable':
+        o = obj('/org/bluez/' + argv[1])
+        o.AddProperties('org.bluez.LEAdvertisingManager1',
+                        {'ActiveInstances': dbus.Byte(0), 'SupportedInstances': dbus.Byte(4),
+                         'SupportedIncludes': dbus.Array([], signature='s')}, dbus_interface=MOCK)
+        o.AddMethod('org.bluez.LEAdvertisingManager1', 'RegisterAdvertisement', 'oa{sv}', '', READ_ADVERTISEMENT,
+                    dbus_interface=MOCK)
+        o.AddMethod('org.bluez.LEAdvertisingManager1', 'UnregisterAdvertisement', 'o', '', '', dbus_interface=MOCK)
+        o.AddMethod(MOCK, 'GetAdvertised', '', 'as', "ret = self.__dict__.get('advertised', [])", dbus_interface=MOCK)
+    elif cmd == 'advertised':
+        for line in obj('/org/bluez/' + argv[1]).GetAdvertised(dbus_interface=MOCK):
+            print(line)
     elif cmd == 'monitor-objects':
         # As BlueZ does after RegisterMonitor: read the monitors the client exports.
         names = BUS.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus').ListNames(

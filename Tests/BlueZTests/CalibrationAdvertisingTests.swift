@@ -1,0 +1,105 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `calibration.advertise` and `beaconctl calibrate --auto`, through a real bus: each adapter
+/// registers its receiver's calibration iBeacon with BlueZ's LEAdvertisingManager1 (the mock,
+/// like bluetoothd, reads the advertisement back before it answers), the others hear it, and
+/// the daemon fits each receiver to what it heard.
+@Suite(.serialized) struct CalibrationAdvertisingTests {
+    static let uuid = APIDaemon.calibrationUUID
+
+    static func identity(_ receiver: String) -> (major: Int, minor: Int) { APIDaemon.calibrationIdentity(receiver) }
+
+    static func config(_ dir: URL, advertise: Bool) throws -> String {
+        let path = dir.appendingPathComponent("beacond.yaml").path
+        try """
+        gateway: {id: calib, state_dir: \(dir.appendingPathComponent("state").path)}
+        api: {socket: \(dir.appendingPathComponent("api.sock").path)}
+        receivers:
+          - {id: hci0, position: {x: 0, y: 0}}
+          - {id: hci1, position: {x: 2, y: 0}}
+          - {id: hci2, position: {x: 8, y: 0}}
+        calibration: {advertise: \(advertise), tx_power: 4}
+
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func eachAdapterAdvertisesAndTheReceiversAreFittedToEachOther() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        for adapter in ["hci0", "hci1", "hci2"] { try bus.drive("add-adapter", adapter) }
+        try bus.drive("advertising-capable", "hci0")
+        try bus.drive("advertising-capable", "hci1")
+        // hci2's controller cannot advertise: said once, and the others still do.
+        let dir = try Executables.temporaryDirectory()
+        let config = try Self.config(dir, advertise: true)
+        let daemon = try RunningDaemon(arguments: ["--config", config], environment: bus.environment)
+        try daemon.waitUntil("two advertisements registered", timeout: 10) { _, logs in
+            logs.filter { $0.contains("event=adapter.advertising ") }.count == 2
+        }
+        for adapter in ["hci0", "hci1"] {
+            let id = Self.identity(adapter)
+            // Measured power at 1 m: −59 dBm at 0 dBm sent, plus the 4 dBm asked for: −55 (0xc9).
+            let payload =
+                "0215" + Self.uuid.replacingOccurrences(of: "-", with: "").lowercased()
+                + String(format: "%04x%04x", id.major, id.minor) + "c9"
+            let advertised = try bus.drive("advertised", adapter)
+            #expect(
+                advertised == "/org/beacond/advertisement/\(adapter) broadcast 004c:\(payload) 4\n", "\(advertised)")
+        }
+        #expect(
+            daemon.logs.contains {
+                $0.contains("event=adapter.advertising_unavailable") && $0.contains("adapter=hci2")
+            })
+
+        // What each receiver hears of the others: a radio whose 1 m power is −50 dBm and
+        // exponent 2.5 hears 2 m as −58 and 8 m as −73; hci2 hears hci1 (6 m) and hci0 (8 m).
+        func hear(_ hearer: String, _ advertiser: String, _ address: String, _ rssi: Int) throws {
+            let id = Self.identity(advertiser)
+            try bus.drive(
+                "ibeacon", hearer, address, Self.uuid, "\(id.major)", "\(id.minor)", "\(rssi)", "6", "0.02")
+        }
+        try hear("hci0", "hci1", "C0:00:00:00:00:01", -58)
+        try hear("hci0", "hci2", "C0:00:00:00:00:02", -73)
+        try hear("hci1", "hci0", "C0:00:00:00:00:00", -58)
+        try hear("hci1", "hci2", "C0:00:00:00:00:02", -70)
+        try hear("hci2", "hci1", "C0:00:00:00:00:01", -69)
+        try hear("hci2", "hci0", "C0:00:00:00:00:00", -73)
+
+        let socket = dir.appendingPathComponent("api.sock").path
+        let client = UnixHTTPClient(socketPath: socket)
+        var answer: [String: Any] = [:]
+        try daemon.waitUntil("six pairs heard") { _, _ in
+            answer = (try? client.request("GET", "/v1/calibration").object) ?? [:]
+            let pairs = answer["pairs"] as? [[String: Any]] ?? []
+            return pairs.count == 6 && pairs.allSatisfy { ($0["samples"] as? Int ?? 0) >= 5 }
+        }
+        #expect(answer["advertising"] as? [String] == ["hci0", "hci1"], "\(answer)")
+        let fits = answer["fits"] as? [[String: Any]] ?? []
+        let hci0 = fits.first { $0["receiver"] as? String == "hci0" } ?? [:]
+        // Two distances a factor of 4 apart: the exponent is fitted, and the radio comes back.
+        #expect(hci0["exponent_fitted"] as? Bool == true, "\(hci0)")
+        #expect(abs((hci0["rssi_at_1m"] as? Double ?? 0) - -50) < 1, "\(hci0)")
+        #expect(abs((hci0["path_loss_exponent"] as? Double ?? 0) - 2.5) < 0.1, "\(hci0)")
+
+        let ctl = try runCommand(
+            Executables.built("beaconctl"), ["calibrate", "--auto"], environment: ["BEACOND_SOCKET": socket])
+        #expect(ctl.status == 0, "\(ctl.stderr)")
+        #expect(ctl.stdout.contains("advertising here: hci0, hci1"), "\(ctl.stdout)")
+        #expect(ctl.stdout.contains("#   - id: hci0\n      rssi_at_1m: -50."), "\(ctl.stdout)")
+
+        // Told to stop advertising by a reload: each registration is withdrawn from BlueZ.
+        _ = try Self.config(dir, advertise: false)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        try daemon.waitUntil("advertisements withdrawn") { _, _ in
+            ((try? bus.calls("hci0")) ?? []).contains("UnregisterAdvertisement")
+                && ((try? bus.calls("hci1")) ?? []).contains("UnregisterAdvertisement")
+        }
+        // A fresh start forgets what was heard.
+        #expect(try client.request("DELETE", "/v1/calibration").status == 200)
+        #expect((try client.request("GET", "/v1/calibration").object["pairs"] as? [Any])?.isEmpty == true)
+        #expect(daemon.stop() == 0)
+    }
+}
