@@ -7,6 +7,7 @@ extension SectionReader {
             "floor", "sigma_db", "shadowing_distance", "shadowing_time", "noise_db", "fast_fading", "packet_loss",
             "multipath", "body_loss_db",
             "advertising_hz", "rssi_at_1m", "path_loss_exponent", "walking_speed", "pause", "zone_visits", "walls",
+            "receiver_gain_db",
         ]
         guard let f = reader.mapping(node, "simulation", allowed: keys) else { return nil }
         var s = SimulationSettings()
@@ -36,6 +37,7 @@ extension SectionReader {
                 s.pause = v.0...v.1
             }
         }
+        with(f, "receiver_gain_db") { n, p in if let v = reader.double(n, p, 0...20) { s.receiverGainDB = v } }
         with(f, "zone_visits") { n, p in if let v = reader.double(n, p, 0...1) { s.zoneVisits = v } }
         with(f, "walls") { n, p in
             guard let items = reader.sequence(n, p) else { return }

@@ -31,6 +31,9 @@ public struct SimulationSettings: Sendable, Equatable {
     public var pause = TimeSpan.seconds(5)...TimeSpan.seconds(60)
     /// Share of destinations chosen inside a zone (the rest anywhere on the floor).
     public var zoneVisits = 0.5
+    /// Spread (dB, 1 σ) of the receivers' antenna gains, each drawn once: what tells one
+    /// receiver's `rssi_at_1m` from the next one's. 0: every receiver alike.
+    public var receiverGainDB = 0.0
     /// Walls: segments with the loss (dB) a signal takes crossing them.
     public var walls: [Wall] = []
 

@@ -52,6 +52,11 @@ public struct SiteSimulator: Sendable {
     var inside: [[Bool]]
     public private(set) var now: Timestamp
     let step: TimeSpan
+    /// Each receiver's antenna gain (dB, `simulation.receiver_gain_db`), for what it hears and
+    /// what it sends: the spread between radios that calibration is for.
+    public let receiverGains: [Double]
+    /// The receivers' own advertisements, with `calibration.advertise`.
+    var calibration: CalibrationChannel?
 
     public init(config: Config, settings: SimulationSettings, seed: UInt64, start: Timestamp) {
         let site = config.siteModel
@@ -89,6 +94,13 @@ public struct SiteSimulator: Sendable {
         }
         self.shadowing = shadowing
         inside = site.assets.map { _ in site.zones.map { _ in false } }
+        // Drawn from a stream of their own: the tags' draws stay as they were.
+        var gains = SeededRandom(seed: seed ^ 0x6A1_0000_0000_0002)
+        receiverGains = site.receivers.map { _ in settings.receiverGainDB * gains.gaussian() }
+        if config.calibration.advertise {
+            calibration = CalibrationChannel(
+                receivers: site.receivers, uuid: config.calibration.uuid, sigmaDB: settings.sigmaDB, seed: seed)
+        }
     }
 
     /// Advances one advertising interval: every tag moves, advertises once, and each receiver
@@ -121,6 +133,10 @@ public struct SiteSimulator: Sendable {
                 sightings.append(sighting(asset: a, receiver: r, rssi: rssi, at: sent))
             }
         }
+        if var channel = calibration {
+            sightings += channel.advance(at: now, simulator: self)
+            calibration = channel
+        }
         sightings.sort { $0.time < $1.time }
         return (sightings, truth, transitions)
     }
@@ -141,7 +157,7 @@ public struct SiteSimulator: Sendable {
         var d = distance(tag.position, receiver.position)
         if let z = receiver.z, let h = tagHeight { d = (d * d + (z - h) * (z - h)).squareRoot() }
         d = max(d, 0.1)
-        var rssi = settings.rssiAt1m - 10 * settings.pathLossExponent * log10(d)
+        var rssi = settings.rssiAt1m - 10 * settings.pathLossExponent * log10(d) + receiverGains[r]
         rssi -= updatedShadowing(tag: a, receiver: r)
         for wall in settings.walls where Polygon.segmentsMeet(tag.position, receiver.position, wall.from, wall.to) {
             rssi -= wall.lossDB

@@ -41,24 +41,50 @@ struct AutoCalibrationTests {
         // c has no mounting height: the distance is the floor's.
         #expect(pairs[1].distance == 12 && pairs[1].lastHeard == Self.t(1))
         // Only pairs heard at least 5 times are fitted: a<c's two packets are left out.
-        #expect(c.fit().map(\.samples) == [1])
+        #expect(c.fit().map(\.samples) == [1] && c.fitEachAlone().map(\.samples) == [1])
     }
 
-    @Test func theFitRecoversEachHearersRadioAndTheTagOffsetCarriesItOver() {
-        var c = make()
-        // a's radio: −48 dBm at 1 m, exponent 2.8, heard from b (5 m) and c (12 m).
-        let model = { (d: Double) in Int((-48 - 28 * log10(d)).rounded()) }
-        hear(&c, "a", "b", Array(repeating: model(5), count: 8))
-        hear(&c, "a", "c", Array(repeating: model(12), count: 8))
-        let fit = c.fit(previous: ["a": ReceiverCalibration(rssiAt1m: -59, pathLossExponent: 2)])
-        #expect(fit.count == 1 && fit[0].exponentFitted)
-        // Within what whole-dB readings at two distances allow (−67.6 is heard as −68).
-        #expect(abs(fit[0].rssiAt1m - -48) < 2 && abs(fit[0].pathLossExponent - 2.8) < 0.2, "\(fit[0])")
-        #expect(fit[0].rmsAfter < 0.5 && fit[0].rmsBefore > 3, "\(fit[0])")
+    /// Five receivers whose antennas differ by up to 8 dB, each pair heard as the model says
+    /// (`C + g_hearer + g_advertiser − 20·log10 d`): fitted together, each receiver's
+    /// `rssi_at_1m` comes back in the gains' order and within 2 dB of `C + g` (the prior that
+    /// radios differ by about 3 dB shrinks a 4 dB gain by up to 1.8 dB, what five receivers'
+    /// pairs can tell through 4 dB of shadowing), while fitting each receiver alone
+    /// extrapolates from 5–15 m.
+    @Test func fittedTogetherEachReceiversGainComesBack() {
+        let receivers = [(0.0, 0.0), (5, 0), (15, 0), (0, 10), (12, 9)].enumerated().map {
+            SiteReceiver(id: "r\($0.offset)", position: Point(x: $0.element.0, y: $0.element.1), level: 0)
+        }
+        let gains = [4.0, -4, 0, 2, -2]
+        var c = AutoCalibration(receivers: receivers, uuid: AutoCalibration.defaultUUID, start: Self.t(0))!
+        for (h, hearer) in receivers.enumerated() {
+            for (a, advertiser) in receivers.enumerated() where a != h {
+                let dx = hearer.position.x - advertiser.position.x, dy = hearer.position.y - advertiser.position.y
+                let rssi = -55 + gains[h] + gains[a] - 20 * log10((dx * dx + dy * dy).squareRoot())
+                let id = AutoCalibration.identity(of: advertiser.id)
+                for i in 0..<6 {
+                    c.observe(
+                        hearer: hearer.id, major: id.major, minor: id.minor, rssi: Int(rssi.rounded()),
+                        at: Self.t(Int64(i)))
+                }
+            }
+        }
+        let previous = Dictionary(
+            uniqueKeysWithValues: receivers.map { ($0.id, ReceiverCalibration(rssiAt1m: -55, pathLossExponent: 2)) })
+        let fits = c.fit(previous: previous)
+        #expect(fits.map(\.receiver) == ["r0", "r1", "r2", "r3", "r4"])
+        // Loudest to quietest: r0 (+4), r3 (+2), r2 (0), r4 (−2), r1 (−4).
+        #expect(fits.sorted { $0.rssiAt1m > $1.rssiAt1m }.map(\.receiver) == ["r0", "r3", "r2", "r4", "r1"])
+        for (fit, gain) in zip(fits, gains) {
+            #expect(abs(fit.rssiAt1m - (-55 + gain)) < 2, "\(fit)")
+            #expect(fit.rmsAfter < fit.rmsBefore, "\(fit)")
+        }
+        #expect(abs(fits[0].pathLossExponent - 2) < 0.1 && fits[0].exponentFitted)
+        let alone = c.fitEachAlone(previous: previous)
+        #expect(zip(alone, gains).contains { abs($0.rssiAt1m - (-55 + $1)) > 2 }, "\(alone)")
         // Tags 6 dB weaker than the gateways' advertisements: their 1 m power is 6 dB lower.
-        let tags = c.fit(tagOffset: 6)
-        #expect(abs(tags[0].rssiAt1m - (fit[0].rssiAt1m - 6)) < 1e-9)
-        #expect(tags[0].pathLossExponent == fit[0].pathLossExponent)
+        let tags = c.fit(previous: previous, tagOffset: 6)
+        #expect(abs(tags[0].rssiAt1m - (fits[0].rssiAt1m - 6)) < 1e-9)
+        #expect(tags[0].pathLossExponent == fits[0].pathLossExponent)
     }
 
     @Test func identitiesAreStableAndStrangersAreCounted() {

@@ -54,8 +54,10 @@ import Testing
                 $0.contains("event=adapter.advertising_unavailable") && $0.contains("adapter=hci2")
             })
 
-        // What each receiver hears of the others: a radio whose 1 m power is −50 dBm and
-        // exponent 2.5 hears 2 m as −58 and 8 m as −73; hci2 hears hci1 (6 m) and hci0 (8 m).
+        // What each receiver hears of the others: the gateways' signal is −55 dBm at 1 m and
+        // the room's exponent 2.0; hci0's antenna is 3 dB better than hci1's, hci2's 3 dB
+        // worse, on sending as on hearing. So hci0 and hci1 (2 m) hear each other at −58,
+        // hci0 and hci2 (8 m) at −73, hci1 and hci2 (6 m) at −74.
         func hear(_ hearer: String, _ advertiser: String, _ address: String, _ rssi: Int) throws {
             let id = Self.identity(advertiser)
             try bus.drive(
@@ -64,8 +66,8 @@ import Testing
         try hear("hci0", "hci1", "C0:00:00:00:00:01", -58)
         try hear("hci0", "hci2", "C0:00:00:00:00:02", -73)
         try hear("hci1", "hci0", "C0:00:00:00:00:00", -58)
-        try hear("hci1", "hci2", "C0:00:00:00:00:02", -70)
-        try hear("hci2", "hci1", "C0:00:00:00:00:01", -69)
+        try hear("hci1", "hci2", "C0:00:00:00:00:02", -74)
+        try hear("hci2", "hci1", "C0:00:00:00:00:01", -74)
         try hear("hci2", "hci0", "C0:00:00:00:00:00", -73)
 
         let socket = dir.appendingPathComponent("api.sock").path
@@ -78,17 +80,22 @@ import Testing
         }
         #expect(answer["advertising"] as? [String] == ["hci0", "hci1"], "\(answer)")
         let fits = answer["fits"] as? [[String: Any]] ?? []
-        let hci0 = fits.first { $0["receiver"] as? String == "hci0" } ?? [:]
-        // Two distances a factor of 4 apart: the exponent is fitted, and the radio comes back.
-        #expect(hci0["exponent_fitted"] as? Bool == true, "\(hci0)")
-        #expect(abs((hci0["rssi_at_1m"] as? Double ?? 0) - -50) < 1, "\(hci0)")
-        #expect(abs((hci0["path_loss_exponent"] as? Double ?? 0) - 2.5) < 0.1, "\(hci0)")
+        let fitted = fits.map { $0["rssi_at_1m"] as? Double ?? 0 }
+        // The receivers come back in the order of their gains (three pairs cannot tell more:
+        // the estimator's accuracy is AutoCalibrationTests' and BENCHMARKS.md's), hci0 near
+        // its −52, and each fits its pairs better than the configured default did.
+        #expect(fits.map { $0["receiver"] as? String } == ["hci0", "hci1", "hci2"], "\(fits)")
+        #expect(fitted.count == 3 && fitted[0] > fitted[1] && fitted[1] > fitted[2], "\(fits)")
+        #expect(abs(fitted[0] - -52) < 2, "\(fits)")
+        #expect(fits.allSatisfy { ($0["rms_after_db"] as? Double ?? 9) < ($0["rms_before_db"] as? Double ?? 0) })
+        #expect(abs((fits.first?["path_loss_exponent"] as? Double ?? 0) - 2) < 0.2, "\(fits)")
 
         let ctl = try runCommand(
             Executables.built("beaconctl"), ["calibrate", "--auto"], environment: ["BEACOND_SOCKET": socket])
         #expect(ctl.status == 0, "\(ctl.stderr)")
         #expect(ctl.stdout.contains("advertising here: hci0, hci1"), "\(ctl.stdout)")
-        #expect(ctl.stdout.contains("#   - id: hci0\n      rssi_at_1m: -50."), "\(ctl.stdout)")
+        #expect(ctl.stdout.contains("hci0    hci2        8           6"), "\(ctl.stdout)")
+        #expect(ctl.stdout.contains("#   - id: hci0\n      rssi_at_1m: -5"), "\(ctl.stdout)")
 
         // Told to stop advertising by a reload: each registration is withdrawn from BlueZ.
         _ = try Self.config(dir, advertise: false)

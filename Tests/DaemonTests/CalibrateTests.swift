@@ -71,3 +71,38 @@ import Testing
         #expect(d.stop() == 0)
     }
 }
+
+/// `calibrate --auto` on a simulated site: the simulator sends every receiver's calibration
+/// advertisement through its channel, the daemon tallies what the others hear, and beaconctl
+/// prints the pairs and the fit, after forgetting what was heard with `--fresh`.
+@Suite(.serialized) struct SimulatedAutoCalibrationTests {
+    @Test func theSimulatedReceiversAreFittedToEachOther() throws {
+        let d = try APIDaemon(
+            extra: """
+                receivers:
+                  - {id: west, position: {x: 2, y: 5}}
+                  - {id: mid, position: {x: 10, y: 5}}
+                  - {id: east, position: {x: 18, y: 5}}
+                  - {id: far, position: {x: 10, y: 18}}
+                assets:
+                  - {id: tag, beacon: {address: "D0:5E:00:00:00:01"}}
+                calibration: {advertise: true}
+                simulation: {floor: {width: 20, depth: 20}, sigma_db: 2, packet_loss: 0.1}
+
+                """)
+        try d.start(arguments: ["--simulate", "--no-print-events"])
+        let ctl = try runCommand(
+            Executables.built("beaconctl"), ["calibrate", "--auto", "--fresh", "3", "--socket", d.socketPath])
+        #expect(ctl.status == 0, "\(ctl.stdout)\(ctl.stderr)")
+        // Four receivers on one floor: 12 pairs, each heard at 5 Hz for 3 s.
+        let ids: Set<Substring> = ["west", "mid", "east", "far"]
+        let pairs = ctl.stdout.split(separator: "\n").filter { line in
+            let words = line.split(separator: " ")
+            return words.count == 6 && ids.contains(words[0]) && ids.contains(words[1])
+        }
+        #expect(pairs.count == 12, "\(ctl.stdout)")
+        #expect(ctl.stdout.contains("west    east        16"), "\(ctl.stdout)")
+        for id in ["west", "mid", "east", "far"] { #expect(ctl.stdout.contains("#   - id: \(id)\n")) }
+        #expect(d.stop() == 0)
+    }
+}

@@ -136,14 +136,71 @@ public struct AutoCalibration: Sendable {
         }
     }
 
-    /// Each hearer's fit, one sample per pair heard at least `minimumSamples` times (its mean,
-    /// less `tagOffset`: what a tag there would be heard at), so that a loud pair counts once,
-    /// not once per packet. `previous` gives the "before" of each fit.
-    public func fit(previous: [String: ReceiverCalibration] = [:], tagOffset: Double = 0) -> [RSSICalibration.Fit] {
+    /// Each hearer's fit on its own, one sample per pair heard at least `minimumSamples`
+    /// times (its mean, less `tagOffset`), as `calibrate fit` fits a reference tag. Kept to
+    /// show why it is not used: from pairs 10–20 m apart it extrapolates to 1 m, and a few dB
+    /// of one pair's shadowing become 10 dB in `rssi_at_1m` (BENCHMARKS.md).
+    public func fitEachAlone(previous: [String: ReceiverCalibration] = [:], tagOffset: Double = 0)
+        -> [RSSICalibration.Fit]
+    {
         let samples = pairs.filter { $0.samples >= Self.minimumSamples }.map {
             RSSICalibration.Sample(receiver: $0.hearer, distance: $0.distance, rssi: $0.meanRSSI - tagOffset)
         }
         return RSSICalibration.fit(samples, previous: previous)
+    }
+
+    /// Shadowing between two fixed receivers (dB, 1 σ), which time does not average away.
+    public static let pairShadowingDB = 4.0
+    /// How far apart radios' gains usually are (dB, 1 σ), and how far a room's exponent is
+    /// from the configured one: the priors that keep a fit to few pairs from wandering.
+    public static let gainSpreadDB = 3.0
+    public static let exponentSpread = 0.5
+
+    /// Every receiver fitted at once, as the pairs are heard: a pair's mean RSSI is
+    /// `C + g_hearer + g_advertiser − 10·n·log10(d)`, one antenna's gain `g` counting when it
+    /// sends and when it hears, one exponent `n` for the room. Solved by least squares with
+    /// priors (each `g` around 0 within `gainSpreadDB`, `n` around the configured exponent
+    /// within `exponentSpread`), so that a receiver is moved from "like the others" only as
+    /// far as its pairs show. A receiver's `rssi_at_1m` is then `C + g − tagOffset`: what it
+    /// hears of a tag at 1 m. "Before" is each hearer's pairs against its configured values;
+    /// "after", against the fitted model.
+    public func fit(previous: [String: ReceiverCalibration] = [:], tagOffset: Double = 0) -> [RSSICalibration.Fit] {
+        let usable = pairs.filter { $0.samples >= Self.minimumSamples }
+        guard !usable.isEmpty else { return [] }
+        var slot: [String: Int] = [:]
+        for p in usable {
+            for id in [p.hearer, p.advertiser] where slot[id] == nil { slot[id] = slot.count }
+        }
+        let exponents = slot.keys.map { previous[$0]?.pathLossExponent ?? 2 }.sorted()
+        let priorExponent = exponents[exponents.count / 2]
+        var system = NormalEquations(unknowns: 2 + slot.count)
+        for p in usable {
+            system.add(
+                [(0, 1), (1, -10 * log10(p.distance)), (2 + slot[p.hearer]!, 1), (2 + slot[p.advertiser]!, 1)],
+                p.meanRSSI)
+        }
+        let s = Self.pairShadowingDB
+        system.add([(1, 1)], priorExponent, weight: pow(s / Self.exponentSpread, 2))
+        for i in 0..<slot.count { system.add([(2 + i, 1)], 0, weight: pow(s / Self.gainSpreadDB, 2)) }
+        guard let x = system.solve() else { return [] }
+        let logs = usable.map { log10($0.distance) }
+        let fitted = logs.max()! - logs.min()! >= RSSICalibration.minimumLogSpread
+        var byHearer: [String: [Pair]] = [:]
+        for p in usable { byHearer[p.hearer, default: []].append(p) }
+        return byHearer.keys.sorted().map { id in
+            let list = byHearer[id]!
+            let old = previous[id] ?? ReceiverCalibration(rssiAt1m: -59, pathLossExponent: 2)
+            func rms(_ predicted: (Pair) -> Double) -> Double {
+                (list.reduce(0) { $0 + pow($1.meanRSSI - predicted($1), 2) } / Double(list.count)).squareRoot()
+            }
+            let before = rms { (old.rssiAt1m ?? -59) + tagOffset - 10 * old.pathLossExponent * log10($0.distance) }
+            let after = rms {
+                x[0] + x[2 + slot[$0.hearer]!] + x[2 + slot[$0.advertiser]!] - 10 * x[1] * log10($0.distance)
+            }
+            return RSSICalibration.Fit(
+                receiver: id, rssiAt1m: x[0] + x[2 + slot[id]!] - tagOffset, pathLossExponent: x[1],
+                exponentFitted: fitted, samples: list.count, rmsBefore: before, rmsAfter: after)
+        }
     }
 
     /// Metres between two receivers on one level; nil across levels (a floor between them is
