@@ -54,20 +54,7 @@ extension APIRouter {
                             ])
                         })
                 ),
-                (
-                    "fits",
-                    .array(
-                        fits.map { f in
-                            .object([
-                                ("receiver", .string(f.receiver)), ("pairs", .int(f.samples)),
-                                ("rssi_at_1m", .round(f.rssiAt1m, places: 10)),
-                                ("path_loss_exponent", .round(f.pathLossExponent, places: 100)),
-                                ("exponent_fitted", .bool(f.exponentFitted)),
-                                ("rms_before_db", .round(f.rmsBefore, places: 10)),
-                                ("rms_after_db", .round(f.rmsAfter, places: 10)),
-                            ])
-                        })
-                ),
+                ("fits", .array(fits.map(\.json))),
             ]))
     }
 

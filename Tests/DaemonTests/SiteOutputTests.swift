@@ -143,6 +143,26 @@ import Testing
         try listener.waitUntil("the retained config") { $0.count == 1 }
         try broker.publish("homeassistant/status", "online")
         try listener.waitUntil("the config sent again", timeout: 10) { m in m.contains { !$0.retained } }
+
+        // The receivers hear each other's calibration advertisements: the locator keeps the
+        // fit on the retained `calibration` topic (docs/sites.md).
+        var heard: [String] = []
+        for (hearer, advertiser, rssi) in [("r1", "r2", -79), ("r2", "r1", -79), ("r1", "r3", -82), ("r3", "r1", -82)] {
+            heard += Array(
+                repeating: APIDaemon.calibrationSighting(advertiser: advertiser, hearer: hearer, rssi: rssi), count: 5)
+        }
+        try gw1.post(heard)
+        var calibration: [String: Any] = [:]
+        let until = Date().addingTimeInterval(10)
+        while Date() < until, calibration.isEmpty {
+            if let text = try broker.retained("beacond/store-1/calibration") {
+                calibration = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
+            }
+            usleep(100_000)
+        }
+        let fits = calibration["fits"] as? [[String: Any]] ?? []
+        #expect(fits.compactMap { $0["receiver"] as? String } == ["r1", "r2", "r3"], "\(calibration)")
+        #expect(calibration["uuid"] as? String == APIDaemon.calibrationUUID)
         #expect(gw1.stop() == 0)
     }
 

@@ -222,3 +222,37 @@ extension AutoCalibration.Tally {
         last = t
     }
 }
+
+extension RSSICalibration.Fit {
+    /// As `/v1/calibration` and the site's retained `calibration` topic give it.
+    public var json: JSONValue {
+        func rounded(_ v: Double, _ places: Double = 10) -> JSONValue { .number((v * places).rounded() / places) }
+        return .object([
+            ("receiver", .string(receiver)), ("pairs", .number(Double(samples))), ("rssi_at_1m", rounded(rssiAt1m)),
+            ("path_loss_exponent", rounded(pathLossExponent, 100)), ("exponent_fitted", .bool(exponentFitted)),
+            ("rms_before_db", rounded(rmsBefore)), ("rms_after_db", rounded(rmsAfter)),
+        ])
+    }
+}
+
+extension RetainedState {
+    /// `calibration`: the locator's fit of every receiver to the others' calibration
+    /// advertisements (`beaconctl calibrate --auto`), for whoever watches a site's radios
+    /// from the broker. nil while nothing has been heard enough to fit. A change of the fit
+    /// by half a dB or 0.05 in the exponent is sent at once; the rest once a minute.
+    public static func calibration(prefix: String, _ c: AutoCalibration, fits: [RSSICalibration.Fit], tagOffset: Double)
+        -> Message?
+    {
+        guard !fits.isEmpty else { return nil }
+        let payload = JSONValue.object([
+            ("uuid", .string(c.uuid.description)), ("since", .string(RFC3339.format(c.since))),
+            ("tag_offset_db", .number(tagOffset)), ("fits", .array(fits.map(\.json))),
+        ])
+        let significant = fits.map {
+            "\($0.receiver) \(($0.rssiAt1m * 2).rounded() / 2) \(($0.pathLossExponent * 20).rounded() / 20)"
+        }
+        return Message(
+            topic: prefix + "calibration", payload: payload.serialized, qos: 1,
+            significant: significant.joined(separator: ","))
+    }
+}

@@ -24,6 +24,7 @@ extension SiteLink {
         let prefix = site.topicPrefix
         let names = assetNames
         let discovery = discovery
+        let (previous, tagOffset) = calibrationBasis
         let current = engine.perform(timeout: 1) { engine, _ -> ([RetainedState.Message], [Event]) in
             let lost = engine.tracker?.lostAssetIDs ?? []
             let assets = (engine.tracker?.fixes ?? []).map { a in
@@ -31,7 +32,15 @@ extension SiteLink {
                     id: a.id, name: names[a.id], fix: a.fix, lastHeard: a.lastHeard, lost: lost.contains(a.id))
             }
             let regions = engine.clientIDs.flatMap { engine.regionStatuses(client: $0) }
-            return (RetainedState.messages(prefix: prefix, assets: assets, regions: regions, discovery: discovery), [])
+            var messages = RetainedState.messages(
+                prefix: prefix, assets: assets, regions: regions, discovery: discovery)
+            if let c = engine.calibration,
+                let m = RetainedState.calibration(
+                    prefix: prefix, c, fits: c.fit(previous: previous, tagOffset: tagOffset), tagOffset: tagOffset)
+            {
+                messages.append(m)
+            }
+            return (messages, [])
         }
         guard let current else { return }
         let plan = retained.withLock { $0.plan(current, at: now) }

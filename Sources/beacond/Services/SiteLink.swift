@@ -67,6 +67,9 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     let discovery: HomeAssistantDiscovery?
     /// Each asset's name, for its Home Assistant device.
     let assetNames: [String: String]
+    /// The receivers' configured calibrations and `calibration.tag_offset_db`, for the
+    /// retained `calibration` fit (as loaded at start, like the rest of `site:`).
+    let calibrationBasis: ([String: ReceiverCalibration], Double)
 
     /// The connection to the site's broker, with this gateway's will (`offline`, retained).
     static func makeClient(site: SiteSettings, gateway: String, password: String?, logger: Logger) -> MQTTClient {
@@ -106,6 +109,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
                 prefix: $0, site: site.id, gateways: named.union([config.gateway.id]).sorted(), version: version)
         }
         assetNames = Dictionary(config.assets.compactMap { a in a.name.map { (a.id, $0) } }) { a, _ in a }
+        calibrationBasis = (config.engineConfiguration.receivers, config.calibration.tagOffset)
         let status = site.topicPrefix + "gateways/\(config.gateway.id)/status"
         let info = GatewayInfo(locator: site.locator, priority: site.locatorPriority)
         client.onConnect = { [weak self, site, gateway, discovery] client in
