@@ -2,10 +2,11 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The floor view (`GET /`, issue 30) in a real headless Chromium over the read-only listener:
-/// opened with `?token=` as a person would, it goes live with no console error, shows one
-/// marker per asset of the simulated site, moves them as the tags walk, and marks a zone
-/// occupied when its `zone.enter` arrives. The screenshot is kept in .build/test-artifacts.
+/// The floor view (`GET /`, issue 30) in real headless browsers, Chromium and Firefox, over the
+/// read-only listener: opened with `?token=` as a person would, it goes live with no console
+/// error, shows one marker per asset of the simulated site, moves them as the tags walk, and
+/// marks a zone occupied when its `zone.enter` arrives. The screenshots are kept in
+/// .build/test-artifacts.
 @Suite(.serialized) struct FloorViewTests {
     /// Four tags on a 12 x 8 m floor split into two zones, so that zone changes come soon.
     static let site = """
@@ -30,7 +31,16 @@ import Testing
         """
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/chromedriver")))
-    func theViewGoesLiveShowsEveryAssetMovesThemAndMarksZones() throws {
+    func inChromiumTheViewGoesLiveShowsEveryAssetMovesThemAndMarksZones() throws {
+        try drive("chromium", screenshot: "floor-view.png")
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/firefox-esr")))
+    func inFirefoxTheViewGoesLiveShowsEveryAssetMovesThemAndMarksZones() throws {
+        try drive("firefox", screenshot: "floor-view-firefox.png")
+    }
+
+    func drive(_ browser: String, screenshot name: String) throws {
         let port = try freeLoopbackPort()
         let dir = try Executables.temporaryDirectory()
         let token = "floor-view-token-7"
@@ -42,16 +52,17 @@ import Testing
         try d.start(arguments: ["--simulate", "--no-print-events"])
         let artifacts = Executables.packageRoot.appendingPathComponent(".build/test-artifacts")
         try FileManager.default.createDirectory(at: artifacts, withIntermediateDirectories: true)
-        let screenshot = artifacts.appendingPathComponent("floor-view.png")
+        let screenshot = artifacts.appendingPathComponent(name)
         try? FileManager.default.removeItem(at: screenshot)
         let run = try runCommand(
             URL(fileURLWithPath: "/usr/bin/python3"),
             [
                 Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/floor_view.py").path,
-                "http://127.0.0.1:\(port)/?token=\(token)", screenshot.path, "4",
+                "--browser", browser, "http://127.0.0.1:\(port)/?token=\(token)", screenshot.path, "4",
             ], environment: ["PATH": "/usr/bin:/bin", "HOME": dir.path])
         let seen = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))) as? [String: Any] ?? [:]
         #expect(run.status == 0 && seen["failed"] == nil, "\(run.stdout)\(run.stderr)")
+        #expect(seen["browser"] as? String == browser)
         #expect(seen["address"] as? String == "http://127.0.0.1:\(port)/", "the token left the address bar")
         #expect(seen["cookie"] as? Bool == true)
         #expect(seen["markers"] as? Int == 4)

@@ -1,26 +1,40 @@
 #!/usr/bin/python3
-"""Drives the floor view in a real headless Chromium (Debian's chromium, chromium-driver and
-python3-selenium) and prints what it saw as one JSON object.
+"""Drives the floor view in a real headless browser and prints what it saw as one JSON object:
+Chromium (Debian's chromium, chromium-driver and python3-selenium) or Firefox (Debian's
+firefox-esr, over its own Marionette protocol: marionette.py).
 
-Usage: floor_view.py URL SCREENSHOT ASSETS
+Usage: floor_view.py [--browser chromium|firefox] URL SCREENSHOT ASSETS
 URL carries ?token=; ASSETS is how many assets the simulated site has. It checks, and reports:
 the token left the address bar; the stream went live; one marker (side-list item) per asset;
 markers move; a zone.enter that arrives marks its zone occupied in the same turn; the
 browser's console errors. The screenshot is written last.
 """
-import json, sys, time
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+import json, os, sys, time
+from urllib.parse import urlsplit
 
-url, screenshot, expected = sys.argv[1], sys.argv[2], int(sys.argv[3])
-options = Options()
-for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"):
-    options.add_argument(flag)
-options.binary_location = "/usr/bin/chromium"
-options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-result = {}
+arguments = sys.argv[1:]
+browser = "chromium"
+if arguments[0] == "--browser":
+    browser, arguments = arguments[1], arguments[2:]
+url, screenshot, expected = arguments[0], arguments[1], int(arguments[2])
+if browser == "firefox":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from marionette import Firefox
+    driver = Firefox()
+    origin = "%s://%s" % urlsplit(url)[:2]
+    console_errors = lambda: driver.console_errors(origin)
+else:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"):
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    console_errors = lambda: [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+result = {"browser": browser}
 try:
     driver.set_script_timeout(40)
     driver.get(url)
@@ -60,7 +74,7 @@ try:
     """)
     result["canvas"] = driver.execute_script("const c = document.getElementById('floor'); return [c.width, c.height]")
     driver.save_screenshot(screenshot)
-    result["console_errors"] = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    result["console_errors"] = console_errors()
 finally:
     driver.quit()
 print(json.dumps(result))
