@@ -31,6 +31,7 @@ extension APIRouter {
         report.simulated = runtime.simulated
         report.bluezReachable = runtime.bluezReachable
         report.dbusSignals = runtime.dbusSignals
+        report.advertising = runtime.advertising
         report.adapters = runtime.adapters
         report.engineLastTurn = glance.lastTurn.map(RFC3339.format)
         report.engineLastTurnAgeSeconds = (context.engine.timeSinceLastTurn(now: now) ?? now - context.started).seconds

@@ -48,6 +48,8 @@ public struct StatusReport: Sendable, Equatable {
     public var simulated = false
     public var bluezReachable = false
     public var dbusSignals = 0
+    /// Receivers of this gateway whose calibration advertisement BlueZ has taken.
+    public var advertising: [String] = []
     public var adapters: [AdapterState] = []
     public var engineLastTurn: String?
     public var engineLastTurnAgeSeconds: Double?
@@ -78,7 +80,13 @@ extension StatusReport {
             ("config_digest", .optional(configDigest)), ("config_loaded_at", .optional(configLoadedAt)),
             ("config_needs_restart", .array(configNeedsRestart.map { .string($0) })),
             ("input", .string(simulated ? "simulated" : "bluez")),
-            ("bluez", .object([("reachable", .bool(bluezReachable)), ("dbus_signals", .int(dbusSignals))])),
+            (
+                "bluez",
+                .object([
+                    ("reachable", .bool(bluezReachable)), ("dbus_signals", .int(dbusSignals)),
+                    ("advertising", .array(advertising.map(JSONValue.string))),
+                ])
+            ),
             ("adapters", .array(adapters.map(\.json))),
             (
                 "engine",
@@ -118,6 +126,9 @@ extension StatusReport {
         simulated = s.string("input") == "simulated"
         bluezReachable = s["bluez"]?.bool("reachable") ?? false
         dbusSignals = s["bluez"]?.int("dbus_signals") ?? 0
+        advertising = (s["bluez"]?.array("advertising") ?? []).compactMap {
+            if case let .string(id) = $0 { return id } else { return nil }
+        }
         adapters = s.array("adapters").map(AdapterState.init(json:))
         engineLastTurn = s["engine"]?.string("last_turn")
         engineLastTurnAgeSeconds = s["engine"]?.double("last_turn_age_s")

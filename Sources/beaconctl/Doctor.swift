@@ -64,6 +64,7 @@ struct Doctor: ParsableCommand {
         }
         if let status {
             checks += daemonChecks(status, bluetooth: !simulated, seen: seen)
+            if let loaded, loaded.calibration.advertise, !simulated { checks.append(advertisingCheck(loaded, status)) }
         } else {
             for name in ["bluetoothd", "dbus permission", "adapters", "discovery", "advertisements", "webhooks"] {
                 checks.append(Check(name: name, verdict: .skip, detail: "needs the daemon"))
@@ -253,6 +254,24 @@ extension Doctor {
 }
 
 extension Doctor {
+    /// With `calibration.advertise`: which of this gateway's receivers advertise, and which
+    /// cannot (an adapter without LEAdvertisingManager1, or BlueZ refusing).
+    func advertisingCheck(_ config: Config, _ s: StatusReport) -> Check {
+        let mine = config.receivers.filter { $0.belongs(to: config.gateway.id) }.map(\.id)
+        let silent = mine.filter { !s.advertising.contains($0) }
+        if silent.isEmpty {
+            return Check(
+                name: "calibration", verdict: .ok, detail: "advertising as \(s.advertising.joined(separator: ", "))")
+        }
+        let why = s.lastErrors.last { $0.contains("adapter.advertising") }
+        return Check(
+            name: "calibration", verdict: .warn,
+            detail: "calibration.advertise is on, but \(silent.joined(separator: ", ")) "
+                + "\(silent.count == 1 ? "does" : "do") not advertise" + (why.map { "; \($0)" } ?? ""),
+            fix: "journalctl -u beacond | grep adapter.advertising: an adapter needs BlueZ's LEAdvertisingManager1 "
+                + "(bluetoothctl show lists it) and a free advertising instance")
+    }
+
     /// bluetoothd, its D-Bus policy, the adapters and discovery, as the daemon sees them.
     func bluetoothChecks(_ s: StatusReport) -> [Check] {
         var checks: [Check] = []

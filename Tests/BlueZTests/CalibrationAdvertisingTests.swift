@@ -97,6 +97,15 @@ import Testing
         #expect(ctl.stdout.contains("hci0    hci2        8           6"), "\(ctl.stdout)")
         #expect(ctl.stdout.contains("#   - id: hci0\n      rssi_at_1m: -5"), "\(ctl.stdout)")
 
+        // Doctor names the receiver that cannot advertise.
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["doctor"], environment: ["BEACOND_SOCKET": socket])
+        #expect(
+            doctor.stdout.contains("[WARN] calibration: calibration.advertise is on, but hci2 does not advertise"),
+            "\(doctor.stdout)")
+        let bluez = try client.request("GET", "/v1/status").object["bluez"] as? [String: Any]
+        #expect(bluez?["advertising"] as? [String] == ["hci0", "hci1"], "\(String(describing: bluez))")
+
         // Told to stop advertising by a reload: each registration is withdrawn from BlueZ.
         _ = try Self.config(dir, advertise: false)
         kill(daemon.process.processIdentifier, SIGHUP)
