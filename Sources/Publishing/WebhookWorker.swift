@@ -64,6 +64,9 @@ public final class WebhookWorker: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let retryRequested = Atomic<Bool>(false)
     private let stopReason = Atomic<UInt8>(StopReason.shutdown.rawValue)
+    /// When `stop()` was called (nanoseconds of `clock`): the last attempt ends `flushSeconds`
+    /// after it, however long the request in flight took to be cut.
+    private let stoppedAt = Atomic<Int64>(0)
     private let state = Mutex(Counters())
     private var schedule: DeliverySchedule
     /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
@@ -145,6 +148,7 @@ public final class WebhookWorker: @unchecked Sendable {
     /// cut, so a hung receiver cannot hold up a stop (SIGTERM must end within 5 s).
     public func stop(_ reason: StopReason = .shutdown) {
         stopReason.store(reason.rawValue, ordering: .relaxed)
+        stoppedAt.store(clock().nanoseconds, ordering: .releasing)
         stopRequested.store(true, ordering: .relaxed)
         poster.withLock { $0?.abort(after: WebhookWorker.flushSeconds) }
         transport?.abort(after: WebhookWorker.flushSeconds)
@@ -177,7 +181,11 @@ public final class WebhookWorker: @unchecked Sendable {
             _ = self.wake.wait(timeout: .now() + .nanoseconds(Int(max(0, min(wait.nanoseconds, 5_000_000_000)))))
         }
         let reason = StopReason(rawValue: stopReason.load(ordering: .relaxed)) ?? .shutdown
-        let deadline = clock() + .milliseconds(Int64(WebhookWorker.flushSeconds * 1000))
+        // One budget from the stop on: a request in flight that had to be cut (a hung
+        // receiver) has spent it, and the last attempt is not given a second one.
+        let budget = TimeSpan.milliseconds(Int64(WebhookWorker.flushSeconds * 1000))
+        let stopped = stoppedAt.load(ordering: .acquiring)
+        let deadline = (stopped == 0 ? clock() : min(clock(), Timestamp(nanoseconds: stopped))) + budget
         while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil,
             (role?() ?? .deliver) == .deliver
         {
