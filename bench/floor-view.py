@@ -5,18 +5,20 @@ Runs the release daemon (swift build -c release --product beacond) on a simulate
 1,000 tags among 12 receivers, each tag's position published every second, with the read-only
 TCP listener. Then, for each case, over SECONDS:
   - the daemon's CPU and its listener thread's (beacond-http) CPU, from /proc;
-  - with browsers: one real headless Chromium on the floor view (Debian chromium,
-    chromium-driver, python3-selenium; run with /usr/bin/python3) measuring its frame time
-    (requestAnimationFrame intervals) and its own CPU, plus BROWSERS-1 clients doing what a
-    browser tab does to the listener: the event stream, and /v1/floor every 5 s.
+  - with browsers: one real headless browser on the floor view measuring its frame time
+    (requestAnimationFrame intervals) — Chromium (Debian chromium, chromium-driver,
+    python3-selenium; run with /usr/bin/python3) or Firefox ESR (Debian firefox-esr, driven
+    over Marionette by Tests/DaemonTests/Support/marionette.py) — plus BROWSERS-1 clients doing
+    what a browser tab does to the listener: the event stream, and /v1/floor every 5 s.
 
-    /usr/bin/python3 bench/floor-view.py [seconds=30] [browsers=10] [tags=1000]
+    /usr/bin/python3 bench/floor-view.py [seconds=30] [browsers=10] [tags=1000] [chromium|firefox]
 """
 import json, os, subprocess, sys, tempfile, threading, time, urllib.request
 
 SECONDS = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 BROWSERS = int(sys.argv[2]) if len(sys.argv) > 2 else 10
 TAGS = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+BROWSER = sys.argv[4] if len(sys.argv) > 4 else "chromium"
 PORT = 9761
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HZ = os.sysconf("SC_CLK_TCK")
@@ -76,14 +78,19 @@ def tab(stop):
 
 
 def browser(seconds):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-    options = Options()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1600,1000"):
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    if BROWSER == "firefox":
+        sys.path.insert(0, os.path.join(ROOT, "Tests/DaemonTests/Support"))
+        from marionette import Firefox
+        driver = Firefox(width=1600, height=1000)
+    else:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+        options = Options()
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1600,1000"):
+            options.add_argument(flag)
+        options.binary_location = "/usr/bin/chromium"
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
         driver.set_script_timeout(seconds + 30)
         driver.get(f"http://127.0.0.1:{PORT}/")
@@ -139,7 +146,7 @@ def main():
         frames = result.get("frames", [])
         pick = lambda q: frames[min(len(frames) - 1, int(q * len(frames)))] if frames else float("nan")
         print(f"  {BROWSERS} browsers: daemon {100 * (c1 - c0) / elapsed:.1f} % of a core, listener thread {100 * (h1 - h0) / elapsed:.2f} %")
-        print(f"  floor view: {result.get('shown')} markers; {len(frames)} frames in {SECONDS} s, frame time "
+        print(f"  floor view in {BROWSER}: {result.get('shown')} markers; {len(frames)} frames in {SECONDS} s, frame time "
               f"p50 {pick(0.5):.1f} ms, p95 {pick(0.95):.1f} ms, max {frames[-1] if frames else float('nan'):.1f} ms")
     finally:
         daemon.terminate()

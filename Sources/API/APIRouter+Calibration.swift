@@ -12,15 +12,17 @@ extension APIRouter {
         let config = context.config
         let previous = config.engineConfiguration.receivers
         let offset = config.calibration.tagOffset
-        let answer = onEngine { engine, now in
-            (engine.calibration.map { c in (c.pairs, c.fit(previous: previous, tagOffset: offset), c, now) }, [])
-        }
+        // Copied off the engine's thread, and fitted here: the fit costs the cube of the
+        // receivers, which the engine's turn should not pay.
+        let answer = onEngine { engine, now in (engine.calibration.map { ($0, now) }, []) }
         guard let answer else { return engineUnavailable() }
-        guard let (pairs, fits, calibration, now) = answer else {
+        guard let (calibration, now) = answer else {
             return Reply.error(
                 409, "no_calibration",
                 "calibration needs at least two receivers in receivers: (each hears the others' advertisements)")
         }
+        let pairs = calibration.pairs
+        let fits = calibration.fit(previous: previous, tagOffset: offset)
         let advertising = context.runtime().advertising
         return Reply.json(
             .object([

@@ -159,8 +159,8 @@ extension BlueZScanner {
         }
         if !settings.advertisements.isEmpty || adapters.values.contains(where: { $0.advertising != nil }) {
             for path in adapters.keys.sorted() { reconcileAdvertising(path, now: t) }
+            publishAdvertising()
         }
-        publishAdvertising()
         if t >= nextSweep {
             nextSweep = t + settings.sweepInterval
             sweepDevices(now: t)

@@ -145,9 +145,11 @@ extension BlueZScanner {
         let record = adapters[adapterPath]
         if call.member == "Release" {
             adapters[adapterPath]?.advertising = nil
+            // Not at once: BlueZ releasing it again and again must not become a loop.
+            adapters[adapterPath]?.advertiseRetryAt = clock() + .seconds(5)
             logger.notice(
                 "adapter.advertising_released",
-                metadata: ["adapter": "\(Self.adapterName(adapterPath))", "next": "registering again"])
+                metadata: ["adapter": "\(Self.adapterName(adapterPath))", "next": "registering again in 5 s"])
         }
         let readable = call.member == "GetAll" || call.member == "GetManagedObjects"
         guard let ad = record?.registering?.wanted ?? record?.advertising, readable else {

@@ -368,17 +368,8 @@ import Testing
 
 /// `calibration:` (extension): its values are checked, and two receivers whose ids would
 /// advertise as the same beacon are refused where advertising is switched on.
-@Suite struct CalibrationConfigTests {
-    func errors(_ yaml: String) -> [String] {
-        do {
-            _ = try ConfigLoader.load(yaml: yaml, file: "beacond.yaml")
-            return []
-        } catch {
-            return error.errors.map(\.description)
-        }
-    }
-
-    @Test func valuesAreCheckedWhereTheyAreWritten() throws {
+extension ConfigErrorTests {
+    @Test func calibrationValuesAreCheckedWhereTheyAreWritten() throws {
         #expect(
             errors("calibration:\n  uuid: not-a-uuid\n  tx_power: 40\n  tag_offset_db: 3\n") == [
                 #"beacond.yaml:2:9: calibration.uuid: expected a UUID like "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", got "not-a-uuid""#,

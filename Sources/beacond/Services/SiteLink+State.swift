@@ -25,24 +25,26 @@ extension SiteLink {
         let names = assetNames
         let discovery = discovery
         let (previous, tagOffset) = calibrationBasis
-        let current = engine.perform(timeout: 1) { engine, _ -> ([RetainedState.Message], [Event]) in
+        let current = engine.perform(timeout: 1) {
+            engine, _ -> (([RetainedState.Message], AutoCalibration?), [Event]) in
             let lost = engine.tracker?.lostAssetIDs ?? []
             let assets = (engine.tracker?.fixes ?? []).map { a in
                 RetainedState.Asset(
                     id: a.id, name: names[a.id], fix: a.fix, lastHeard: a.lastHeard, lost: lost.contains(a.id))
             }
             let regions = engine.clientIDs.flatMap { engine.regionStatuses(client: $0) }
-            var messages = RetainedState.messages(
+            let messages = RetainedState.messages(
                 prefix: prefix, assets: assets, regions: regions, discovery: discovery)
-            if let c = engine.calibration,
-                let m = RetainedState.calibration(
-                    prefix: prefix, c, fits: c.fit(previous: previous, tagOffset: tagOffset), tagOffset: tagOffset)
-            {
-                messages.append(m)
-            }
-            return (messages, [])
+            return ((messages, engine.calibration), [])
         }
-        guard let current else { return }
+        guard var (current, calibration) = current else { return }
+        // Fitted off the engine's thread: it costs the cube of the receivers.
+        if let c = calibration.take(),
+            let m = RetainedState.calibration(
+                prefix: prefix, c, fits: c.fit(previous: previous, tagOffset: tagOffset), tagOffset: tagOffset)
+        {
+            current.append(m)
+        }
         let plan = retained.withLock { $0.plan(current, at: now) }
         for message in plan {
             let sent = client.publish(

@@ -78,11 +78,11 @@ class Firefox:
     def current_url(self):
         return self.command("WebDriver:GetCurrentURL")["value"]
 
-    def execute_script(self, script):
-        return self.command("WebDriver:ExecuteScript", {"script": script, "args": []})["value"]
+    def execute_script(self, script, *args):
+        return self.command("WebDriver:ExecuteScript", {"script": script, "args": list(args)})["value"]
 
-    def execute_async_script(self, script):
-        return self.command("WebDriver:ExecuteAsyncScript", {"script": script, "args": []})["value"]
+    def execute_async_script(self, script, *args):
+        return self.command("WebDriver:ExecuteAsyncScript", {"script": script, "args": list(args)})["value"]
 
     def save_screenshot(self, path):
         png = self.command("WebDriver:TakeScreenshot", {"full": False})["value"]
