@@ -118,4 +118,33 @@ import Testing
         #expect((try client.request("GET", "/v1/calibration").object["pairs"] as? [Any])?.isEmpty == true)
         #expect(daemon.stop() == 0)
     }
+
+    /// What a gateway meets over months: bluetoothd killed and restarted, a dongle unplugged
+    /// and plugged back. Each time the advertisement is registered again, with no restart.
+    @Test func theAdvertisementComesBackAfterBluetoothdAndTheDongleDo() throws {
+        let bus = try PrivateBlueZ()
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        try bus.drive("advertising-capable", "hci0")
+        let dir = try Executables.temporaryDirectory()
+        let daemon = try RunningDaemon(
+            arguments: ["--config", try Self.config(dir, advertise: true)], environment: bus.environment)
+        let registered = { (try? bus.drive("advertised", "hci0"))?.contains("/org/beacond/advertisement/hci0") == true }
+        try daemon.waitUntil("the first registration") { _, _ in registered() }
+        // kill -9 bluetoothd; it comes back (a new one, which knows no advertisement).
+        bus.stopBlueZ(hard: true)
+        try daemon.waitUntil("bluez.gone") { _, logs in logs.contains { $0.contains("bluez.gone") } }
+        try bus.startBlueZ()
+        try bus.drive("add-adapter", "hci0")
+        try bus.drive("advertising-capable", "hci0")
+        try daemon.waitUntil("registered with the new bluetoothd") { _, _ in registered() }
+        // The dongle unplugged and plugged back in.
+        try bus.drive("remove-adapter", "hci0")
+        try daemon.waitUntil("adapter removed") { _, logs in logs.contains { $0.contains("adapter.removed") } }
+        try bus.drive("add-adapter", "hci0")
+        try bus.drive("advertising-capable", "hci0")
+        try daemon.waitUntil("registered on the new adapter") { _, _ in registered() }
+        #expect(daemon.logs.filter { $0.contains("event=adapter.advertising ") }.count == 3)
+        #expect(daemon.stop() == 0)
+    }
 }

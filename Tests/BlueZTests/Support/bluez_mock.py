@@ -136,13 +136,18 @@ def main(argv):
         o.AddMethod('org.bluez.AdvertisementMonitorManager1', 'UnregisterMonitor', 'o', '', '', dbus_interface=MOCK)
     elif cmd == 'advertising-capable':
         o = obj('/org/bluez/' + argv[1])
-        o.AddProperties('org.bluez.LEAdvertisingManager1',
-                        {'ActiveInstances': dbus.Byte(0), 'SupportedInstances': dbus.Byte(4),
-                         'SupportedIncludes': dbus.Array([], signature='s')}, dbus_interface=MOCK)
+        props = {'ActiveInstances': dbus.Byte(0), 'SupportedInstances': dbus.Byte(4),
+                 'SupportedIncludes': dbus.Array([], signature='s')}
+        o.AddProperties('org.bluez.LEAdvertisingManager1', props, dbus_interface=MOCK)
         o.AddMethod('org.bluez.LEAdvertisingManager1', 'RegisterAdvertisement', 'oa{sv}', '', READ_ADVERTISEMENT,
                     dbus_interface=MOCK)
         o.AddMethod('org.bluez.LEAdvertisingManager1', 'UnregisterAdvertisement', 'o', '', '', dbus_interface=MOCK)
         o.AddMethod(MOCK, 'GetAdvertised', '', 'as', "ret = self.__dict__.get('advertised', [])", dbus_interface=MOCK)
+        # As bluetoothd announces an interface added to a live object.
+        obj('/').EmitSignal('org.freedesktop.DBus.ObjectManager', 'InterfacesAdded', 'oa{sa{sv}}',
+                            [dbus.ObjectPath('/org/bluez/' + argv[1]),
+                             {'org.bluez.LEAdvertisingManager1': dbus.Dictionary(props, signature='sv')}],
+                            dbus_interface=MOCK)
     elif cmd == 'advertised':
         for line in obj('/org/bluez/' + argv[1]).GetAdvertised(dbus_interface=MOCK):
             print(line)
