@@ -87,6 +87,13 @@ struct AutoCalibrationTests {
         #expect(tags[0].pathLossExponent == fits[0].pathLossExponent)
     }
 
+    @Test func aStepOfTheWallClockMovesWhatWasHeardWithIt() {
+        var c = make()
+        hear(&c, "a", "b", [-60, -61])
+        c.shift(by: .hours(1))
+        #expect(c.since == Self.t(3600) && c.pairs.first?.lastHeard == Self.t(3601))
+    }
+
     @Test func identitiesAreStableAndStrangersAreCounted() {
         // FNV-1a of "a" is 0xE40C292C.
         #expect(AutoCalibration.identity(of: "a") == (0xE40C, 0x292C))

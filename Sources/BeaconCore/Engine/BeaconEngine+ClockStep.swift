@@ -17,6 +17,7 @@ extension BeaconEngine {
         for i in regions.indices { regions[i].shift(by: d) }
         for i in records.indices where records[i] != nil { records[i]!.shift(by: d) }
         tracker?.shift(by: d)
+        calibration?.shift(by: d)
         for i in pending.indices { pending[i].time = pending[i].time + d }
     }
 }

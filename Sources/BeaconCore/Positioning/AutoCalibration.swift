@@ -8,8 +8,8 @@
 
 /// Calibration with no one walking the floor: each gateway advertises from every one of its
 /// receivers as an iBeacon of the site's calibration UUID (`calibration.advertise`), the
-/// other receivers hear it from distances the site file gives, and `RSSICalibration` fits
-/// each hearer to those pairs.
+/// other receivers hear it from distances the site file gives, and every receiver is fitted
+/// to those pairs at once (`fit`).
 ///
 /// Why pairs of fixed receivers: a reference tag carried through a store gives a fit for the
 /// afternoon someone walked; receivers that hear each other give one every minute, for as
@@ -114,6 +114,12 @@ public struct AutoCalibration: Sendable {
         guard let h = byName[hearer], h != advertiser, distance(h, advertiser) != nil else { return }
         let r = Double(rssi)
         tallies[h * receivers.count + advertiser, default: Tally()].add(r, at: t)
+    }
+
+    /// The wall clock was stepped (`BeaconEngine.shiftClock`): the times kept move with it.
+    public mutating func shift(by d: TimeSpan) {
+        since = since + d
+        for key in tallies.keys { tallies[key]!.last = tallies[key]!.last + d }
     }
 
     /// Forgets every tally (a receiver was remounted; an operator wants a fresh fit).
