@@ -21,14 +21,9 @@ public struct BeaconAdvertisement: Sendable, Equatable {
         self.txPower = txPower
     }
 
-    /// Apple's iBeacon payload after the company id: 02 15, UUID, major, minor, and the
-    /// power a receiver 1 m away hears (−59 dBm at 0 dBm sent, the usual figure).
+    /// The iBeacon frame, its measured power −59 dBm at 0 dBm sent (the usual figure).
     var payload: [UInt8] {
-        var bytes: [UInt8] = [0x02, 0x15]
-        for word in [uuid.high, uuid.low] { bytes += (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * $0)) } }
-        bytes += [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF)]
-        bytes.append(UInt8(bitPattern: Int8(clamping: Int(txPower) - 59)))
-        return bytes
+        IBeaconID(uuid: uuid, major: major, minor: minor).payload(measuredPower: Int(txPower) - 59)
     }
 }
 

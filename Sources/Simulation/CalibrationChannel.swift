@@ -68,14 +68,8 @@ struct CalibrationChannel: Sendable {
     }
 
     func payload(_ a: Int, _ settings: SimulationSettings) -> [UInt8] {
-        var bytes: [UInt8] = [0x02, 0x15]
-        for word in [uuid.high, uuid.low] {
-            for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(s))) }
-        }
-        let id = identities[a]
-        bytes += [UInt8(id.major >> 8), UInt8(id.major & 0xFF), UInt8(id.minor >> 8), UInt8(id.minor & 0xFF)]
-        bytes.append(UInt8(bitPattern: Int8(max(-128, min(127, Int(settings.rssiAt1m.rounded()))))))
-        return bytes
+        IBeaconID(uuid: uuid, major: identities[a].major, minor: identities[a].minor)
+            .payload(measuredPower: Int(settings.rssiAt1m.rounded()))
     }
 
     static func address(_ a: Int) -> String {

@@ -195,17 +195,8 @@ public struct SiteSimulator: Sendable {
         case let .address(address):
             return Sighting(time: t, receiver: receivers[r].id, address: address, rssi: rssi)
         case let .ibeacon(uuid, major, minor):
-            var payload: [UInt8] = [0x02, 0x15]
-            for s in stride(from: 56, through: 0, by: -8) {
-                payload.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s)))
-            }
-            for s in stride(from: 56, through: 0, by: -8) {
-                payload.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s)))
-            }
-            let mj = major ?? 0
-            let mn = minor ?? index
-            payload += [UInt8(mj >> 8), UInt8(mj & 0xFF), UInt8(mn >> 8), UInt8(mn & 0xFF)]
-            payload.append(UInt8(bitPattern: Int8(max(-128, min(127, Int(settings.rssiAt1m.rounded()))))))
+            let payload = IBeaconID(uuid: uuid, major: major ?? 0, minor: minor ?? index)
+                .payload(measuredPower: Int(settings.rssiAt1m.rounded()))
             return Sighting(
                 time: t, receiver: receivers[r].id, address: Self.address(a), rssi: rssi,
                 manufacturerData: [ManufacturerDatum(company: 0x004C, payload: payload)])

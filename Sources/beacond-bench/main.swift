@@ -33,10 +33,7 @@ let regionsPerClient = 20
 let uuids = (0..<10).map { BeaconUUID(high: 0xE2C5_6DB5_DFFB_48D2 &+ UInt64($0), low: 0xB060_D0F5_A710_96E0) }
 
 func payload(uuid: BeaconUUID, major: UInt16, minor: UInt16) -> [UInt8] {
-    var p: [UInt8] = [0x02, 0x15]
-    for s in stride(from: 56, through: 0, by: -8) { p.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s))) }
-    for s in stride(from: 56, through: 0, by: -8) { p.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s))) }
-    return p + [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5]
+    IBeaconID(uuid: uuid, major: major, minor: minor).payload(measuredPower: -59)
 }
 
 var clients: [ClientSpec] = []

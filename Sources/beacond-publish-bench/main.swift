@@ -127,14 +127,7 @@ func latency() throws {
     Thread { hook.run() }.start()
     var submitted: [String: Timestamp] = [:]
     for i in 0..<samples {
-        var payload: [UInt8] = [0x02, 0x15]
-        for s in stride(from: 56, through: 0, by: -8) {
-            payload.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(s)))
-        }
-        for s in stride(from: 56, through: 0, by: -8) {
-            payload.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(s)))
-        }
-        payload += [UInt8(i >> 8), UInt8(i & 0xFF), 0, 1, 0xC5]
+        let payload = IBeaconID(uuid: uuid, major: UInt16(truncatingIfNeeded: i), minor: 1).payload(measuredPower: -59)
         let t = now()
         submitted["c\(i / 20)/r\(i % 20)"] = t
         engine.submit(

@@ -43,6 +43,22 @@ public struct IBeaconID: Hashable, Sendable, CustomStringConvertible {
         self.minor = minor
     }
     public var description: String { "\(uuid)/\(major)/\(minor)" }
+
+    /// The iBeacon frame as it follows Apple's company id (0x004C) in the manufacturer data:
+    /// 02 15, the UUID, major, minor, and the power a receiver 1 m away hears. What the
+    /// decoder reads, written once for everything that sends or simulates one.
+    public func payload(measuredPower: Int) -> [UInt8] {
+        var bytes: [UInt8] = [0x02, 0x15]
+        bytes.reserveCapacity(23)
+        for word in [uuid.high, uuid.low] {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
+        }
+        bytes += [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF)]
+        bytes.append(UInt8(bitPattern: Int8(clamping: measuredPower)))
+        return bytes
+    }
 }
 
 /// Eddystone-UID's 10-byte namespace and 6-byte instance.
