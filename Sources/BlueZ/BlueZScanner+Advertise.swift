@@ -79,14 +79,14 @@ extension BlueZScanner {
         adapters[path]!.registering = (serial, wanted, t)
     }
 
-    /// The answer to a `RegisterAdvertisement` sent by `reconcileAdvertising`; false when the
-    /// message answers something else.
-    func registrationAnswered(_ message: DBusMessageRef) -> Bool {
+    /// The answer to a `RegisterAdvertisement` sent by `reconcileAdvertising` (a reply to
+    /// anything else is ignored).
+    func registrationAnswered(_ message: DBusMessageRef) {
         let serial = dbus_message_get_reply_serial(message.raw)
         guard serial != 0,
             let path = adapters.first(where: { $0.value.registering?.serial == serial })?.key,
             let (_, wanted, _) = adapters[path]!.registering
-        else { return false }
+        else { return }
         adapters[path]!.registering = nil
         let name = adapters[path]!.status.adapter
         let failure =
@@ -113,7 +113,6 @@ extension BlueZScanner {
                 "adapter.advertising_failed",
                 metadata: ["adapter": "\(name)", "error": "\(failure ?? ""): \(detail)", "retry": "\(delay)"])
         }
-        return true
     }
 
     func unregisterAdvertisement(_ path: String) {

@@ -9,8 +9,11 @@ extension BlueZScanner {
             answer(message)
             return
         }
-        if registrationAnswered(message) { return }
-        guard message.isSignal else { return }
+        guard message.isSignal else {
+            // A method return or error: the answer to a RegisterAdvertisement sent earlier.
+            registrationAnswered(message)
+            return
+        }
         signalsReceived.add(1, ordering: .relaxed)
         if message.isSignal("org.freedesktop.DBus.Properties", "PropertiesChanged") {
             propertiesChanged(message)
