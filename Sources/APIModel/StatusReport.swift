@@ -126,9 +126,7 @@ extension StatusReport {
         simulated = s.string("input") == "simulated"
         bluezReachable = s["bluez"]?.bool("reachable") ?? false
         dbusSignals = s["bluez"]?.int("dbus_signals") ?? 0
-        advertising = (s["bluez"]?.array("advertising") ?? []).compactMap {
-            if case let .string(id) = $0 { return id } else { return nil }
-        }
+        advertising = (s["bluez"]?.array("advertising") ?? []).compactMap(\.stringValue)
         adapters = s.array("adapters").map(AdapterState.init(json:))
         engineLastTurn = s["engine"]?.string("last_turn")
         engineLastTurnAgeSeconds = s["engine"]?.double("last_turn_age_s")

@@ -51,26 +51,18 @@ struct Calibrate: ParsableCommand {
         for p in answer.array("pairs") {
             pairs.add(
                 p.string("hearer") ?? "?", p.string("advertiser") ?? "?", FloorMap.number(p.double("distance_m") ?? 0),
-                "\(p.int("samples") ?? 0)", FloorMap.number(p.double("mean_rssi") ?? 0),
+                "\(p.int("samples"))", FloorMap.number(p.double("mean_rssi") ?? 0),
                 FloorMap.number(p.double("sd_db") ?? 0))
         }
-        let advertising = answer.array("advertising").compactMap { v -> String? in
-            if case let .string(s) = v { return s } else { return nil }
-        }
+        let advertising = answer.array("advertising").compactMap(\.stringValue)
         let here = advertising.isEmpty ? "none" : advertising.joined(separator: ", ")
         print("advertising here: \(here) · heard since \(answer.string("since") ?? "?")")
         print(pairs.text, terminator: "")
-        let fits = answer.array("fits").map { f in
-            RSSICalibration.Fit(
-                receiver: f.string("receiver") ?? "?", rssiAt1m: f.double("rssi_at_1m") ?? 0,
-                pathLossExponent: f.double("path_loss_exponent") ?? 0, exponentFitted: f.bool("exponent_fitted"),
-                samples: f.int("pairs") ?? 0, rmsBefore: f.double("rms_before_db") ?? 0,
-                rmsAfter: f.double("rms_after_db") ?? 0)
-        }
+        let fits = answer.array("fits").compactMap(RSSICalibration.Fit.init(json:))
         guard !fits.isEmpty else {
             printError(
                 "beaconctl: no receiver has heard another's calibration advertisement "
-                    + "\(answer.int("minimum_samples") ?? 5) times yet; with calibration.advertise: true on every "
+                    + "\(Int(answer.double("minimum_samples") ?? 5)) times yet; with calibration.advertise: true on every "
                     + "gateway, wait a minute (or give --fresh 120)")
             throw ExitCode(1)
         }

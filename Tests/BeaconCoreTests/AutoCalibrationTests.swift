@@ -87,6 +87,18 @@ struct AutoCalibrationTests {
         #expect(tags[0].pathLossExponent == fits[0].pathLossExponent)
     }
 
+    /// What the API and the retained topic write, beaconctl reads back as it was.
+    @Test func aFitReadsBackFromItsJSON() throws {
+        var c = make()
+        hear(&c, "a", "b", [-60, -62, -61, -59, -63])
+        let fit = try #require(c.fit().first)
+        let back = try #require(RSSICalibration.Fit(json: try JSONParser.parse(fit.json.serialized)))
+        #expect(back.receiver == "a" && back.samples == fit.samples && back.exponentFitted == fit.exponentFitted)
+        #expect(abs(back.rssiAt1m - fit.rssiAt1m) <= 0.05 && abs(back.pathLossExponent - fit.pathLossExponent) <= 0.005)
+        #expect(abs(back.rmsBefore - fit.rmsBefore) <= 0.05 && abs(back.rmsAfter - fit.rmsAfter) <= 0.05)
+        #expect(RSSICalibration.Fit(json: .object([("receiver", .string("a"))])) == nil)
+    }
+
     @Test func aStepOfTheWallClockMovesWhatWasHeardWithIt() {
         var c = make()
         hear(&c, "a", "b", [-60, -61])

@@ -230,6 +230,19 @@ extension AutoCalibration.Tally {
 }
 
 extension RSSICalibration.Fit {
+    /// A fit as `json` wrote it (what `beaconctl calibrate --auto` reads back); nil when a
+    /// member is missing or of the wrong type.
+    public init?(json: JSONValue) {
+        guard let receiver = json["receiver"]?.stringValue, let pairs = json["pairs"]?.numberValue,
+            let a = json["rssi_at_1m"]?.numberValue, let n = json["path_loss_exponent"]?.numberValue,
+            case let .bool(fitted)? = json["exponent_fitted"],
+            let before = json["rms_before_db"]?.numberValue, let after = json["rms_after_db"]?.numberValue
+        else { return nil }
+        self.init(
+            receiver: receiver, rssiAt1m: a, pathLossExponent: n, exponentFitted: fitted, samples: Int(pairs),
+            rmsBefore: before, rmsAfter: after)
+    }
+
     /// As `/v1/calibration` and the site's retained `calibration` topic give it.
     public var json: JSONValue {
         func rounded(_ v: Double, _ places: Double = 10) -> JSONValue { .number((v * places).rounded() / places) }

@@ -40,19 +40,6 @@ public enum RSSICalibration {
         /// under this one: what the fit improves.
         public var rmsBefore: Double
         public var rmsAfter: Double
-
-        public init(
-            receiver: String, rssiAt1m: Double, pathLossExponent: Double, exponentFitted: Bool, samples: Int,
-            rmsBefore: Double, rmsAfter: Double
-        ) {
-            self.receiver = receiver
-            self.rssiAt1m = rssiAt1m
-            self.pathLossExponent = pathLossExponent
-            self.exponentFitted = exponentFitted
-            self.samples = samples
-            self.rmsBefore = rmsBefore
-            self.rmsAfter = rmsAfter
-        }
     }
 
     /// Exponents outside this are a fit to noise (or to a wall), not to the room.
