@@ -79,6 +79,9 @@ public struct APIContext: Sendable {
     public var logger: Logger
     /// Relays already warned about, so that one posting every second logs once, not always.
     let relayWarnings = RelayWarnings()
+    /// The read-only TCP listener's server, when there is one: `/metrics` counts its
+    /// connections and refusals apart from the socket's.
+    public let listener = ListenerSlot()
 
     public init(
         configuration: @escaping @Sendable () -> Config, version: String, started: Timestamp, engine: LiveEngine,
@@ -98,6 +101,13 @@ public struct APIContext: Sendable {
         self.ingest = ingest
         self.logger = logger
     }
+}
+
+/// Where the read-only TCP listener's server is put once it is made (after the context).
+public final class ListenerSlot: Sendable {
+    private let server = Mutex<HTTPServer?>(nil)
+    public init() {}
+    public func withLock<T>(_ body: (inout HTTPServer?) -> T) -> T { server.withLock { body(&$0) } }
 }
 
 /// When each remote receiver was last warned about, per kind of warning (its clock ahead,

@@ -116,7 +116,8 @@ extension APIRouter {
         let c = worker.counters
         let depth = depths.first { $0.webhook == worker.settings.id }
         var w = StatusReport.Webhook()
-        (w.id, w.url) = (worker.settings.id, worker.settings.url)
+        // Credentials in the URL stay out of every answer (`URLRedaction`).
+        (w.id, w.url) = (worker.settings.id, URLRedaction.redact(worker.settings.url))
         w.state = c.disabled != nil ? .disabled : (c.retryAt != nil ? .retrying : .ok)
         w.pending = depth?.pending ?? 0
         w.oldest = depth?.oldest.map(RFC3339.format)

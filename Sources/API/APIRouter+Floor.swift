@@ -108,6 +108,12 @@ extension APIRouter {
         }
         var response = HTTPResponse(status: 200, headers: [("Content-Type", image.mediaType)], body: bytes)
         response.headers.append((name: "Cache-Control", value: "no-cache"))
+        // An SVG plan is a document that may hold script: opened on its own, it would run on
+        // this daemon's origin (and read what the page keeps there). Sandboxed, with nothing
+        // to load or run, it is only drawn; inside the floor view (an <img>) it never runs.
+        response.headers.append(
+            (name: "Content-Security-Policy", value: "sandbox; default-src 'none'; style-src 'unsafe-inline'"))
+        response.headers.append((name: "X-Content-Type-Options", value: "nosniff"))
         return .response(response)
     }
 

@@ -47,7 +47,8 @@ extension APIRouter {
                 .array(
                     results.map { t in
                         .object([
-                            ("kind", .string(t.kind)), ("id", .string(t.id)), ("url", .string(t.url)),
+                            ("kind", .string(t.kind)), ("id", .string(t.id)),
+                            ("url", .string(URLRedaction.redact(t.url))),
                             ("host", t.endpoint.map { .string($0.host) } ?? .null),
                             ("port", t.endpoint.map { .string($0.port) } ?? .null),
                             ("reachable", .bool(t.failure == nil)),

@@ -125,6 +125,13 @@ extension APIRouter {
             m.counter(
                 .streamClientsDroppedTotal, server.streamsDropped.load(ordering: .relaxed))
         }
+        if let listener = context.listener.withLock({ $0 }) {
+            m.gauge(.httpConnections, Double(listener.openConnections.load(ordering: .relaxed)))
+            m.family(.httpRefusedTotal)
+            for (reason, count) in listener.refusalCounts.sorted(by: { $0.key < $1.key }) {
+                m.sample(.httpRefusedTotal, ["reason": reason], Double(count))
+            }
+        }
         m.gauge(.uptimeSeconds, (now - context.started).seconds)
         m.family(.buildInfo)
         m.sample(.buildInfo, ["version": context.version, "arch": Self.architecture], 1)
@@ -176,6 +183,8 @@ extension MetricsText {
         gauge(.mqttConnected, site.connected ? 1 : 0)
         gauge(.siteLocator, site.locator?.thisGateway == true ? 1 : 0)
         counter(.mqttReconnectsTotal, site.reconnects)
+        family(.mqttPublishRefusedTotal)
+        for (reason, n) in site.publishRefused { sample(.mqttPublishRefusedTotal, ["reason": reason], Double(n)) }
         gauge(.siteQueuedSightings, Double(site.queued))
         counter(.siteBatchesSentTotal, site.batchesSent)
         counter(.siteSightingsUnsentTotal, site.sightingsUnsent)

@@ -12,10 +12,24 @@ public struct ReadOnlyGate: Sendable {
     /// The token every request must carry; nil: none is asked (loopback, or said openly).
     let token: [UInt8]?
 
-    public init(token: String?) { self.token = token.map { Array($0.utf8) } }
+    /// Names besides IP addresses and `localhost` that the listener answers to without a
+    /// token (`http.listen`'s host when it is a name).
+    let hosts: Set<String>
+
+    public init(token: String?, hosts: Set<String> = []) {
+        self.token = token.map { Array($0.utf8) }
+        self.hosts = Set(hosts.map { $0.lowercased() })
+    }
 
     /// The refusal for a request, or nil to let the router answer it.
     public func refusal(_ request: HTTPRequest, router: APIRouter) -> HTTPResponse? {
+        if token == nil, let host = request.header("host"), !answers(host: host) {
+            return HTTPResponse.error(
+                status: 421, code: "host_not_allowed",
+                message: "this listener has no token and answers only for localhost, IP addresses and "
+                    + "http.listen's host, so that a web page cannot reach it through a name of its own "
+                    + "(DNS rebinding); give http.token_file to be reached by other names")
+        }
         if token != nil && !authorized(request) {
             var response = HTTPResponse.error(
                 status: 401, code: "unauthorized",
@@ -61,8 +75,31 @@ public struct ReadOnlyGate: Sendable {
                 if item.hasPrefix("beacond_token=") { offered.append(String(item.dropFirst(14))) }
             }
         }
-        if let query = request.query["token"] { offered.append(query) }
+        if let query = request.query["token"] {
+            offered.append(query)
+            // A raw token from the documented `base64` recipe holds `+`, which a query decodes
+            // as a space: the token as it was written is tried too.
+            offered.append(String(query.map { $0 == " " ? "+" : $0 }))
+        }
         return offered.contains { Self.equal(Array($0.utf8), token) }
+    }
+
+    /// Whether a `Host` header names this listener: an IP address, `localhost`, or `hosts`.
+    func answers(host header: String) -> Bool {
+        var name = Substring(Substring(header).trimmingWhitespace.lowercased())
+        if name.hasPrefix("[") { return name.contains("]") }  // an IPv6 literal
+        if let colon = name.lastIndex(of: ":") { name = name[..<colon] }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        return name == "localhost" || hosts.contains(String(name)) || Self.isIPv4(name)
+    }
+
+    /// A dotted quad of numbers 0…255.
+    static func isIPv4(_ text: Substring) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4
+            && parts.allSatisfy { p in
+                !p.isEmpty && p.count <= 3 && p.allSatisfy { ("0"..."9").contains($0) } && Int(p)! <= 255
+            }
     }
 
     static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {

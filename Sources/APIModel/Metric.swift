@@ -34,10 +34,13 @@ public enum Metric: String, CaseIterable, Sendable {
     case apiConnections = "beacond_api_connections"
     case apiBufferedRequestBytes = "beacond_api_buffered_request_bytes"
     case apiRefusedTotal = "beacond_api_refused_total"
+    case httpConnections = "beacond_http_connections"
+    case httpRefusedTotal = "beacond_http_refused_total"
     case streamClientsDroppedTotal = "beacond_stream_clients_dropped_total"
     case uptimeSeconds = "beacond_uptime_seconds"
     case mqttConnected = "beacond_mqtt_connected"
     case mqttReconnectsTotal = "beacond_mqtt_reconnects_total"
+    case mqttPublishRefusedTotal = "beacond_mqtt_publish_refused_total"
     case siteQueuedSightings = "beacond_site_queued_sightings"
     case siteBatchesSentTotal = "beacond_site_batches_sent_total"
     case siteSightingsUnsentTotal = "beacond_site_sightings_unsent_total"
@@ -117,6 +120,10 @@ public enum Metric: String, CaseIterable, Sendable {
             "Bytes of request bodies held against the API's 16 MiB body budget."
         case .apiRefusedTotal:
             "Connections and requests the API refused or closed, by reason (limits in docs/api.md)."
+        case .httpConnections:
+            "Connections open on the read-only TCP listener (http.listen)."
+        case .httpRefusedTotal:
+            "Connections and requests the read-only TCP listener refused, by reason (no token, a foreign Host, one address's limit, an idle connection closed to make room)."
         case .streamClientsDroppedTotal:
             "Event streams closed because the client stopped reading."
         case .uptimeSeconds:
@@ -125,6 +132,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "1 while connected to the site's broker."
         case .mqttReconnectsTotal:
             "Connections to the site's broker made again after one was lost."
+        case .mqttPublishRefusedTotal:
+            "Messages the site's broker refused (its MQTT 5 reason, such as an ACL's not authorized), by reason."
         case .siteQueuedSightings:
             "This gateway's sightings waiting for the next batch to the site."
         case .siteBatchesSentTotal:
@@ -136,7 +145,7 @@ public enum Metric: String, CaseIterable, Sendable {
         case .siteBatchesLostTotal:
             "Batches missing from a gateway's sequence, by sender."
         case .siteDroppedTotal:
-            "Messages refused whole and records dropped from the site's sightings topics, by reason."
+            "Messages refused whole and records dropped from the site's topics (sightings, and what gateways say of themselves), by reason."
         case .siteLocator:
             "1 while this gateway is the site's locator (it delivers the site's events)."
         case .buildInfo:

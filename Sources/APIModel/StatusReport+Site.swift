@@ -35,6 +35,8 @@ extension StatusReport {
         public var connected = false
         public var reconnects = 0
         public var lastError: String?
+        /// Publishes the broker refused (an MQTT 5 PUBACK reason: an ACL), by reason.
+        public var publishRefused: [(String, Int)] = []
         /// This gateway's sightings waiting for the next batch.
         public var queued = 0
         public var batchesSent = 0, sightingsUnsent = 0
@@ -57,6 +59,7 @@ extension StatusReport.Site {
                 .object([
                     ("url", .string(broker)), ("connected", .bool(connected)), ("reconnects", .int(reconnects)),
                     ("last_error", .optional(lastError)),
+                    ("publish_refused", .object(publishRefused.map { ($0.0, .int($0.1)) })),
                 ])
             ),
             (
@@ -92,6 +95,9 @@ extension StatusReport.Site {
         connected = s["broker"]?.bool("connected") ?? false
         reconnects = s["broker"]?.int("reconnects") ?? 0
         lastError = s["broker"]?.string("last_error")
+        if case let .object(members)? = s["broker"]?["publish_refused"] {
+            publishRefused = members.map { ($0.0, Int($0.1.numberValue ?? 0)) }
+        }
         if let l = s["locator"], !l.isNull {
             locator = Locator(
                 gateway: l.string("gateway") ?? "", epoch: l.int("epoch"), since: l.string("since") ?? "",

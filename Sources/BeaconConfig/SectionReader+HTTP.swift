@@ -16,9 +16,15 @@ public struct HTTPListenSettings: Sendable, Equatable {
         self.port = port
     }
 
-    /// 127.0.0.0/8, ::1 and localhost: reachable from this machine only.
+    /// 127.0.0.0/8 (as a dotted quad), ::1 and localhost: reachable from this machine only.
+    /// A name that merely starts with "127." (`127.attacker.example`) is not.
     public var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        let quad =
+            parts.count == 4
+            && parts.allSatisfy { p in !p.isEmpty && p.count <= 3 && p.allSatisfy { ("0"..."9").contains($0) } }
+            && parts.allSatisfy { Int($0)! <= 255 }
+        return host == "localhost" || host == "::1" || (quad && parts[0] == "127")
     }
 }
 

@@ -5,13 +5,17 @@ extension SectionReader {
     func readSite(_ node: Node, gateway: String) -> SiteSettings? {
         guard
             let f = reader.mapping(
-                node, "site", allowed: ["id", "mqtt", "locator", "locator_priority", "home_assistant"]),
+                node, "site", allowed: ["id", "mqtt", "locator", "locator_priority", "home_assistant", "gateways"]),
             let mqttNode = required(f, "mqtt", in: node), let broker = readBroker(mqttNode, f.path("mqtt"))
         else { return nil }
         var site = SiteSettings(id: gateway, mqtt: broker)
         with(f, "id") { n, p in if let v = reader.identifier(n, p) { site.id = v } }
         with(f, "locator") { n, p in if let v = reader.bool(n, p) { site.locator = v } }
         with(f, "locator_priority") { n, p in if let v = reader.int(n, p, 0...1_000_000) { site.locatorPriority = v } }
+        with(f, "gateways") { n, p in
+            guard let list = reader.sequence(n, p) else { return }
+            site.gateways = list.enumerated().compactMap { j, e in reader.identifier(e, "\(p)[\(j)]") }
+        }
         with(f, "home_assistant") { n, p in
             guard let ha = reader.mapping(n, p, allowed: ["discovery_prefix"]) else { return }
             site.homeAssistantPrefix = "homeassistant"

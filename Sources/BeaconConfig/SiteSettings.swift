@@ -11,6 +11,10 @@ public struct SiteSettings: Sendable, Equatable {
     public var locator = true
     /// The highest eligible priority online is the locator (ties: the lower gateway id).
     public var locatorPriority = 100
+    /// Gateways of the site that no receiver names (a locator with no radio of its own):
+    /// with the receivers' `gateway`s, the gateways that take part. Any other id on the
+    /// site's topics is refused (`unknown_gateway`).
+    public var gateways: [String] = []
     /// Publish Home Assistant MQTT discovery under this prefix; nil: none.
     public var homeAssistantPrefix: String?
 

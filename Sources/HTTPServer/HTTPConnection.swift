@@ -24,6 +24,8 @@ final class HTTPConnection {
 
     let fd: Int32
     let peer: PeerCredentials
+    /// A TCP client's address (no port): its connections are counted together.
+    var address: String?
     var state = State.head
     private(set) var input: [UInt8] = []
     private var output: [UInt8] = []

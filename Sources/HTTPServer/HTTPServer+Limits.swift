@@ -27,6 +27,21 @@ extension HTTPServer {
                 Glibc.close(fd)
                 continue
             }
+            let address = settings.tcp == nil ? nil : Self.peerAddress(fd)
+            // TCP: an address at its limit makes room from its own idle connections, else is
+            // refused; the listener full, the longest idle of all makes room.
+            if let address, (perAddress[address] ?? 0) >= settings.maxConnectionsPerAddress,
+                !closeLongestIdle(of: address)
+            {
+                refuseConnection(
+                    fd,
+                    message:
+                        "\(address) has \(settings.maxConnectionsPerAddress) connections open, the limit for one address"
+                )
+                note(.connectionsPerAddress, ["address": "\(address)", "open": "\(connections.count)"])
+                continue
+            }
+            if address != nil, connections.count >= settings.maxConnections { closeLongestIdle() }
             if let (reason, message) = connectionRefusal(peer) {
                 refuseConnection(fd, message: message)
                 note(
@@ -34,8 +49,53 @@ extension HTTPServer {
                     ["uid": "\(peer.uid)", "open": "\(connections.count)", "from_uid": "\(perUser[peer.uid] ?? 0)"])
                 continue
             }
-            admitConnection(fd: fd, peer: peer)
+            admitConnection(fd: fd, peer: peer, address: address)
         }
+    }
+
+    /// TCP, full (or one address at its limit): the connection idle longest (no request under
+    /// way, nothing owed, no stream), of `address` when given, makes room for the newcomer.
+    /// Clients that open connections and send nothing cannot keep out the one that comes with
+    /// the token (a Prometheus scrape), even from the same address: they are the first to go.
+    /// False when none is idle.
+    @discardableResult
+    private func closeLongestIdle(of address: String? = nil) -> Bool {
+        let idle = connections.values.filter { c in
+            guard address == nil || c.address == address, case .head = c.state, c.requestStarted == nil,
+                c.pendingOutput == 0, c.lingerUntil == nil
+            else { return false }
+            return true
+        }
+        guard let oldest = idle.min(by: { $0.idleSince < $1.idleSince }) else { return false }
+        note(.idleEvicted, ["address": "\(oldest.address ?? "?")", "open": "\(connections.count)"])
+        drop(oldest.fd)
+        return true
+    }
+
+    /// A TCP peer's address, without its port.
+    static func peerAddress(_ fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+        }
+        guard got else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            var a = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee }
+            }
+            guard inet_ntop(AF_INET, &a.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
+        case AF_INET6:
+            var a = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee }
+            }
+            guard inet_ntop(AF_INET6, &a.sin6_addr, &text, socklen_t(text.count)) != nil else { return nil }
+        default:
+            return nil
+        }
+        return String(cString: text)
     }
 
     private func connectionRefusal(_ peer: PeerCredentials) -> (Refusals.Reason, String)? {
@@ -169,6 +229,14 @@ public struct Refusals: Sendable {
         /// The connection limit (users other than root, or everyone past root's reserve).
         case connections
         case connectionsPerUser = "connections_per_user"
+        /// TCP: one address's connection limit.
+        case connectionsPerAddress = "connections_per_address"
+        /// TCP, full: an idle connection closed to make room for a new one.
+        case idleEvicted = "idle_evicted"
+        /// Refused on its head by the listener's gate: no token (401).
+        case unauthorized
+        /// Refused on its head: a `Host` the listener does not answer for (421, DNS rebinding).
+        case hostNotAllowed = "host_not_allowed"
         /// Out of file descriptors: shed with the spare one.
         case descriptors
         /// No request for `idleTimeoutMillis`: closed.

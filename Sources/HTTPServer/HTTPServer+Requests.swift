@@ -134,7 +134,14 @@ extension HTTPServer {
         guard let head else { return false }
         if let refusal = admit?(HTTPRequest(head: head, body: [], peer: c.peer)) {
             requestsServed.add(1, ordering: .relaxed)
-            refuse(c, with: refusal, reason: refusal.status == 403 ? .forbidden : .noRoute)
+            let reason: Refusals.Reason =
+                switch refusal.status {
+                case 401: .unauthorized
+                case 403: .forbidden
+                case 421: .hostNotAllowed
+                default: .noRoute
+                }
+            refuse(c, with: refusal, reason: reason)
             return false
         }
         c.state = .body(
@@ -172,7 +179,9 @@ extension HTTPServer {
         c.state = .closing
         c.discardInput()
         account(c)
-        note(reason, ["uid": "\(c.peer.uid)", "status": "\(response.status)"])
+        var detail: Logger.Metadata = ["status": "\(response.status)"]
+        if let address = c.address { detail["address"] = "\(address)" } else { detail["uid"] = "\(c.peer.uid)" }
+        note(reason, detail)
     }
 
     private func continueIfAsked(_ c: HTTPConnection, _ head: HTTPRequestParser.Head) {

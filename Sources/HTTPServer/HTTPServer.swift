@@ -47,6 +47,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxConnections = 3072
         /// Connections open at once from one user other than root.
         public var maxConnectionsPerUser = 256
+        /// TCP: connections open at once from one address. With 1,024 in all, sixteen
+        /// addresses' worth: one client (or one NAT) cannot take the listener.
+        public var maxConnectionsPerAddress = 64
         /// Kept for root beyond `maxConnections`, so an operator can look while it is full.
         public var rootReserve = 32
         /// A connection with no request under way is closed after this long (streams and
@@ -116,6 +119,8 @@ public final class HTTPServer: @unchecked Sendable {
     var spareFD: Int32 = -1
     var connections: [Int32: HTTPConnection] = [:]
     var perUser: [UInt32: Int] = [:]
+    /// TCP: connections open per client address.
+    var perAddress: [String: Int] = [:]
     var budgetUsed = 0
     /// Connections not read until the body budget has room.
     var paused: Set<Int32> = []
@@ -246,8 +251,11 @@ public final class HTTPServer: @unchecked Sendable {
         epoll_ctl(epoll, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event)
     }
 
-    func admitConnection(fd: Int32, peer: PeerCredentials) {
-        connections[fd] = HTTPConnection(fd: fd, peer: peer, now: monotonicMillis())
+    func admitConnection(fd: Int32, peer: PeerCredentials, address: String? = nil) {
+        let c = HTTPConnection(fd: fd, peer: peer, now: monotonicMillis())
+        c.address = address
+        connections[fd] = c
+        if let address { perAddress[address, default: 0] += 1 }
         perUser[peer.uid, default: 0] += 1
         openConnections.add(1, ordering: .relaxed)
         watch(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
@@ -332,6 +340,7 @@ public final class HTTPServer: @unchecked Sendable {
         Glibc.close(fd)
         openConnections.subtract(1, ordering: .relaxed)
         if let n = perUser[c.peer.uid] { perUser[c.peer.uid] = n > 1 ? n - 1 : nil }
+        if let a = c.address, let n = perAddress[a] { perAddress[a] = n > 1 ? n - 1 : nil }
         release(c)
         if case let .waiting(id, _, _) = c.state { waiting[id.raw] = nil }
         if case let .streaming(id) = c.state {

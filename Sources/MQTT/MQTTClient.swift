@@ -28,6 +28,8 @@ public final class MQTTClient: @unchecked Sendable {
         public var keepaliveSeconds: Int
         /// Published by the broker when this client vanishes without a clean disconnect.
         public var will: Message?
+        /// The largest packet the broker may send this client (MQTT 5's Maximum Packet Size).
+        public var maximumPacketSize = (1 << 20) + (64 << 10)
 
         public init(
             host: String, port: Int, tls: Bool = false, caFile: String? = nil, username: String? = nil,
@@ -71,6 +73,8 @@ public final class MQTTClient: @unchecked Sendable {
         /// Why the last attempt failed or the connection ended; nil while connected.
         public var lastError: String?
         public var protocolVersion = 5
+        /// Publishes the broker refused (its PUBACK reason), by reason.
+        public var refused: [String: Int] = [:]
     }
 
     public let settings: Settings
@@ -79,8 +83,10 @@ public final class MQTTClient: @unchecked Sendable {
     public var onConnect: (@Sendable (MQTTClient) -> Void)?
     /// Called on the client's thread for each message: topic, payload, retained.
     public var onMessage: (@Sendable (String, UnsafeRawBufferPointer, Bool) -> Void)?
-    /// Called on the client's thread when a QoS 1 publish is acknowledged (its message id).
-    public var onPublished: (@Sendable (Int32) -> Void)?
+    /// Called on the client's thread when a QoS 1 publish is answered: its message id, and nil
+    /// when the broker took it, or why it refused it (an MQTT 5 PUBACK reason of 0x80 or more:
+    /// an ACL that denies the topic answers 0x87, "not authorized").
+    public var onPublished: (@Sendable (Int32, String?) -> Void)?
 
     private let handle: OpaquePointer
     private let logger: Logger
@@ -90,6 +96,8 @@ public final class MQTTClient: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var backoff = ReconnectBackoff()
     private var everConnected = false
+    /// When each refusal reason was last logged: once per reason every ten minutes.
+    private var refusalLogged: [String: Double] = [:]
     /// Why the broker refused the last CONNECT, for the loop that sees the connection end.
     private var refusal: String?
 
@@ -182,8 +190,7 @@ public final class MQTTClient: @unchecked Sendable {
         var attemptStarted: Double?
         while !stopRequested.load(ordering: .relaxed) {
             if !state.connected, attemptStarted == nil {
-                let rc = mosquitto_connect_bind_v5(
-                    handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds), nil, nil)
+                let rc = connect()
                 guard rc == MOSQ_ERR_SUCCESS.rawValue else {
                     failed(Self.describe(rc))
                     continue
@@ -203,6 +210,19 @@ public final class MQTTClient: @unchecked Sendable {
                 failed("no answer from the broker within \(Int(Self.connectDeadline)) s")
             }
         }
+    }
+
+    /// Connects, asking the broker (MQTT 5) to send nothing larger than `maximumPacketSize`: a
+    /// larger message is then dropped by the broker, not read into this process's memory.
+    private func connect() -> Int32 {
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        if state.protocolVersion == 5 {
+            _ = mosquitto_property_add_int32(
+                &properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(settings.maximumPacketSize))
+        }
+        return mosquitto_connect_bind_v5(
+            handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds), nil, properties)
     }
 
     /// How long a broker may take to accept a connection before it is tried again.
@@ -269,9 +289,30 @@ public final class MQTTClient: @unchecked Sendable {
             let payload = UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))
             client.onMessage?(topic, payload, message.retain)
         }
-        mosquitto_publish_v5_callback_set(handle) { _, context, mid, _, _ in
-            MQTTClient.from(context).onPublished?(mid)
+        mosquitto_publish_v5_callback_set(handle) { _, context, mid, reason, _ in
+            MQTTClient.from(context).answered(mid, reason: reason)
         }
+    }
+
+    /// A PUBACK: a reason of 0x80 or more is a refusal, counted and logged (once per reason
+    /// every ten minutes), and told to whoever waits for it.
+    fileprivate func answered(_ mid: Int32, reason: Int32) {
+        guard reason >= 0x80 else { return onPublished?(mid, nil) ?? () }
+        let why = "\(String(cString: mosquitto_reason_string(reason))) (0x\(String(reason, radix: 16)))"
+        stateBox.withLock { $0.refused[why, default: 0] += 1 }
+        let now = monotonicSeconds()
+        if now - (refusalLogged[why] ?? -.infinity) >= 600 {
+            refusalLogged[why] = now
+            logger.error(
+                "mqtt.publish_refused",
+                metadata: [
+                    "broker": "\(settings.host):\(settings.port)", "client": "\(settings.clientID)",
+                    "error": "\(why)",
+                    "next":
+                        "the broker's ACL must let this gateway's user write the site's topics (docs/sites.md); logged again in ten minutes if it goes on",
+                ])
+        }
+        onPublished?(mid, why)
     }
 
     private static func from(_ context: UnsafeMutableRawPointer?) -> MQTTClient {

@@ -25,8 +25,10 @@ public final class EventPublisher: @unchecked Sendable {
     private let byType = Mutex<[String: Int]>([:])
     /// Echo events on standard output as JSON Lines.
     private let echo: Bool
-    private var listeners: [@Sendable ([StateStore.StoredEvent]) -> Void] = []
+    private var listeners: [@Sendable ([StateStore.StoredEvent], Timestamp) -> Void] = []
 
+    /// `gateway`: the events' `source` is `beacond://<gateway>`; in a site, the site's id, so
+    /// that every gateway's events of the site say the same source (SPEC §6.3).
     public init(
         gateway: String, store: StateStore?, workers: [WebhookWorker], echo: Bool,
         clock: @escaping @Sendable () -> Timestamp, logger: Logger
@@ -40,8 +42,9 @@ public final class EventPublisher: @unchecked Sendable {
         ids = Mutex(EventIDGenerator(nonce: UInt32.random(in: .min ... .max)))
     }
 
-    /// Adds an output that sees every stored batch (the live stream). Call before events flow.
-    public func addListener(_ listener: @escaping @Sendable ([StateStore.StoredEvent]) -> Void) {
+    /// Adds an output that sees every stored batch (the live stream, a site's hand-over), with
+    /// the time it was enqueued for the webhooks. Call before events flow.
+    public func addListener(_ listener: @escaping @Sendable ([StateStore.StoredEvent], Timestamp) -> Void) {
         listeners.append(listener)
     }
 
@@ -72,11 +75,12 @@ public final class EventPublisher: @unchecked Sendable {
             stored.append(.init(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json))
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
-        let (routed, saved) = storeDurably(stored, states: states, now: clock())
+        let now = clock()
+        let (routed, saved) = storeDurably(stored, states: states, now: now)
         if let states, let saved { onStates?(states, saved.error) }
         guard !stored.isEmpty else { return }
         if echo { writeAll(fd: 1, stored.map { $0.body + "\n" }.joined()) }
-        for listener in listeners { listener(stored) }
+        for listener in listeners { listener(stored, now) }
         if routed { for worker in workers { worker.notify() } }
     }
 

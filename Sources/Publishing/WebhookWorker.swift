@@ -26,6 +26,10 @@ public final class WebhookWorker: @unchecked Sendable {
         public var signature: WebhookSignature
         public var schedule: DeliverySchedule
         public var timeout: TimeSpan
+        /// The gateway that sends, in the `X-Beacond-Gateway` header: in a site, every gateway's
+        /// events say the site as their source, and an operator still wants to know which
+        /// gateway delivered. nil: no header.
+        public var gateway: String?
 
         public init(
             id: String, url: String, events: EventTypeGlob, secret: [UInt8]?, signature: WebhookSignature = .beacond,
@@ -187,10 +191,12 @@ public final class WebhookWorker: @unchecked Sendable {
         let stopped = stoppedAt.load(ordering: .acquiring)
         let deadline = (stopped == 0 ? clock() : min(clock(), Timestamp(nanoseconds: stopped))) + budget
         while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil,
-            (role?() ?? .deliver) == .deliver
+            (role?() ?? .deliver).delivers
         {
-            guard let batch = try? waiting(), !batch.isEmpty else { break }
-            guard deliver(batch, poster: poster) else { break }
+            guard let batch = try? waiting().prefix(while: sendable(role?() ?? .deliver)), !batch.isEmpty else {
+                break
+            }
+            guard deliver(Array(batch), poster: poster) else { break }
         }
         if reason == .removed {
             do {
@@ -226,7 +232,8 @@ public final class WebhookWorker: @unchecked Sendable {
     private func step(_ poster: HTTPPoster?) -> TimeSpan? {
         if isDisabled { return .seconds(5) }
         let now = clock()
-        if case let .standby(keepFrom) = role?() ?? .deliver { return standBy(keepFrom: keepFrom, at: now) }
+        let role = role?() ?? .deliver
+        if case let .standby(keepFrom, marks) = role { return standBy(keepFrom: keepFrom, marks: marks, at: now) }
         if retryRequested.exchange(false, ordering: .acquiringAndReleasing), let retryAt = schedule.retryAt,
             retryAt > now
         {
@@ -245,6 +252,10 @@ public final class WebhookWorker: @unchecked Sendable {
                         "next": "waiting events keep their age for max_age",
                     ])
             }
+            if case let .locator(_, marks) = role, !marks.isEmpty {
+                let dropped = try store.deliveredElsewhere(webhook: settings.id, ownBefore: nil, marks: marks)
+                if dropped > 0 { state.withLock { $0.deliveredByLocator += dropped } }
+            }
             var batch = try waiting()
             // Expiry only when the oldest waiting event is past max_age: the check is free.
             let cutoff = schedule.expiryCutoff(now: now)
@@ -258,6 +269,12 @@ public final class WebhookWorker: @unchecked Sendable {
                 logger.info(
                     "webhook.outbox_readable",
                     metadata: ["webhook": "\(settings.id)", "after_s": "\(Int(took.seconds.rounded()))"])
+            }
+            let ready = batch.prefix(while: sendable(role))
+            // The rest waits for the site's other gateways to be told of it: a few milliseconds.
+            if ready.count < batch.count {
+                guard !ready.isEmpty else { return .milliseconds(20) }
+                batch = Array(ready)
             }
             switch schedule.decide(pending: batch.count, oldest: batch.first?.enqueuedAt, now: now) {
             case .idle:
@@ -282,14 +299,27 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
-    /// A standby sends nothing: it keeps what the locator may not have delivered yet (from
-    /// `keepFrom`, and nothing older than `max_age`, which the locator dead-letters), so that
-    /// it can deliver it if it becomes the locator, and drops the rest as delivered.
-    private func standBy(keepFrom: Timestamp?, at now: Timestamp) -> TimeSpan {
-        let cutoff = max(keepFrom ?? schedule.expiryCutoff(now: now), schedule.expiryCutoff(now: now))
+    /// Whether an entry may be sent in this role: as the site's locator, only once the other
+    /// gateways have been told of it.
+    private func sendable(_ role: DeliveryRole) -> (StateStore.OutboxEntry) -> Bool {
+        guard case let .locator(through, _) = role else { return { _ in true } }
+        return { $0.enqueuedAt <= through }
+    }
+
+    /// A standby sends nothing: it keeps what the locator may not have delivered yet, so that
+    /// it can deliver it if it becomes the locator, and drops what the locator says it
+    /// delivered. What waits past `max_age` becomes a dead letter here too: the locator may be
+    /// unable to deliver (or be no locator at all), and nothing is dropped unseen.
+    private func standBy(keepFrom: Timestamp?, marks: [String: Timestamp], at now: Timestamp) -> TimeSpan {
         do {
-            let dropped = try store.deliveredElsewhere(webhook: settings.id, enqueuedBefore: cutoff)
+            let dropped = try store.deliveredElsewhere(webhook: settings.id, ownBefore: keepFrom, marks: marks)
             if dropped > 0 { state.withLock { $0.deliveredByLocator += dropped } }
+            let cutoff = schedule.expiryCutoff(now: now)
+            if let oldest = try store.pending(webhook: settings.id, limit: 1).first?.enqueuedAt, oldest < cutoff {
+                let expired = try store.expire(webhook: settings.id, enqueuedBefore: cutoff, at: now, reason: "max_age")
+                state.withLock { $0.deadLettered += expired }
+                if let report = expiries.add(expired, at: now) { tell(report, at: now) }
+            }
         } catch {
             if outboxFailures.failed(at: now) {
                 logger.error(
@@ -398,6 +428,7 @@ public final class WebhookWorker: @unchecked Sendable {
             "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
             "X-Beacond-Webhook: \(settings.id)",
         ]
+        if let gateway = settings.gateway { headers.append("X-Beacond-Gateway: \(gateway)") }
         guard let secret = settings.secret else { return headers }
         let timestamp = String(t.nanoseconds / 1_000_000_000)
         switch settings.signature {

@@ -56,11 +56,57 @@ extension StateStore {
         }
     }
 
-    /// Removes a standby gateway's entries the site's locator delivered (SPEC §6.3): those
-    /// enqueued before `cutoff`. Returns how many.
-    public func deliveredElsewhere(webhook: String, enqueuedBefore cutoff: Timestamp) throws -> Int {
+    /// Removes entries another gateway of the site delivered (SPEC §6.3). Entries that carry a
+    /// decider's id (`takeDecision`) go when that decider's mark reaches the time it enqueued
+    /// them (`marks`: gateway → its `delivered` mark for this webhook); this gateway's own
+    /// entries, which no locator decided, go when enqueued before `ownBefore` (nil: none).
+    /// Returns how many.
+    public func deliveredElsewhere(webhook: String, ownBefore: Timestamp?, marks: [String: Timestamp]) throws -> Int {
         try db.write { (db) throws(SQLiteError) in
-            try db.execute("DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ?", [webhook, cutoff.nanoseconds])
+            var removed = 0
+            if let ownBefore {
+                try db.execute(
+                    "DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ? AND decider IS NULL",
+                    [webhook, ownBefore.nanoseconds])
+                removed += db.changes
+            }
+            for (decider, through) in marks {
+                try db.execute(
+                    "DELETE FROM outbox WHERE webhook = ? AND decider = ? AND decider_enqueued_ns <= ?",
+                    [webhook, decider, through.nanoseconds])
+                removed += db.changes
+            }
+            return removed
+        }
+    }
+
+    /// This gateway's own alerts waiting in any outbox, each once (its id, body and first
+    /// enqueue time), oldest first; `types` are left out. What a gateway that becomes the site's
+    /// locator tells the others before it delivers them (SPEC §6.3).
+    public func ownEntries(excluding types: [String]) throws -> [(id: String, body: String, enqueuedAt: Timestamp)] {
+        let placeholders = types.map { _ in "?" }.joined(separator: ", ")
+        return try db.read { (db) throws(SQLiteError) in
+            try db.rows(
+                """
+                SELECT event_id, body, MIN(enqueued_ns) FROM outbox
+                WHERE decider IS NULL AND type NOT IN (\(placeholders.isEmpty ? "''" : placeholders))
+                GROUP BY event_id ORDER BY MIN(seq)
+                """, types
+            ) { (id: $0.string(0), body: $0.string(1), enqueuedAt: Timestamp(nanoseconds: $0.int64(2))) }
+        }
+    }
+
+    /// Puts the site locator's id and body on this gateway's own copy of an alert (`ownID`),
+    /// in every outbox that holds it, with who decided it and when it enqueued it. Returns how
+    /// many entries took it.
+    @discardableResult
+    public func takeDecision(ownID: String, id: String, body: String, decider: String, enqueuedAt: Timestamp) throws
+        -> Int
+    {
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute(
+                "UPDATE outbox SET event_id = ?, body = ?, decider = ?, decider_enqueued_ns = ? WHERE event_id = ?",
+                [id, body, decider, enqueuedAt.nanoseconds, ownID])
             return db.changes
         }
     }

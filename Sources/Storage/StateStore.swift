@@ -179,6 +179,17 @@ public final class StateStore: Sendable {
             CREATE INDEX event_by_class ON event (telemetry, seq);
             CREATE INDEX event_by_class_time ON event (telemetry, time_ns);
             """),
+        // A site's hand-over (SPEC §6.3): an entry that carries the locator's id and body says
+        // which gateway decided it and when that one enqueued it, so that the decider's
+        // `delivered` marks drop it by its own clock; found by event id when the decision comes.
+        .init(
+            "v8-site-decisions",
+            """
+            ALTER TABLE outbox ADD COLUMN decider TEXT;
+            ALTER TABLE outbox ADD COLUMN decider_enqueued_ns INTEGER;
+            CREATE INDEX outbox_by_event ON outbox (event_id);
+            CREATE INDEX outbox_by_decider ON outbox (webhook, decider, decider_enqueued_ns);
+            """),
     ]
 }
 

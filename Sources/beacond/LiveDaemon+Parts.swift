@@ -41,7 +41,8 @@ extension LiveDaemon {
     ) -> EventPublisher {
         let workers = makeWebhookWorkers(store: store) + [siteEvents.flatMap { makeSiteEventsWorker($0, store: store) }]
         let publisher = EventPublisher(
-            gateway: config.gateway.id, store: store, workers: workers.compactMap { $0 }, echo: printEvents,
+            gateway: config.site?.id ?? config.gateway.id, store: store, workers: workers.compactMap { $0 },
+            echo: printEvents,
             clock: WallClock.now, logger: logger)
         publisher.onHold = { keep.held($0, dropped: $1) }
         publisher.onHeldStored = { keep.eventsStored() }

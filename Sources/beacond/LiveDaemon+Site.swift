@@ -46,10 +46,13 @@ extension LiveDaemon {
 
     /// The site link, on the client `makeSiteClient` made. Each connect wakes the events'
     /// worker, which may be waiting on its backoff while the broker was away.
-    func makeSiteLink(engine: LiveEngine, client: MQTTClient?, publisher: EventPublisher) -> SiteLink? {
+    func makeSiteLink(engine: LiveEngine, client: MQTTClient?, publisher: EventPublisher, store: StateStore)
+        -> SiteLink?
+    {
         guard let site = config.site, let gate = deliveryGate, let client else { return nil }
         return SiteLink(
-            site: site, config: config, client: client, engine: engine, gate: gate, version: BeaconVersion.string,
+            site: site, config: config, client: client, engine: engine, gate: gate, store: store,
+            version: BeaconVersion.string,
             logger: logger, clock: WallClock.now,
             onConnect: {
                 publisher.workers.first { $0.settings.id == MQTTEventTransport.outboxID }?.retryNow()

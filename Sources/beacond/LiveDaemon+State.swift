@@ -231,7 +231,7 @@ extension LiveDaemon {
         worker.elapsed = BootClock.elapsed
         if let gate = deliveryGate {
             let id = settings.id
-            worker.role = { gate.role(webhook: id) }
+            worker.role = { gate.role(webhook: id, at: WallClock.now()) }
             worker.onDelivered = { gate.deliveredHere(webhook: $0, through: $1) }
         }
         return worker
@@ -252,12 +252,14 @@ extension LiveDaemon {
                         ])
                 }
             }
-            return WebhookWorker.Settings(
+            var settings = WebhookWorker.Settings(
                 id: hook.id, url: hook.url, events: EventTypeGlob(hook.events), secret: secret,
                 signature: hook.signature,
                 schedule: DeliverySchedule(
                     maxEvents: hook.batchMaxEvents, maxDelay: hook.batchMaxDelay, maxAge: hook.maxAge),
                 timeout: hook.timeout)
+            settings.gateway = config.gateway.id
+            return settings
         }
     }
 }

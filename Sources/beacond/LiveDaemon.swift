@@ -59,7 +59,7 @@ struct LiveDaemon {
         journal = JournalLog(threshold: logLevel, problems: errors.record)
         self.logLevelFromCommandLine = logLevelFromCommandLine
         self.configWarnings = configWarnings
-        deliveryGate = config.site == nil ? nil : SiteDeliveryGate()
+        deliveryGate = config.site == nil ? nil : SiteDeliveryGate(gateway: config.gateway.id, now: WallClock.now())
     }
 
     /// A valid file's warnings, one line each (`config.warning`), at start and on a reload.
@@ -94,7 +94,10 @@ struct LiveDaemon {
         let core = restoredEngine(store: store, keep: keep, start: started)
         let siteClient = try makeSiteClient()
         let siteEvents = siteClient.map { MQTTEventTransport(client: $0, prefix: config.site!.topicPrefix) }
-        siteClient?.onPublished = { mid in siteEvents?.published(mid) }
+        siteClient?.onPublished = { [deliveryGate] mid, refused in
+            siteEvents?.published(mid, refused: refused)
+            deliveryGate?.answered(mid)
+        }
         let publisher = makePublisher(store: store, keep: keep, unsaved: core.unsaved, siteEvents: siteEvents)
         // A turn's events and the states they moved to are written in one transaction.
         let engine = LiveEngine(engine: core.engine, clock: WallClock.now, savingState: true) { events, state in
@@ -105,7 +108,8 @@ struct LiveDaemon {
         late.handle { applyLateStore(store, engine: engine, running: running) }
 
         let services = ServiceGroup(logger: logger)
-        let site = makeSiteLink(engine: engine, client: siteClient, publisher: publisher)
+        let site = makeSiteLink(engine: engine, client: siteClient, publisher: publisher, store: store)
+        if let site { publisher.addListener { events, enqueuedAt in site.stored(events, enqueuedAt: enqueuedAt) } }
         // What this gateway's own radios hear: to its engine, and to its site.
         let own: @Sendable ([Sighting]) -> Void = { batch in
             engine.submit(.sightings(batch))
@@ -135,7 +139,7 @@ struct LiveDaemon {
             notifier: notifier, engine: engine, store: store, adapters: adapters,
             simulated: simulationSeed.map { _ in "simulating \(config.assets.count) tags" })
         let hub = EventStreamHub(store: store)
-        publisher.addListener(hub.publish)
+        publisher.addListener { events, _ in hub.publish(events) }
         let context = APIContext(
             configuration: { running.current }, version: BeaconVersion.string, started: started, engine: engine,
             store: store, publisher: publisher,
@@ -209,10 +213,12 @@ struct LiveDaemon {
             }
         }
         let hub = EventStreamHub(store: store)
-        publisher.addListener(hub.publish)
+        publisher.addListener { events, _ in hub.publish(events) }
         let router = APIRouter(context: context, stream: hub)
-        let service = APIService(listening: http, router: router, gate: ReadOnlyGate(token: token), logger: logger)
+        let service = APIService(
+            listening: http, router: router, gate: ReadOnlyGate(token: token, hosts: [http.host]), logger: logger)
         router.reportConnections(of: socket)
+        context.listener.withLock { $0 = service.server }
         return [service]
     }
 

@@ -109,4 +109,30 @@ import Testing
         #expect(try #require(take(&i, "one-more", Array("\n".utf8))).rejected == "too_many_gateways")
         #expect(i.peers.count == SiteIntake.maxPeers)
     }
+
+    /// Issue 38 #5: 260 junk sender ids filled the table, and a gateway of the site restarted
+    /// meanwhile had no batch taken. The gateways the site file names are never crowded out.
+    @Test func namedGatewaysAreNeverCrowdedOutByJunkSenders() throws {
+        var i = intake
+        for n in 0..<(SiteIntake.maxPeers + 4) { _ = take(&i, "junk-\(n)", Array("\n".utf8)) }
+        #expect(try #require(take(&i, "junk-more", Array("\n".utf8))).rejected == "too_many_gateways")
+        let out = try #require(take(&i, "gw2", batch("gw2", seq: 1, [Self.sighting(99, "rx-a")])))
+        #expect(out.rejected == nil && out.sightings.count == 1 && out.batch)
+    }
+
+    /// Issue 38 #4: sequence numbers from another client publishing under gw2's id counted
+    /// 80,999,225 lost batches in 20 s; and empty messages on a gateway's topic were taken as
+    /// its sign of life. A gap wider than `maxGap` is not loss; only a batch is a sign of life.
+    @Test func forgedSequencesCountNoLossAndEmptyMessagesAreNoSignOfLife() throws {
+        var i = intake
+        _ = take(&i, "gw2", batch("gw2", seq: 50, []))
+        #expect(try #require(take(&i, "gw2", batch("gw2", seq: 81_000_000, []))).lost == 0)
+        #expect(try #require(take(&i, "gw2", batch("gw2", seq: 51, []))).lost == 0)
+        #expect(try #require(take(&i, "gw2", batch("gw2", seq: 54, []))).lost == 2)
+        #expect(i.peers["gw2"]?.lost == 2)
+        let empty = try #require(take(&i, "gw2", []))
+        #expect(empty.rejected == nil && !empty.batch)
+        let plain = try #require(take(&i, "gw2", Array("\n".utf8)))
+        #expect(!plain.batch)
+    }
 }

@@ -35,3 +35,15 @@ struct WebhookSignatureTests {
         }
     }
 }
+
+/// Credentials in a webhook's URL never reach an answer (issue 38 #12).
+@Suite struct URLRedactionTests {
+    @Test func userinfoAndQueryValuesAreMaskedTheRestKept() {
+        #expect(
+            URLRedaction.redact("https://user:pw@crm.example:8443/hook?key=s3cret&v=2#frag")
+                == "https://***@crm.example:8443/hook?key=***&v=***#***")
+        #expect(URLRedaction.redact("http://127.0.0.1:9/hook") == "http://127.0.0.1:9/hook")
+        #expect(URLRedaction.redact("http://h/p?flag") == "http://h/p?flag")
+        #expect(URLRedaction.redact("not a url") == "not a url")
+    }
+}

@@ -15,9 +15,13 @@ public final class PrivateBroker: @unchecked Sendable {
     /// signed by a CA made for the test (`caFile`), as `openssl` makes them. `persistent`:
     /// sessions and retained messages survive a restart, as on a store's broker. `extra`:
     /// more configuration lines (a bridge to another broker).
-    public init(users: [String: String] = [:], tls: Bool = false, persistent: Bool = false, extra: String = "") throws {
+    public init(
+        users: [String: String] = [:], tls: Bool = false, persistent: Bool = false, extra: String = "",
+        lockedDown: Bool = false
+    ) throws {
         dir = try Executables.temporaryDirectory()
         port = try freeLoopbackPort()
+        self.users = users
         var config = """
             listener \(port) 127.0.0.1
             allow_anonymous \(users.isEmpty)
@@ -26,6 +30,7 @@ public final class PrivateBroker: @unchecked Sendable {
             log_dest none
 
             """ + extra
+        if lockedDown { config += try Self.shippedLockDown(in: dir) }
         // mosquitto drops to its own user when started as root, and writes its file then.
         if persistent { chmod(dir.path, 0o777) }
         if tls {
@@ -54,6 +59,24 @@ public final class PrivateBroker: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// The users and passwords the broker was made with (`mosquitto_pub` as one of them).
+    public let users: [String: String]
+
+    /// The shipped configuration (config/mosquitto/beacond-site.conf and its ACL, as
+    /// docs/sites.md tells an operator to install them), on the test's port and files: its
+    /// `listener` and file paths replaced, every other line as shipped.
+    static func shippedLockDown(in dir: URL) throws -> String {
+        let shipped = Executables.packageRoot.appendingPathComponent("config/mosquitto")
+        let acl = dir.appendingPathComponent("beacond-site.acl")
+        try FileManager.default.copyItem(at: shipped.appendingPathComponent("beacond-site.acl"), to: acl)
+        chmod(acl.path, 0o644)
+        let conf = try String(contentsOf: shipped.appendingPathComponent("beacond-site.conf"), encoding: .utf8)
+        return conf.split(separator: "\n").filter {
+            !$0.hasPrefix("listener ") && !$0.hasPrefix("password_file ") && !$0.hasPrefix("per_listener_settings")
+        }.map { $0.replacingOccurrences(of: "/etc/mosquitto/beacond-site.acl", with: acl.path) }
+            .joined(separator: "\n") + "\n"
+    }
 
     public var url: String { "\(caFile == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
 
@@ -118,12 +141,20 @@ public final class PrivateBroker: @unchecked Sendable {
         p.waitUntilExit()
     }
 
-    /// Publishes as `mosquitto_pub` does: `-m` text, or `-f` a file for raw bytes.
-    public func publish(_ topic: String, _ message: String, retain: Bool = false) throws {
+    /// Publishes as `mosquitto_pub` does: `-m` text, or `-f` a file for raw bytes; as `user`
+    /// (one of `users`) when given. MQTT 5, QoS 1: the broker's answer is in the result, so a
+    /// publish an ACL refuses is told apart (mosquitto_pub still exits 0 for it).
+    @discardableResult
+    public func publish(_ topic: String, _ message: String, retain: Bool = false, as user: String? = nil) throws
+        -> CommandOutput
+    {
+        let login = user.map { ["-u", $0, "-P", users[$0] ?? ""] } ?? []
         let r = try runCommand(
             URL(fileURLWithPath: "/usr/bin/mosquitto_pub"),
-            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", message] + (retain ? ["-r"] : []))
+            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", message, "-V", "mqttv5", "-q", "1", "-d"] + login
+                + (retain ? ["-r"] : []))
         guard r.status == 0 else { throw TestFailure("mosquitto_pub: \(r.stderr)") }
+        return r
     }
 
     public func publish(_ topic: String, file: URL) throws {

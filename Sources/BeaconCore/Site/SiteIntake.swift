@@ -19,6 +19,10 @@ public struct SiteIntake {
         public var problem: String?
         /// Batches missing before this one (by sequence number).
         public var lost = 0
+        /// The message was a gateway's batch (a header line): a sign of life of that gateway.
+        /// A message without one (an ESP32's plain lines, an empty message) is no such sign,
+        /// or anyone could keep a hung locator "alive" by publishing empty messages on its topic.
+        public var batch = false
     }
 
     /// What this gateway knows of another one, for `/v1/status` and `/metrics`.
@@ -39,8 +43,11 @@ public struct SiteIntake {
     public let knownReceivers: Set<String>
     public private(set) var peers: [String: Peer] = [:]
     private var reader = SightingLineReader()
-    /// At most this many peers are tracked: ids come from the network.
+    /// At most this many peers are tracked, besides the gateways the site file names: ids
+    /// come from the network.
     public static let maxPeers = 256
+    /// A sequence gap up to this is counted as lost batches (4 a second: about four minutes).
+    public static let maxGap: Int64 = 1000
 
     public init(gateway: String, knownGateways: Set<String>, knownReceivers: Set<String>) {
         self.gateway = gateway
@@ -83,7 +90,8 @@ public struct SiteIntake {
         if header != nil, !knownGateways.isEmpty, !knownGateways.contains(sender) {
             return reject("unknown_gateway", "gateway \"\(sender)\" is not named by any receiver of the site file")
         }
-        if peers[sender] == nil, peers.count >= Self.maxPeers {
+        // The gateways the site file names are always taken: junk ids cannot crowd them out.
+        if peers[sender] == nil, peers.count >= Self.maxPeers, !knownGateways.contains(sender) {
             return reject("too_many_gateways", "more than \(Self.maxPeers) senders on the site's topics")
         }
         var line = first
@@ -110,7 +118,12 @@ public struct SiteIntake {
         peer.batches += 1
         peer.lastBatch = now
         if let header {
-            if let last = peer.lastSeq, header.seq > last + 1 { out.lost = Int(header.seq - last - 1) }
+            out.batch = true
+            // A gap wider than `maxGap` is no loss but a sequence that is not this gateway's
+            // (another client publishing under its id): counted as lost it would say billions.
+            if let last = peer.lastSeq, header.seq > last + 1, header.seq - last - 1 <= Self.maxGap {
+                out.lost = Int(header.seq - last - 1)
+            }
             peer.lastSeq = header.seq
             peer.lost += out.lost
             peer.clockOffset = header.sent - now

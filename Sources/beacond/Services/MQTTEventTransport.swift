@@ -19,8 +19,9 @@ final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
 
     private let client: MQTTClient
     private let prefix: String
-    /// Message ids the broker acknowledged since the current batch began.
-    private let acknowledged = Mutex<Set<Int32>>([])
+    /// Message ids the broker answered since the current batch began: nil when it took the
+    /// message, else why it refused it.
+    private let acknowledged = Mutex<[Int32: String?]>([:])
     private let wake = DispatchSemaphore(value: 0)
     /// `SystemClock.monotonicMillis` after which a send gives up (a stop); `.max`: none.
     private let abortAt = Atomic<Int64>(.max)
@@ -30,9 +31,10 @@ final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
         self.prefix = prefix
     }
 
-    /// The broker acknowledged message `mid` (the client's thread).
-    func published(_ mid: Int32) {
-        acknowledged.withLock { _ = $0.insert(mid) }
+    /// The broker answered message `mid` (the client's thread): took it, or refused it (an
+    /// ACL that denies `events/#`), which fails the batch: it stays in the outbox.
+    func published(_ mid: Int32, refused: String?) {
+        acknowledged.withLock { $0[mid] = .some(refused) }
         wake.signal()
     }
 
@@ -60,7 +62,11 @@ final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
         }
         let deadline = SystemClock.monotonicMillis + timeout.nanoseconds / 1_000_000
         while true {
-            waiting.subtract(acknowledged.withLock { $0 })
+            let answers = acknowledged.withLock { $0 }
+            if let refusal = waiting.lazy.compactMap({ answers[$0] ?? nil }).first {
+                return "the broker refused the events: \(refusal)"
+            }
+            waiting.subtract(answers.keys)
             if waiting.isEmpty { return nil }
             guard client.state.connected else {
                 return "the broker connection dropped before it acknowledged \(waiting.count) events"

@@ -3,35 +3,118 @@ import Publishing
 import Synchronization
 
 /// Which gateway of a site delivers its webhooks (SPEC §6.3), shared by the webhook workers
-/// and the site link. The locator delivers and says how far (`delivered/<webhook>`, the
-/// enqueue time of its last acknowledged event); the others stand by, dropping what the
-/// locator has delivered and keeping the rest. When the locator dies, the next one delivers
-/// what it kept: the hand-over's events are sent at least once, some twice (an `overlap` of
-/// them), none lost.
+/// and the site link.
+///
+/// The locator delivers, but only what the other gateways have been told of: each batch of
+/// its alerts goes to `gateways/<id>/decided` first, and its workers send an entry once the
+/// broker has acknowledged that (`told`, `answered`). After each delivery it says how far it
+/// got on its own retained `gateways/<id>/delivered/<webhook>`. The others stand by: their
+/// copies of its alerts carry its ids (`HandOverMatcher`), and go when its mark passes them.
+/// When the locator dies, the next one delivers what is left — what the old one had in
+/// flight, under the same ids, and nothing it had delivered.
 final class SiteDeliveryGate: Sendable {
     private struct State {
         var locator = false
-        /// How far the locator delivered each webhook, as it last said.
-        var delivered: [String: Timestamp] = [:]
+        /// Each gateway's `delivered` marks (this one's too), by webhook, then gateway.
+        var marks: [String: [String: Timestamp]] = [:]
         /// This gateway's own deliveries (as the locator), not yet published.
         var toPublish: [String: Timestamp] = [:]
+        /// Every alert enqueued up to this time has been told to the site.
+        var toldThrough: Timestamp
+        /// Batches of decisions published, oldest first, with the message ids the broker has
+        /// not answered yet.
+        var telling: [(through: Timestamp, waiting: Set<Int32>, sent: Timestamp)] = []
     }
 
-    private let state = Mutex(State())
-    /// At most this many webhooks' progress is kept: ids come from the network.
+    /// This gateway.
+    let gateway: String
+    private let state: Mutex<State>
+    /// At most this many webhooks' marks, and of gateways per webhook: ids come from the network.
     static let maxWebhooks = 1024
-    /// A standby keeps this much before the locator's last delivery: the gateways' engines
-    /// make the same event at slightly different times (a batch waits up to 250 ms, clocks
-    /// differ by NTP's milliseconds), and a gap is worse than a repeat.
+    static let maxGateways = 256
+    /// A standby keeps this much of its own alerts before the locator's last delivery: the
+    /// gateways' engines make the same event at slightly different times, and an alert the
+    /// locator has not decided yet must not be dropped.
     static let overlap = TimeSpan.seconds(5)
+    /// A mark further ahead of this gateway's clock than this is refused: no gateway delivered
+    /// in the future (NTP keeps a store's clocks within milliseconds), and one forged mark of
+    /// "a year from now" would otherwise empty every standby's outbox.
+    static let markAhead = TimeSpan.seconds(30)
+    /// A decision the broker has not answered within this is given up waiting for (the
+    /// connection dropped with it in flight): the locator delivers rather than stall.
+    static let tellTimeout = TimeSpan.seconds(5)
+
+    init(gateway: String, now: Timestamp) {
+        self.gateway = gateway
+        state = Mutex(State(toldThrough: now))
+    }
 
     var isLocator: Bool { state.withLock { $0.locator } }
 
-    func setLocator(_ locator: Bool) { state.withLock { $0.locator = locator } }
-
-    func role(webhook: String) -> DeliveryRole {
+    /// Becoming the locator, nothing of this gateway's is sent until the alerts it made as a
+    /// standby (its own ids, told to no one) have been told (`backlogTold`): its first
+    /// deliveries would otherwise be alerts the others hold under their own ids, and the next
+    /// hand-over would repeat them.
+    func setLocator(_ locator: Bool, at now: Timestamp) {
         state.withLock { s in
-            s.locator ? .deliver : .standby(keepFrom: s.delivered[webhook].map { $0 - Self.overlap })
+            if locator, !s.locator {
+                s.telling.insert((s.toldThrough, [Self.backlog], now), at: 0)
+                s.toldThrough = Timestamp(nanoseconds: .min / 2)
+            }
+            s.locator = locator
+        }
+    }
+
+    /// The stand-in message id of the backlog, until its messages are published.
+    private static let backlog: Int32 = -1
+
+    /// The standby-time alerts were published as messages `waiting` (none: there were none).
+    func backlogTold(waiting: Set<Int32>, at now: Timestamp) {
+        state.withLock { s in
+            guard let i = s.telling.firstIndex(where: { $0.waiting.contains(Self.backlog) }) else { return }
+            s.telling[i].waiting = waiting
+            s.telling[i].sent = now
+        }
+        answered(Self.backlog)
+    }
+
+    func role(webhook: String, at now: Timestamp) -> DeliveryRole {
+        state.withLock { s in
+            var others = s.marks[webhook] ?? [:]
+            others[gateway] = nil
+            guard s.locator else {
+                return .standby(keepFrom: others.values.max().map { $0 - Self.overlap }, marks: others)
+            }
+            while let first = s.telling.first, now - first.sent > Self.tellTimeout {
+                s.toldThrough = max(s.toldThrough, first.through)
+                s.telling.removeFirst()
+            }
+            return .locator(through: s.toldThrough, marks: others)
+        }
+    }
+
+    /// The alerts of a batch enqueued at `through` were published to the site as messages
+    /// `waiting` (none: nothing to tell, or not the locator).
+    func told(through: Timestamp, waiting: Set<Int32>, at now: Timestamp) {
+        state.withLock { s in
+            if waiting.isEmpty, s.telling.isEmpty {
+                s.toldThrough = max(s.toldThrough, through)
+            } else {
+                s.telling.append((through, waiting, now))
+            }
+        }
+    }
+
+    /// The broker answered message `mid` (took it or refused it: either way, waiting longer
+    /// would not help).
+    func answered(_ mid: Int32) {
+        state.withLock { s in
+            guard !s.telling.isEmpty else { return }
+            for i in s.telling.indices { s.telling[i].waiting.remove(mid) }
+            while let first = s.telling.first, first.waiting.isEmpty {
+                s.toldThrough = max(s.toldThrough, first.through)
+                s.telling.removeFirst()
+            }
         }
     }
 
@@ -39,11 +122,11 @@ final class SiteDeliveryGate: Sendable {
     func deliveredHere(webhook: String, through: Timestamp) {
         state.withLock { s in
             s.toPublish[webhook] = max(s.toPublish[webhook] ?? through, through)
-            s.delivered[webhook] = max(s.delivered[webhook] ?? through, through)
+            s.marks[webhook, default: [:]][gateway] = max(s.marks[webhook]?[gateway] ?? through, through)
         }
     }
 
-    /// What to publish on `delivered/<webhook>`, once each.
+    /// What to publish on `gateways/<id>/delivered/<webhook>`, once each.
     func takeToPublish() -> [String: Timestamp] {
         state.withLock { s in
             defer { s.toPublish = [:] }
@@ -51,11 +134,17 @@ final class SiteDeliveryGate: Sendable {
         }
     }
 
-    /// The locator says it delivered `webhook` through `through`.
-    func deliveredElsewhere(webhook: String, through: Timestamp) {
+    /// Gateway `from` says it delivered `webhook` through `through`; false when refused (too
+    /// far ahead, or too many webhooks or gateways).
+    @discardableResult
+    func deliveredElsewhere(from: String, webhook: String, through: Timestamp, at now: Timestamp) -> Bool {
         state.withLock { s in
-            guard s.delivered[webhook] != nil || s.delivered.count < Self.maxWebhooks else { return }
-            s.delivered[webhook] = max(s.delivered[webhook] ?? through, through)
+            guard through - now <= Self.markAhead,
+                s.marks[webhook] != nil || s.marks.count < Self.maxWebhooks,
+                s.marks[webhook]?[from] != nil || (s.marks[webhook]?.count ?? 0) < Self.maxGateways
+            else { return false }
+            s.marks[webhook, default: [:]][from] = max(s.marks[webhook]?[from] ?? through, through)
+            return true
         }
     }
 
@@ -69,7 +158,9 @@ final class SiteDeliveryGate: Sendable {
     }
 
     static func through(_ payload: String) -> Timestamp? {
-        guard let value = try? JSONParser.parse(payload), let t = value["through"]?.numberValue else { return nil }
+        guard let value = try? JSONParser.parse(payload), let t = value["through"]?.numberValue, t.isFinite,
+            abs(t) < 1e11
+        else { return nil }
         return Timestamp(unixSeconds: t)
     }
 }

@@ -1,3 +1,4 @@
+import API
 import BeaconConfig
 import BeaconCore
 import Logging
@@ -15,6 +16,12 @@ struct SiteRoles: Sendable {
     /// Whether this gateway is connected to the broker: one that is not cannot know who else
     /// is alive, so it is no candidate (no split brain behind a partition).
     var connected = false
+    /// Since when (this gateway's clock): a gateway is no candidate before `settle` has passed,
+    /// so that the others' retained status, info and announcement have arrived. Without it, two
+    /// gateways started together could each see only itself for a moment, each announce, and
+    /// each deliver the first alerts under its own ids.
+    var connectedSince: Timestamp?
+    static let settle = TimeSpan.milliseconds(1500)
     /// When the silence check last ran (every 250 ms while this process runs).
     var lastCheck: Timestamp?
     /// At most this many gateways are tracked: ids come from the network.
@@ -29,8 +36,9 @@ struct SiteRoles: Sendable {
     /// gateway: while connected), and its info says it may locate.
     mutating func refresh(_ id: String, at now: Timestamp) {
         let me = id == election.me?.id
+        let settled = connectedSince.map { now - $0 >= Self.settle } ?? false
         let alive =
-            online[id] == true && (me ? connected : lastHeard[id].map { now - $0 < Self.silence } ?? false)
+            online[id] == true && (me ? connected && settled : lastHeard[id].map { now - $0 < Self.silence } ?? false)
         if alive, let info = info[id], info.locator {
             election.online(.init(id: id, priority: info.priority))
         } else {
@@ -45,6 +53,19 @@ extension SiteLink {
     /// chooses it (SPEC §6.3: the next locator takes over the moment the will arrives).
     func roleMessage(_ levels: [Substring], _ text: String, retained isRetained: Bool) {
         let now = clock()
+        if levels.count == 1 {
+            // An announcement naming a gateway the site file does not: a phantom locator.
+            if let a = LocatorElection.Announcement(payload: text, seenAt: now), !isKnownGateway(a.gateway) {
+                return refused("unknown_gateway", from: a.gateway, at: now)
+            }
+        } else {
+            let id = String(levels[1])
+            guard Identifier.problem(id) == nil else { return }
+            guard isKnownGateway(id) else { return refused("unknown_gateway", from: id, at: now) }
+            if id == gateway, client.state.connected, saidOtherwise(levels[2], text) {
+                return putRight(levels[2], text, at: now)
+            }
+        }
         updateRoles(at: now) { r in
             if levels.count == 1 {
                 guard let a = LocatorElection.Announcement(payload: text, seenAt: now) else { return }
@@ -57,9 +78,8 @@ extension SiteLink {
                     r.lastHeard[a.gateway] = now
                     r.refresh(a.gateway, at: now)
                 }
-            } else if let id = Identifier.problem(String(levels[1])) == nil ? String(levels[1]) : nil,
-                r.online[id] != nil || r.online.count < SiteRoles.maxGateways
-            {
+            } else if r.online[String(levels[1])] != nil || r.online.count < SiteRoles.maxGateways {
+                let id = String(levels[1])
                 if levels[2] == "status" {
                     r.online[id] = text == "online"
                     if text == "online" { r.lastHeard[id] = now }
@@ -67,6 +87,49 @@ extension SiteLink {
                 if levels[2] == "info" { r.info[id] = GatewayInfo(payload: text) }
                 r.refresh(id, at: now)
             }
+        }
+    }
+
+    /// Whether a message on this gateway's own `status` or `info` says something else than it
+    /// does: another client publishing in its name (or its previous connection's will, arriving
+    /// after this one said `online`).
+    private func saidOtherwise(_ level: Substring, _ text: String) -> Bool {
+        switch level {
+        case "status": text != "online"
+        case "info": GatewayInfo(payload: text) != info
+        default: false
+        }
+    }
+
+    /// Says again, retained, what this gateway is: a forged `offline` or info would otherwise
+    /// take it out of the election on every gateway. Counted and logged (rate-limited).
+    private func putRight(_ level: Substring, _ text: String, at now: Timestamp) {
+        counters.withLock { $0.putRight += 1 }
+        sayWhoIAm()
+        guard warnings.due("put right \(level)", at: now) else { return }
+        logger.warning(
+            "site.status_put_right",
+            metadata: [
+                "topic": "\(topics.prefix)gateways/\(gateway)/\(level)", "said": "\(text.prefix(80))",
+                "next":
+                    "published again as this gateway says it; another client writes this gateway's topics: lock the broker down (docs/sites.md)",
+            ])
+    }
+
+    /// `gateways/<from>/delivered/<webhook>`: how far that gateway delivered (the client's thread).
+    func deliveredMessage(from: String, webhook: String, _ payload: UnsafeRawBufferPointer) {
+        let now = clock()
+        guard from != gateway, Identifier.problem(from) == nil,
+            Identifier.problem(webhook) == nil || webhook == MQTTEventTransport.outboxID
+        else { return }
+        guard isKnownGateway(from) else { return refused("unknown_gateway", from: from, at: now) }
+        guard let through = SiteDeliveryGate.through(String(decoding: payload, as: UTF8.self)) else {
+            // An empty retained message clears a mark: nothing to take.
+            if payload.isEmpty { return }
+            return refused("bad_delivered", from: from, at: now)
+        }
+        if !gate.deliveredElsewhere(from: from, webhook: webhook, through: through, at: now) {
+            refused("bad_delivered", from: from, at: now)
         }
     }
 
@@ -83,6 +146,7 @@ extension SiteLink {
     func checkSilence(at now: Timestamp) {
         let connected = client.state.connected
         updateRoles(at: now) { r in
+            if connected != r.connected { r.connectedSince = connected ? now : nil }
             r.connected = connected
             // This process did not run for a while (stopped, swapped out, a suspended VM):
             // what it last heard of the others is old because it was not listening, not
@@ -104,12 +168,13 @@ extension SiteLink {
             let decided = r.election.decide(at: now)
             // Under the roles' lock: two threads update them, and the gate must end with the
             // last one's answer.
-            gate.setLocator(r.election.isLocator)
+            gate.setLocator(r.election.isLocator, at: now)
             return (decided, was, r.election.isLocator)
         }
         if let announcement {
-            client.publish(.init(topic: site.topicPrefix + "locator", text: announcement.text, qos: 1, retain: true))
+            client.publish(.init(topic: topics.locator, text: announcement.text, qos: 1, retain: true))
         }
+        if isLocator, !was { tellBacklog() }
         if was != isLocator {
             let election = roles.withLock { $0.election }
             logger.info(
@@ -130,7 +195,7 @@ extension SiteLink {
         for (webhook, through) in gate.takeToPublish() {
             client.publish(
                 .init(
-                    topic: site.topicPrefix + "delivered/\(webhook)", text: SiteDeliveryGate.text(through), qos: 1,
+                    topic: topics.delivered(gateway, webhook: webhook), text: SiteDeliveryGate.text(through), qos: 1,
                     retain: true))
         }
     }

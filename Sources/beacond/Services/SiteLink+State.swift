@@ -1,3 +1,4 @@
+import API
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
@@ -65,6 +66,9 @@ extension SiteLink {
         if topic == discovery.prefix + "/status" {
             guard text == "online" else { return }
             retained.withLock { $0.resend { $0.hasPrefix(discovery.prefix + "/") } }
+            // Logged once every ten minutes at most: 5,000 `online`s (a restart loop, or any
+            // client on the topic) wrote 5,000 lines on every gateway.
+            guard warnings.due("home assistant online", at: clock()) else { return }
             logger.info(
                 "site.home_assistant_online",
                 metadata: ["next": gate.isLocator ? "sending the discovery configs again" : "the locator sends them"])

@@ -7,6 +7,7 @@ import Dispatch
 import Logging
 import MQTT
 import POSIX
+import Storage
 import Synchronization
 
 /// This gateway's place in its site (SPEC §6): what its own adapters hear goes to the broker
@@ -32,8 +33,16 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     private let threads = ServiceThreads()
-    private let warnings = RelayWarnings()
+    let warnings = RelayWarnings()
     let counters = Mutex(Counters())
+    let topics: SiteTopics
+    /// The gateways the site file names (receivers' `gateway`, and this one); empty when it
+    /// names none. Only they take part: their status, info, marks and decisions are heard.
+    let knownGateways: Set<String>
+    /// The state file: this gateway's copies of the locator's alerts take its ids there.
+    let store: StateStore
+    /// The locator's decisions and this gateway's alerts, paired (`SiteLink+HandOver`).
+    let matcher = Mutex(HandOverMatcher())
 
     /// Sightings wait at most this long before they are published.
     static let window = TimeSpan.milliseconds(250)
@@ -55,6 +64,10 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         var dropped: [String: Int] = [:]
         /// Retained state messages published as the locator (`SiteLink+State`).
         var statePublished = 0
+        /// This gateway's alerts that took the locator's id.
+        var decisionsTaken = 0
+        /// What other clients said of this gateway that this gateway put right.
+        var putRight = 0
         var lastStateLook: Timestamp?
     }
 
@@ -72,11 +85,20 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     let calibrationBasis: ([String: ReceiverCalibration], Double)
 
     /// The connection to the site's broker, with this gateway's will (`offline`, retained).
+    /// Its client id ends in a random part drawn at each start: a broker disconnects a client
+    /// when another connects with the same id, so a fixed id would let any broker user, even a
+    /// read-only one, knock the gateway off again and again (each time with its will). The
+    /// sessions are clean, so nothing is lost by a new id. (The shipped broker configuration
+    /// also takes the username as the client id: docs/sites.md.)
+    static func clientID(site: String, gateway: String) -> String {
+        "beacond-\(site)-\(gateway)-" + String(UInt32.random(in: .min ... .max), radix: 16)
+    }
+
     static func makeClient(site: SiteSettings, gateway: String, password: String?, logger: Logger) -> MQTTClient {
         MQTTClient(
             settings: MQTTClient.Settings(
                 host: site.mqtt.host, port: site.mqtt.port, tls: site.mqtt.tls, caFile: site.mqtt.caFile,
-                username: site.mqtt.username, password: password, clientID: "beacond-\(site.id)-\(gateway)",
+                username: site.mqtt.username, password: password, clientID: clientID(site: site.id, gateway: gateway),
                 keepaliveSeconds: Int(site.mqtt.keepalive.seconds),
                 will: .init(
                     topic: site.topicPrefix + "gateways/\(gateway)/status", text: "offline", qos: 1, retain: true)
@@ -86,7 +108,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
 
     init(
         site: SiteSettings, config: Config, client: MQTTClient, engine: LiveEngine, gate: SiteDeliveryGate,
-        version: String, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
+        store: StateStore, version: String, logger: Logger, clock: @escaping @Sendable () -> Timestamp,
         onConnect: @escaping @Sendable () -> Void = {}
     ) {
         self.site = site
@@ -94,9 +116,12 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         self.client = client
         self.engine = engine
         self.gate = gate
+        self.store = store
+        topics = SiteTopics(prefix: site.topicPrefix)
         self.logger = logger
         self.clock = clock
-        let named = Set(config.receivers.compactMap(\.gateway))
+        let named = Set(config.receivers.compactMap(\.gateway)).union(site.gateways)
+        knownGateways = named.isEmpty ? [] : named.union([config.gateway.id])
         intake = SiteIntake(
             gateway: config.gateway.id, knownGateways: named.isEmpty ? [] : named.union([config.gateway.id]),
             knownReceivers: Set(config.receivers.map(\.id)))
@@ -110,17 +135,14 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         }
         assetNames = Dictionary(config.assets.compactMap { a in a.name.map { (a.id, $0) } }) { a, _ in a }
         calibrationBasis = (config.engineConfiguration.receivers, config.calibration.tagOffset)
-        let status = site.topicPrefix + "gateways/\(config.gateway.id)/status"
-        let info = GatewayInfo(locator: site.locator, priority: site.locatorPriority)
-        client.onConnect = { [weak self, site, gateway, discovery] client in
-            client.publish(.init(topic: status, text: "online", qos: 1, retain: true))
-            client.publish(
-                .init(topic: site.topicPrefix + "gateways/\(gateway)/info", text: info.text, qos: 1, retain: true))
+        client.onConnect = { [weak self, site, discovery] client in
+            self?.sayWhoIAm()
             client.subscribe(site.topicPrefix + "sightings/+", qos: 0, noLocal: true)
             client.subscribe(site.topicPrefix + "gateways/+/status", qos: 1)
             client.subscribe(site.topicPrefix + "gateways/+/info", qos: 1)
+            client.subscribe(site.topicPrefix + "gateways/+/decided", qos: 1, noLocal: true)
+            client.subscribe(site.topicPrefix + "gateways/+/delivered/+", qos: 1)
             client.subscribe(site.topicPrefix + "locator", qos: 1)
-            client.subscribe(site.topicPrefix + "delivered/+", qos: 1)
             // Retained state of earlier runs, to clear what is no longer configured.
             client.subscribe(site.topicPrefix + "assets/+/+", qos: 1, noLocal: true)
             client.subscribe(site.topicPrefix + "regions/+/+/state", qos: 1, noLocal: true)
@@ -138,6 +160,15 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         }
     }
 
+    /// This gateway's status and info, retained: at each connect, and again whenever another
+    /// client says otherwise in its name (`SiteLink+Locator`).
+    func sayWhoIAm() {
+        client.publish(.init(topic: topics.status(gateway), text: "online", qos: 1, retain: true))
+        client.publish(.init(topic: topics.info(gateway), text: info.text, qos: 1, retain: true))
+    }
+
+    var info: GatewayInfo { GatewayInfo(locator: site.locator, priority: site.locatorPriority) }
+
     var mqtt: MQTTClient.State { client.state }
     var peers: [String: SiteIntake.Peer] { peerSnapshot.withLock { $0 } }
     var online: [String: Bool] { roles.withLock { $0.online } }
@@ -152,6 +183,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         report.connected = state.connected
         report.reconnects = state.reconnects
         report.lastError = state.lastError
+        report.publishRefused = state.refused.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         report.queued = queued
         let c = counters.withLock { $0 }
         (report.batchesSent, report.sightingsUnsent) = (c.batchesSent, c.sightingsUnsent)
@@ -196,8 +228,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         stopRequested.store(true, ordering: .relaxed)
         wake.signal()
         threads.join()
-        client.stop(
-            last: .init(topic: site.topicPrefix + "gateways/\(gateway)/status", text: "offline", qos: 1, retain: true))
+        client.stop(last: .init(topic: topics.status(gateway), text: "offline", qos: 1, retain: true))
         logger.info("site.stopped", metadata: ["batches_sent": "\(counters.withLock { $0.batchesSent })"])
     }
 
@@ -235,8 +266,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             }
             seq += 1
             let payload = SightingBatch.encode(.init(gateway: gateway, seq: seq, sent: clock()), batch)
-            let sent = client.publish(
-                .init(topic: site.topicPrefix + "sightings/\(gateway)", payload: payload, qos: 0, retain: false))
+            let sent = client.publish(.init(topic: topics.sightings(gateway), payload: payload, qos: 0, retain: false))
             counters.withLock {
                 if sent != nil {
                     $0.batchesSent += 1
@@ -257,21 +287,21 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             if isRetained, !payload.isEmpty { retained.withLock { $0.found(topic) } }
             return
         }
+        if rest.count == 3, rest[0] == "gateways", rest[2] == "decided" {
+            return decidedMessage(from: String(rest[1]), payload)
+        }
+        if rest.count == 4, rest[0] == "gateways", rest[2] == "delivered" {
+            return deliveredMessage(from: String(rest[1]), webhook: String(rest[3]), payload)
+        }
         if (rest.count == 1 && rest[0] == "locator") || (rest.count == 3 && rest[0] == "gateways") {
             return roleMessage(rest, String(decoding: payload, as: UTF8.self), retained: isRetained)
-        }
-        if rest.count == 2, rest[0] == "delivered" {
-            if let through = SiteDeliveryGate.through(String(decoding: payload, as: UTF8.self)) {
-                gate.deliveredElsewhere(webhook: String(rest[1]), through: through)
-            }
-            return
         }
         guard rest.count == 2, rest[0] == "sightings" else { return }
         let sender = String(rest[1])
         let now = clock()
         guard let outcome = intake.take(sender: sender, payload: payload, at: now) else { return }
         peerSnapshot.withLock { [peers = intake.peers] in $0 = peers }
-        if outcome.rejected == nil { heard(sender, at: now) }
+        if outcome.rejected == nil, outcome.batch { heard(sender, at: now) }
         if !outcome.sightings.isEmpty { engine.submit(.sightings(outcome.sightings)) }
         counters.withLock { c in
             if outcome.rejected == nil { c.batchesReceived += 1 }
