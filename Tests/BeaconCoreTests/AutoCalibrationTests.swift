@@ -87,6 +87,54 @@ struct AutoCalibrationTests {
         #expect(tags[0].pathLossExponent == fits[0].pathLossExponent)
     }
 
+    /// Issue 38 #13: 3,000 sightings of one receiver's calibration identity from a phone held
+    /// at another receiver moved the fitted exponent 1.77 → 0.87 and `rssi_at_1m` by up to
+    /// 11 dB, and printed an exponent `--check-config` refuses. Fitted robustly, the spoofed
+    /// pairs are left out; the fit stays where the true pairs put it, within the config's bounds.
+    @Test func aSpoofedIdentityMovesTheFitLittleAndNeverOutOfBounds() {
+        let receivers = [(0.0, 0.0), (5, 0), (15, 0), (0, 10), (12, 9)].enumerated().map {
+            SiteReceiver(id: "r\($0.offset)", position: Point(x: $0.element.0, y: $0.element.1), level: 0)
+        }
+        let gains = [4.0, -4, 0, 2, -2]
+        func metres(_ a: Int, _ b: Int) -> Double {
+            let dx = receivers[a].position.x - receivers[b].position.x
+            let dy = receivers[a].position.y - receivers[b].position.y
+            return (dx * dx + dy * dy).squareRoot()
+        }
+        func heard(spoofed: Bool) -> AutoCalibration {
+            var c = AutoCalibration(receivers: receivers, uuid: AutoCalibration.defaultUUID, start: Self.t(0))!
+            for h in receivers.indices {
+                for a in receivers.indices where a != h {
+                    let id = AutoCalibration.identity(of: receivers[a].id)
+                    let rssi = -55 + gains[h] + gains[a] - 20 * log10(metres(h, a))
+                    for i in 0..<6 {
+                        c.observe(
+                            hearer: receivers[h].id, major: id.major, minor: id.minor, rssi: Int(rssi.rounded()),
+                            at: Self.t(Int64(i)))
+                    }
+                    // A phone at r0 advertising r2's identity, 3,000 times; r0 hears it at −45.
+                    guard spoofed, a == 2 else { continue }
+                    let phone = h == 0 ? -45 : -55 + gains[h] - 20 * log10(max(metres(h, 0), 1))
+                    for i in 0..<3000 {
+                        c.observe(
+                            hearer: receivers[h].id, major: id.major, minor: id.minor, rssi: Int(phone.rounded()),
+                            at: Self.t(Int64(10 + i)))
+                    }
+                }
+            }
+            return c
+        }
+        let previous = Dictionary(
+            uniqueKeysWithValues: receivers.map { ($0.id, ReceiverCalibration(rssiAt1m: -55, pathLossExponent: 2)) })
+        let clean = heard(spoofed: false).fit(previous: previous)
+        let spoofed = heard(spoofed: true).fit(previous: previous)
+        #expect(abs(spoofed[0].pathLossExponent - clean[0].pathLossExponent) < 0.25, "\(spoofed[0])")
+        for (a, b) in zip(spoofed, clean) {
+            #expect(abs(a.rssiAt1m - b.rssiAt1m) < 3, "\(a.receiver): \(a.rssiAt1m) against \(b.rssiAt1m)")
+            #expect(RSSICalibration.exponentRange.contains(a.pathLossExponent))
+        }
+    }
+
     /// What the API and the retained topic write, beaconctl reads back as it was.
     @Test func aFitReadsBackFromItsJSON() throws {
         var c = make()

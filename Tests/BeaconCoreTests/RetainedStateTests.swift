@@ -68,6 +68,26 @@ import Testing
         #expect(topics.plan(moved, at: Fixture.at(73)).count == 2)
     }
 
+    /// Issue 38 #19: forged retained asset states stayed. A payload another client puts on a
+    /// topic the locator sent is sent again at the next look; its own echo is not.
+    @Test func aForgedPayloadOnALocatorsTopicIsSentAgain() throws {
+        var topics = RetainedTopics()
+        let state = RetainedState.messages(
+            prefix: Self.prefix, assets: [Self.asset("cart", zones: ["dock"])], regions: [])
+        let sent = topics.plan(state, at: Fixture.at(10))
+        let stateTopic = Self.prefix + "assets/cart/state"
+        let mine = try #require(sent.first { $0.topic == stateTopic })
+        let echo = topics.contradicted(stateTopic, mine.payload)
+        #expect(!echo)
+        #expect(topics.plan(state, at: Fixture.at(11)).isEmpty)
+        let forged = topics.contradicted(stateTopic, "stockroom")
+        #expect(forged)
+        #expect(topics.plan(state, at: Fixture.at(12)).map(\.topic) == [stateTopic])
+        // A topic it never sent is not its to put right.
+        let other = topics.contradicted(Self.prefix + "assets/other/state", "x")
+        #expect(!other)
+    }
+
     @Test func topicsOfEntitiesNoLongerConfiguredAreClearedWhoeverSentThem() {
         var topics = RetainedTopics()
         let both = RetainedState.messages(

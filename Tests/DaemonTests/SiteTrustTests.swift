@@ -126,4 +126,25 @@ import Testing
         #expect(gw1.stop() == 0)
         #expect(gw1.daemon!.logs.contains { $0.contains("mqtt.publish_refused") })
     }
+
+    /// Issue 38 #19: a forged retained asset state (and Home Assistant config) stayed on the
+    /// broker. The locator sends its own again within a second or two.
+    @Test func theLocatorPutsItsOwnRetainedTopicsRight() throws {
+        let broker = try PrivateBroker()
+        let gw1 = try APIDaemon(extra: SiteOutputTests.site(broker, homeAssistant: true), gatewayID: "gw1")
+        try gw1.start()
+        try SiteOutputTests.walk(gw1, to: (2, 5), until: "zone.enter") { !SiteOutputTests.zoneEvents($0).isEmpty }
+        let state = "beacond/store-1/assets/pallet-9/state"
+        let config = "homeassistant/device_tracker/beacond_store-1_pallet-9/config"
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try broker.retained(state) != "dock" { usleep(100_000) }
+        let ours = try #require(try broker.retained(config))
+        try broker.publish(state, "stockroom", retain: true)
+        try broker.publish(config, "{\"name\":\"forged\"}", retain: true)
+        let back = Date().addingTimeInterval(5)
+        while Date() < back, try broker.retained(state) != "dock" || broker.retained(config) != ours { usleep(100_000) }
+        #expect(try broker.retained(state) == "dock")
+        #expect(try broker.retained(config) == ours)
+        #expect(gw1.stop() == 0)
+    }
 }

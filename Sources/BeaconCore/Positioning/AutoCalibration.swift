@@ -162,6 +162,26 @@ public struct AutoCalibration: Sendable {
     public static let gainSpreadDB = 3.0
     public static let exponentSpread = 0.5
 
+    /// Passes of the robust fit: each weighs the pairs by how far the last one put them off.
+    static let robustPasses = 6
+
+    /// A pair whose readings spread wider than shadowing does (two transmitters under one
+    /// identity: a phone or a relay advertising a receiver's calibration beacon beside the
+    /// real one) counts for less: 1 up to `pairShadowingDB`, then (σ/sd)².
+    static func spreadWeight(_ p: Pair) -> Double {
+        let sd = max(p.standardDeviation, pairShadowingDB)
+        return pow(pairShadowingDB / sd, 2)
+    }
+
+    /// Huber's weight for a pair `r` dB off the fit, and none beyond 4 σ: one pair (a spoofed
+    /// identity heard at −45 dBm across the room) moves the fit by a bounded amount, and a
+    /// pair that far from what all the others agree on is left out.
+    static func residualWeight(_ r: Double) -> Double {
+        let k = 1.5 * pairShadowingDB
+        if abs(r) > 4 * pairShadowingDB { return 0 }
+        return abs(r) <= k ? 1 : k / abs(r)
+    }
+
     /// Every receiver fitted at once, as the pairs are heard: a pair's mean RSSI is
     /// `C + g_hearer + g_advertiser − 10·n·log10(d)`, one antenna's gain `g` counting when it
     /// sends and when it hears, one exponent `n` for the room. Solved by least squares with
@@ -170,6 +190,11 @@ public struct AutoCalibration: Sendable {
     /// far as its pairs show. A receiver's `rssi_at_1m` is then `C + g − tagOffset`: what it
     /// hears of a tag at 1 m. "Before" is each hearer's pairs against its configured values;
     /// "after", against the fitted model.
+    ///
+    /// Robust: anyone can advertise a receiver's calibration identity (its id's hash is no
+    /// secret), so the fit is iteratively reweighted (`spreadWeight`, `residualWeight`), and
+    /// what it returns is within what the configuration takes (exponent 1.2…6, `rssi_at_1m`
+    /// −127…20).
     public func fit(previous: [String: ReceiverCalibration] = [:], tagOffset: Double = 0) -> [RSSICalibration.Fit] {
         let usable = pairs.filter { $0.samples >= Self.minimumSamples }
         guard !usable.isEmpty else { return [] }
@@ -179,16 +204,30 @@ public struct AutoCalibration: Sendable {
         }
         let exponents = slot.keys.map { previous[$0]?.pathLossExponent ?? 2 }.sorted()
         let priorExponent = exponents[exponents.count / 2]
-        var system = NormalEquations(unknowns: 2 + slot.count)
-        for p in usable {
-            system.add(
-                [(0, 1), (1, -10 * log10(p.distance)), (2 + slot[p.hearer]!, 1), (2 + slot[p.advertiser]!, 1)],
-                p.meanRSSI)
-        }
         let s = Self.pairShadowingDB
-        system.add([(1, 1)], priorExponent, weight: pow(s / Self.exponentSpread, 2))
-        for i in 0..<slot.count { system.add([(2 + i, 1)], 0, weight: pow(s / Self.gainSpreadDB, 2)) }
-        guard let x = system.solve() else { return [] }
+        var x: [Double] = []
+        var weights = usable.map(Self.spreadWeight)
+        for _ in 0..<Self.robustPasses {
+            var system = NormalEquations(unknowns: 2 + slot.count)
+            for (p, w) in zip(usable, weights) where w > 0 {
+                system.add(
+                    [(0, 1), (1, -10 * log10(p.distance)), (2 + slot[p.hearer]!, 1), (2 + slot[p.advertiser]!, 1)],
+                    p.meanRSSI, weight: w)
+            }
+            system.add([(1, 1)], priorExponent, weight: pow(s / Self.exponentSpread, 2))
+            for i in 0..<slot.count { system.add([(2 + i, 1)], 0, weight: pow(s / Self.gainSpreadDB, 2)) }
+            guard let solved = system.solve() else { return [] }
+            x = solved
+            weights = zip(usable, usable.map(Self.spreadWeight)).map { p, spread in
+                let r =
+                    p.meanRSSI
+                    - (x[0] + x[2 + slot[p.hearer]!] + x[2 + slot[p.advertiser]!]
+                        - 10 * x[1] * log10(p.distance))
+                return spread * Self.residualWeight(r)
+            }
+        }
+        // What the configuration takes: a fit is never suggested that `--check-config` refuses.
+        x[1] = min(max(x[1], RSSICalibration.exponentRange.lowerBound), RSSICalibration.exponentRange.upperBound)
         let logs = usable.map { log10($0.distance) }
         let fitted = logs.max()! - logs.min()! >= RSSICalibration.minimumLogSpread
         var byHearer: [String: [Pair]] = [:]
@@ -204,7 +243,8 @@ public struct AutoCalibration: Sendable {
                 x[0] + x[2 + slot[$0.hearer]!] + x[2 + slot[$0.advertiser]!] - 10 * x[1] * log10($0.distance)
             }
             return RSSICalibration.Fit(
-                receiver: id, rssiAt1m: x[0] + x[2 + slot[id]!] - tagOffset, pathLossExponent: x[1],
+                receiver: id, rssiAt1m: min(max(x[0] + x[2 + slot[id]!] - tagOffset, -127), 20),
+                pathLossExponent: x[1],
                 exponentFitted: fitted, samples: list.count, rmsBefore: before, rmsAfter: after)
         }
     }

@@ -28,6 +28,16 @@ public struct RetainedTopics: Sendable {
         sent = sent.filter { !matches($0.key) }
     }
 
+    /// Another client published `payload` on `topic`, one of this site's state topics: when it
+    /// is not what this locator sent there, the topic is sent again at the next `plan`, so that
+    /// a forged asset state or discovery config does not stay (issue 38). True when so.
+    @discardableResult
+    public mutating func contradicted(_ topic: String, _ payload: String) -> Bool {
+        guard let mine = sent[topic], mine.payload != payload else { return false }
+        sent[topic] = nil
+        return true
+    }
+
     /// A retained topic of this site's state seen on the broker.
     public mutating func found(_ topic: String) {
         guard sent[topic] == nil, found.count < Self.maxFound else { return }

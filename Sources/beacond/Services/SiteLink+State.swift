@@ -72,8 +72,9 @@ extension SiteLink {
             logger.info(
                 "site.home_assistant_online",
                 metadata: ["next": gate.isLocator ? "sending the discovery configs again" : "the locator sends them"])
-        } else if isRetained, !payload.isEmpty, discovery.madeHere(text) {
-            retained.withLock { $0.found(topic) }
+        } else {
+            if retained.withLock({ $0.contradicted(topic, text) }) { counters.withLock { $0.putRight += 1 } }
+            if isRetained, !payload.isEmpty, discovery.madeHere(text) { retained.withLock { $0.found(topic) } }
         }
     }
 }

@@ -284,6 +284,8 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         }
         let rest = topic.dropFirst(site.topicPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
         if rest.first == "assets" || rest.first == "regions" {
+            let text = String(decoding: payload, as: UTF8.self)
+            if retained.withLock({ $0.contradicted(topic, text) }) { counters.withLock { $0.putRight += 1 } }
             if isRetained, !payload.isEmpty { retained.withLock { $0.found(topic) } }
             return
         }
