@@ -47,9 +47,13 @@ final class HTTPConnection {
     /// The client has finished sending (or gone): what is owed is written, then it closes.
     var peerDone = false
 
-    init(fd: Int32, peer: PeerCredentials, now: Int64) {
+    /// The server's count of output queued on all its connections.
+    let tally: OutputTally
+
+    init(fd: Int32, peer: PeerCredentials, now: Int64, tally: OutputTally = OutputTally()) {
         self.fd = fd
         self.peer = peer
+        self.tally = tally
         idleSince = now
     }
 
@@ -102,6 +106,7 @@ final class HTTPConnection {
 
     func queue(_ bytes: [UInt8]) {
         output += bytes
+        tally.bytes += bytes.count
     }
 
     /// Writes as much as the socket takes; false when the socket failed.
@@ -112,6 +117,7 @@ final class HTTPConnection {
             }
             if n > 0 {
                 outputStart += n
+                tally.bytes -= n
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 break
             } else if n < 0 && errno == EINTR {
@@ -129,4 +135,10 @@ final class HTTPConnection {
         }
         return true
     }
+}
+
+/// Bytes of answers queued on a server's connections and not yet taken by their clients: one
+/// count for all of them, kept on the server's thread (`HTTPServer.Settings.maxQueuedOutputBytes`).
+final class OutputTally {
+    var bytes = 0
 }

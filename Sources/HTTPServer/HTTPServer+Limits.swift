@@ -237,6 +237,9 @@ public struct Refusals: Sendable {
         case unauthorized
         /// Refused on its head: a `Host` the listener does not answer for (421, DNS rebinding).
         case hostNotAllowed = "host_not_allowed"
+        /// Answers queued and unread past `maxQueuedOutputBytes`: a 503 instead of a large
+        /// answer, or the fullest stream closed.
+        case outputBudget = "output_budget"
         /// Out of file descriptors: shed with the spare one.
         case descriptors
         /// No request for `idleTimeoutMillis`: closed.

@@ -195,7 +195,8 @@ extension HTTPServer {
         let request = HTTPRequest(head: head, body: body, peer: c.peer)
         requestsServed.add(1, ordering: .relaxed)
         switch handler(request) {
-        case let .response(response):
+        case let .response(answer):
+            let response = withinBudget(answer)
             c.queue(response.head(keepAlive: head.keepAlive))
             if head.method != "HEAD" { c.queue(response.body) }
             if !head.keepAlive { c.state = .closing }
@@ -222,6 +223,21 @@ extension HTTPServer {
         }
     }
 
+    /// The answer, or a 503 in its place when its body (over 64 KiB) would take the output
+    /// queued on all connections past `maxQueuedOutputBytes`.
+    private func withinBudget(_ response: HTTPResponse) -> HTTPResponse {
+        guard response.body.count > 64 << 10,
+            outputTally.bytes + response.body.count > settings.maxQueuedOutputBytes
+        else { return response }
+        note(.outputBudget, ["unread": "\(outputTally.bytes)", "answer": "\(response.body.count)"])
+        var busy = HTTPResponse.error(
+            status: 503, code: "answers_unread",
+            message: "the daemon holds \(outputTally.bytes >> 20) MiB of answers its clients have not read; "
+                + "try again when they have")
+        busy.headers.append((name: "Retry-After", value: "5"))
+        return busy
+    }
+
     /// Writes the `later` answers that have come, and goes on with each connection's next
     /// requests. An answer for a connection that has closed meanwhile is dropped.
     func deliverAnswers() {
@@ -233,6 +249,7 @@ extension HTTPServer {
             guard let fd = waiting.removeValue(forKey: id.raw), let c = connections[fd],
                 case let .waiting(owed, keepAlive, method) = c.state, owed == id
             else { continue }
+            let response = withinBudget(response)
             c.queue(response.head(keepAlive: keepAlive))
             if method != "HEAD" { c.queue(response.body) }
             c.state = keepAlive ? .head : .closing

@@ -63,6 +63,12 @@ public final class HTTPServer: @unchecked Sendable {
         /// A client's pipelined requests are not answered while this much of its earlier
         /// answers is unread.
         public var maxUnreadAnswerBytes = 1 << 20
+        /// Bytes of answers and stream output queued on all connections and not yet read by
+        /// their clients. Past it, an answer of more than 64 KiB gets 503 instead, and the
+        /// stream with the most unread output is closed: a hundred clients that ask for a
+        /// 12 MiB floor plan and never read it, or two hundred streams that stopped reading,
+        /// cost this much, not a gigabyte.
+        public var maxQueuedOutputBytes = 64 << 20
         /// A stream that asked (`notifyWhenDrained`) is told once its unsent output is this low.
         public var drainedBytes = 64 * 1024
 
@@ -121,6 +127,10 @@ public final class HTTPServer: @unchecked Sendable {
     var perUser: [UInt32: Int] = [:]
     /// TCP: connections open per client address.
     var perAddress: [String: Int] = [:]
+    /// Output queued on every connection and not yet sent (`maxQueuedOutputBytes`).
+    let outputTally = OutputTally()
+    /// The same, for tests (read on the server's thread only in production).
+    var outputTallyBytes: Int { outputTally.bytes }
     var budgetUsed = 0
     /// Connections not read until the body budget has room.
     var paused: Set<Int32> = []
@@ -252,7 +262,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     func admitConnection(fd: Int32, peer: PeerCredentials, address: String? = nil) {
-        let c = HTTPConnection(fd: fd, peer: peer, now: monotonicMillis())
+        let c = HTTPConnection(fd: fd, peer: peer, now: monotonicMillis(), tally: outputTally)
         c.address = address
         connections[fd] = c
         if let address { perAddress[address, default: 0] += 1 }
@@ -299,6 +309,18 @@ public final class HTTPServer: @unchecked Sendable {
         watch(c.fd, events: events, modify: true)
     }
 
+    /// Over the output budget: the stream with the most unread output is closed (counted as
+    /// a stream dropped). Its descriptor, or nil when no stream holds any.
+    @discardableResult
+    func dropFullestStream() -> Int32? {
+        let fullest = streams.values.compactMap { connections[$0] }.max { $0.pendingOutput < $1.pendingOutput }
+        guard let fullest, fullest.pendingOutput > 0 else { return nil }
+        streamsDropped.add(1, ordering: .relaxed)
+        note(.outputBudget, ["address": "\(fullest.address ?? "-")", "unread": "\(fullest.pendingOutput)"])
+        drop(fullest.fd)
+        return fullest.fd
+    }
+
     private func deliverOutbound() {
         deliverAnswers()
         let items = outbound.withLock { queue -> [Outbound] in
@@ -318,6 +340,7 @@ public final class HTTPServer: @unchecked Sendable {
                     drop(fd)
                     continue
                 }
+                if outputTally.bytes > settings.maxQueuedOutputBytes, dropFullestStream() == fd { continue }
                 touched.insert(fd)
             case let .close(stream):
                 guard let fd = streams[stream.raw], let c = connections[fd] else { continue }
@@ -341,6 +364,7 @@ public final class HTTPServer: @unchecked Sendable {
         openConnections.subtract(1, ordering: .relaxed)
         if let n = perUser[c.peer.uid] { perUser[c.peer.uid] = n > 1 ? n - 1 : nil }
         if let a = c.address, let n = perAddress[a] { perAddress[a] = n > 1 ? n - 1 : nil }
+        outputTally.bytes -= c.pendingOutput
         release(c)
         if case let .waiting(id, _, _) = c.state { waiting[id.raw] = nil }
         if case let .streaming(id) = c.state {

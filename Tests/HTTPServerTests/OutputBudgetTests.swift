@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import HTTPServer
+
+/// Issue 38 #10: 100 clients that asked for a 12 MiB floor plan and never read it took the
+/// daemon's RSS from 21 to 1,261 MiB; 200 streams that stopped reading, to 840 MiB. One
+/// budget holds every answer and stream queued on a server's connections.
+@Suite struct OutputBudgetTests {
+    final class StreamList: Sendable {
+        let ids = Mutex<[StreamID]>([])
+    }
+
+    static func server(_ budget: Int, streams: StreamList? = nil) throws -> HTTPServer {
+        let dir = try Executables.temporaryDirectory()
+        var settings = HTTPServer.Settings(socketPath: dir.appendingPathComponent("s.sock").path)
+        settings.maxQueuedOutputBytes = budget
+        settings.streamBufferLimit = budget
+        let plan = [UInt8](repeating: 0x50, count: 4 << 20)
+        let server = HTTPServer(settings: settings) { request in
+            guard request.path == "/stream", let streams else {
+                return .response(HTTPResponse(status: 200, headers: [("Content-Type", "image/png")], body: plan))
+            }
+            return .stream(head: HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")])) { id in
+                streams.ids.withLock { $0.append(id) }
+            }
+        }
+        try server.start()
+        Thread { server.run() }.start()
+        return server
+    }
+
+    /// Asks for `path` and never reads the answer; the connection.
+    static func askAndNeverRead(_ path: String, _ target: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() { raw[i] = b }
+        }
+        let ok = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard ok == 0 else { throw TestFailure("connect: \(String(cString: strerror(errno)))") }
+        let request = Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        return fd
+    }
+
+    @Test func largeAnswersPastTheBudgetGet503AndWhatIsHeldStaysWithinIt() throws {
+        let server = try Self.server(10 << 20)
+        defer { server.stop() }
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<8 { held.append(try Self.askAndNeverRead(server.settings.socketPath, "/plan")) }
+        let deadline = Date().addingTimeInterval(5)
+        while (server.refusalCounts["output_budget"] ?? 0) < 5, Date() < deadline { usleep(2000) }
+        // Two 4 MiB plans fit in 10 MiB (less what the kernel took); the rest were refused.
+        #expect((server.refusalCounts["output_budget"] ?? 0) >= 5)
+        #expect(server.outputTallyBytes <= 10 << 20)
+        // The next one is told why at once: a 503, read right away.
+        let fd = try Self.askAndNeverRead(server.settings.socketPath, "/plan")
+        held.append(fd)
+        var first = [UInt8](repeating: 0, count: 256)
+        let n = recv(fd, &first, first.count, 0)
+        #expect(n > 0 && String(decoding: first[0..<max(n, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 503"))
+    }
+
+    @Test func streamsThatStoppedReadingAreClosedFullestFirstPastTheBudget() throws {
+        let streams = StreamList()
+        let server = try Self.server(2 << 20, streams: streams)
+        defer { server.stop() }
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<8 { held.append(try Self.askAndNeverRead(server.settings.socketPath, "/stream")) }
+        let deadline = Date().addingTimeInterval(5)
+        while streams.ids.withLock({ $0.count }) < 8, Date() < deadline { usleep(1000) }
+        let chunk = [UInt8](repeating: 0x41, count: 64 * 1024)
+        for _ in 0..<16 { for id in streams.ids.withLock({ $0 }) { server.send(chunk, to: id) } }  // 8 MiB in all
+        while server.streamsDropped.load(ordering: .relaxed) < 3, Date() < deadline { usleep(1000) }
+        #expect(server.streamsDropped.load(ordering: .relaxed) >= 3)
+        usleep(200_000)
+        #expect(server.outputTallyBytes <= 2 << 20)
+    }
+}
