@@ -128,4 +128,40 @@ import Testing
         #expect(d.stop() == 0)
         #expect(d.daemon!.logs.contains { $0.contains("api.refused") && $0.contains("reason=unauthorized") })
     }
+
+    /// #17: any socket reader could make `/v1/reachability` open ~4,500 connections a second to
+    /// the webhooks' hosts. An answer is reused for a second: twenty asks in a row open one.
+    @Test func reachabilityAskedInALoopConnectsOnce() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        listen(listener, 128)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let d = try APIDaemon(
+            extra: APIEndpointTests.site + "webhooks:\n  - {id: crm, url: \"http://127.0.0.1:\(port)/hook\"}\n")
+        try d.start()
+        for _ in 0..<20 {
+            let body = try d.client.request("GET", "/v1/reachability").object
+            let destinations = body["destinations"] as? [[String: Any]] ?? []
+            #expect(destinations.first?["reachable"] as? Bool == true)
+        }
+        _ = fcntl(listener, F_SETFL, O_NONBLOCK)
+        var accepted = 0
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 { break }
+            accepted += 1
+            close(fd)
+        }
+        #expect(accepted == 1, "\(accepted) connections for 20 asks")
+        #expect(d.stop() == 0)
+    }
 }
