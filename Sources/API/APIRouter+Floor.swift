@@ -118,8 +118,22 @@ extension APIRouter {
     }
 
     /// The floor view (`FloorViewPage`): one self-contained page, no network beyond this daemon.
-    func floorView() -> HTTPReply {
+    func floorView(_ request: HTTPRequest) -> HTTPReply {
         var response = HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: FloorViewPage.html)
+        // The token came in the address (a person opening the page): kept as a cookie no
+        // script can read (HttpOnly), so that a script that runs on this origin anyway (an
+        // SVG plan opened on its own, before it was sandboxed) could not take it. On the TCP
+        // listener the request got here only with the right token; on the socket no cookie
+        // is looked at. A raw token's `+` came decoded as a space, and is put back.
+        if let token = request.query["token"], !token.isEmpty,
+            token.allSatisfy({
+                $0 == " " || ($0.isASCII && $0 != ";" && $0 != "," && $0 != "\\" && $0 != "\"" && !$0.isWhitespace)
+            })
+        {
+            let raw = String(token.map { $0 == " " ? "+" : $0 })
+            response.headers.append(
+                (name: "Set-Cookie", value: "beacond_token=\(raw); Path=/; HttpOnly; SameSite=Strict"))
+        }
         // The page needs nothing from elsewhere, and says so to the browser.
         response.headers.append(
             (

@@ -43,7 +43,7 @@ struct APIRoute: Sendable {
 extension APIRouter {
     /// SPEC §4.1, in the order docs/api.md lists it.
     static let routes: [APIRoute] = [
-        APIRoute("GET", "", network: true) { r, _, _ in r.floorView() },
+        APIRoute("GET", "", network: true) { r, q, _ in r.floorView(q) },
         APIRoute("GET", "metrics", network: true) { r, _, _ in r.metrics() },
         APIRoute("GET", "v1/status", network: true) { r, _, _ in r.status() },
         APIRoute("GET", "v1/clients") { r, _, _ in r.clients() },

@@ -60,9 +60,9 @@ enum FloorViewPage {
 (function () {
   const query = new URLSearchParams(location.search);
   if (query.has("token")) {
-    // The token came in the address: kept as a cookie for the page's own requests (the
-    // stream cannot send headers), and taken out of the address bar and the history.
-    document.cookie = "beacond_token=" + query.get("token") + "; path=/; SameSite=Strict";
+    // The token came in the address: the daemon answered with it as an HttpOnly cookie for
+    // the page's own requests (the stream cannot send headers; no script can read it), and
+    // it is taken out of the address bar and the history.
     query.delete("token");
     history.replaceState(null, "", location.pathname + (query.toString() ? "?" + query : ""));
   }

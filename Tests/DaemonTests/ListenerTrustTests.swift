@@ -37,6 +37,12 @@ import Testing
         #expect(status == 200, "the raw token in ?token= was refused: \(body)")
         #expect(!body.contains("hunter2") && !body.contains("s3cret"))
         #expect(body.contains("https://***@crm.example/hook?key=***&v=***"), "\(body)")
+        // #15: the page opened with the token keeps it in a cookie no script can read.
+        let page = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            ["-s", "-D", "-", "-o", "/dev/null", "http://127.0.0.1:\(port)/?token=\(token)"])
+        let cookie = page.stdout.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") } ?? ""
+        #expect(cookie.contains("beacond_token=\(token)") && cookie.contains("HttpOnly"), "\(page.stdout)")
         // The socket's answer too: the status goes into support tickets.
         let socket = try d.client.request("GET", "/v1/status").body
         #expect(!socket.contains("hunter2") && !socket.contains("s3cret"))
