@@ -138,6 +138,8 @@ public final class MQTTClient: @unchecked Sendable {
         _ = mosquitto_disconnect(handle)
         wake.signal()
         _ = done.wait(timeout: .now() + .milliseconds(Int(seconds * 1000)))
+        // Stopped is not connected, whatever the loop last saw.
+        stateBox.withLock { $0.connected = false }
     }
 
     /// Queues a message; its id, or nil when it could not be queued (not connected, for one).

@@ -193,8 +193,13 @@ public final class WebhookWorker: @unchecked Sendable {
         while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil,
             (role?() ?? .deliver).delivers
         {
-            guard let batch = try? waiting().prefix(while: sendable(role?() ?? .deliver)), !batch.isEmpty else {
-                break
+            guard let waiting = try? waiting(), !waiting.isEmpty else { break }
+            let batch = waiting.prefix(while: sendable(role?() ?? .deliver))
+            // The site's locator: what waits for the others to be told of it (the broker's
+            // acknowledgement) is waited for, within the same budget.
+            guard !batch.isEmpty else {
+                _ = wake.wait(timeout: .now() + .milliseconds(20))
+                continue
             }
             guard deliver(Array(batch), poster: poster) else { break }
         }

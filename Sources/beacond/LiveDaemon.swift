@@ -172,6 +172,7 @@ struct LiveDaemon {
             router: APIRouter(context: context, stream: hub), socket: config.api.socket, logger: logger)
         try services.start(
             [api] + (try readOnlyListener(context: context, store: store, publisher: publisher, socket: api.server))
+                + (site.map { [SiteConnection(client: $0.client, topics: $0.topics, gateway: $0.gateway)] } ?? [])
                 + [
                     WebhookDelivery(
                         publisher: publisher, store: store, fixed: siteOutboxes, logger: logger,

@@ -94,6 +94,43 @@ import Testing
 
     static func site(_ status: [String: Any]) -> [String: Any] { status["site"] as? [String: Any] ?? [:] }
 
+    /// Issue 39's stop-order defect: the site link disconnected the broker before the
+    /// `mqtt:events` worker's last attempt, so an alert the broker had not yet acknowledged
+    /// stayed in the outbox at every SIGTERM. With the broker hung while the pallet leaves
+    /// the dock, SIGTERM, and the broker back half a second later: the last attempt is
+    /// acknowledged, the subscriber has the exit, and the outbox is empty.
+    @Test func aStopLetsTheLastAttemptOfTheSitesEventsFinish() throws {
+        let broker = try PrivateBroker()
+        let wms = try MQTTSubscriber(broker, topics: [Self.events + "#"])
+        // A keepalive longer than the hang: the connection stays up while the broker is stopped.
+        let gw1 = try APIDaemon(
+            extra: Self.site(broker).replacingOccurrences(of: "keepalive: 5s", with: "keepalive: 60s"), gatewayID: "gw1"
+        )
+        try gw1.start()
+        try Self.walk(gw1, to: (2, 5), until: "zone.enter") { !Self.zoneEvents($0).isEmpty }
+        try wms.waitUntil("zone.enter on the broker") { !$0.filter { $0.topic == Self.events + "zone.enter" }.isEmpty }
+        broker.pause()
+        defer { broker.resume() }
+        try Self.walk(gw1, to: (8, 5), until: "zone.exit") { Self.zoneEvents($0).count >= 2 }
+        let pid = gw1.daemon!.process.processIdentifier
+        kill(pid, SIGTERM)
+        usleep(500_000)
+        broker.resume()
+        gw1.daemon!.process.waitUntilExit()
+        #expect(gw1.daemon!.process.terminationStatus == 0)
+        try wms.waitUntil("zone.exit after the stop", timeout: 10) {
+            !$0.filter { $0.topic == Self.events + "zone.exit" }.isEmpty
+        }
+        let left = try runCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c",
+                "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM outbox WHERE webhook = 'mqtt:events'\").fetchone()[0])",
+                gw1.dir.appendingPathComponent("state/beacond.sqlite").path,
+            ])
+        #expect(left.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(left.stdout)\(left.stderr)")
+    }
+
     /// The locator keeps the pallet's zone, its attributes and its Home Assistant
     /// device_tracker retained; clears what an earlier configuration left for an asset that
     /// is gone (and not another site's); and sends discovery again when Home Assistant says

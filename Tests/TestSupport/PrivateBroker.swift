@@ -130,6 +130,12 @@ public final class PrivateBroker: @unchecked Sendable {
         throw TestFailure("mosquitto did not listen on \(port)")
     }
 
+    /// SIGSTOP: the broker holds its connections open and answers nothing (a hung broker).
+    public func pause() { if let p = process { kill(p.processIdentifier, SIGSTOP) } }
+
+    /// SIGCONT after `pause()`.
+    public func resume() { if let p = process { kill(p.processIdentifier, SIGCONT) } }
+
     /// SIGTERM, and waits for it to exit (SIGKILL after 5 s).
     public func stop() {
         guard let p = process else { return }

@@ -213,8 +213,9 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         return report
     }
 
+    /// The connection itself is `SiteConnection`'s, started before this and stopped after the
+    /// workers that publish on it.
     func start() throws {
-        client.start()
         threads.spawn(named: "beacond-site") { [self] in publishLoop() }
         logger.info(
             "site.started",
@@ -228,7 +229,6 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         stopRequested.store(true, ordering: .relaxed)
         wake.signal()
         threads.join()
-        client.stop(last: .init(topic: topics.status(gateway), text: "offline", qos: 1, retain: true))
         logger.info("site.stopped", metadata: ["batches_sent": "\(counters.withLock { $0.batchesSent })"])
     }
 
