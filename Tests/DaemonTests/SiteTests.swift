@@ -22,6 +22,27 @@ import Testing
         """
     }
 
+    /// The users of the locked-down broker (config/mosquitto/'s configuration and ACL, as
+    /// docs/sites.md installs it): one per gateway, named as its id, and the consumer `wms`.
+    static let passwords = ["gw1": "pw-gw1", "gw2": "pw-gw2", "gw3": "pw-gw3", "wms": "pw-wms"]
+
+    static func lockedDownBroker() throws -> PrivateBroker {
+        try PrivateBroker(users: passwords, lockedDown: true)
+    }
+
+    /// Gateway `id` with `config`, logged in as its own user when the broker has users.
+    static func gatewayDaemon(_ id: String, on broker: PrivateBroker, _ config: String) throws -> APIDaemon {
+        let dir = try Executables.temporaryDirectory()
+        let secret = dir.appendingPathComponent("mqtt.secret")
+        try (passwords[id] ?? "").write(to: secret, atomically: true, encoding: .utf8)
+        let login =
+            broker.users.isEmpty
+            ? config
+            : config.replacingOccurrences(
+                of: "keepalive: 5s}", with: "keepalive: 5s, username: \(id), password_file: \(secret.path)}")
+        return try APIDaemon(extra: login, dir: dir, gatewayID: id)
+    }
+
     static func gateway(_ status: [String: Any], _ id: String) -> [String: Any]? {
         ((status["site"] as? [String: Any])?["gateways"] as? [[String: Any]])?.first { $0["id"] as? String == id }
     }
@@ -35,10 +56,11 @@ import Testing
         return (Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0) * 1024
     }
 
+    /// On the shipped locked-down broker (SPEC §6.3: the tests run the site on its ACL).
     @Test func eachGatewaysEngineHearsTheOthersReceiversAndAWillSaysWhoDied() throws {
-        let broker = try PrivateBroker()
-        let gw1 = try APIDaemon(extra: Self.site(broker), gatewayID: "gw1")
-        let gw2 = try APIDaemon(extra: Self.site(broker), gatewayID: "gw2")
+        let broker = try Self.lockedDownBroker()
+        let gw1 = try Self.gatewayDaemon("gw1", on: broker, Self.site(broker))
+        let gw2 = try Self.gatewayDaemon("gw2", on: broker, Self.site(broker))
         try gw1.start(arguments: ["--simulate", "--no-print-events"])
         try gw2.start(arguments: ["--simulate", "--no-print-events"])
 
@@ -160,19 +182,20 @@ import Testing
     }
 
     /// SPEC §6.3: the higher priority is the locator; killed, the next takes over within 10 s
-    /// with the next epoch, announced on the retained `locator` topic.
+    /// with the next epoch, announced on the retained `locator` topic. On the shipped
+    /// locked-down broker; gw3, a relay with no receiver, is named in `site.gateways`.
     @Test func theLocatorIsChosenByPriorityAndTheNextTakesOverWhenItDies() throws {
-        let broker = try PrivateBroker()
+        let broker = try Self.lockedDownBroker()
         func config(priority: Int) -> String {
             Self.site(broker).replacingOccurrences(
-                of: "  id: store-1\n", with: "  id: store-1\n  locator_priority: \(priority)\n")
+                of: "  id: store-1\n", with: "  id: store-1\n  locator_priority: \(priority)\n  gateways: [gw3]\n")
         }
-        let gw1 = try APIDaemon(extra: config(priority: 100), gatewayID: "gw1")
-        let gw2 = try APIDaemon(extra: config(priority: 50), gatewayID: "gw2")
-        let relay = try APIDaemon(
-            extra: config(priority: 500).replacingOccurrences(
-                of: "  id: store-1\n", with: "  id: store-1\n  locator: false\n"),
-            gatewayID: "gw3")
+        let gw1 = try Self.gatewayDaemon("gw1", on: broker, config(priority: 100))
+        let gw2 = try Self.gatewayDaemon("gw2", on: broker, config(priority: 50))
+        let relay = try Self.gatewayDaemon(
+            "gw3", on: broker,
+            config(priority: 500).replacingOccurrences(of: "  id: store-1\n", with: "  id: store-1\n  locator: false\n")
+        )
         try gw1.start(arguments: ["--no-print-events"])
         try gw2.start(arguments: ["--no-print-events"])
         try relay.start(arguments: ["--no-print-events"])

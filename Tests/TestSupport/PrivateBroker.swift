@@ -176,9 +176,12 @@ public final class PrivateBroker: @unchecked Sendable {
     /// message answers at once either way (`-W` cannot: it needs SIGALRM, which a test
     /// process may hand its children blocked).
     public func retained(_ topic: String) throws -> String? {
+        // On a locked-down broker, as the read-only consumer `wms` (config/mosquitto's ACL).
+        let login = users["wms"].map { ["-u", "wms", "-P", $0] } ?? []
         let r = try runCommand(
             URL(fileURLWithPath: "/usr/bin/mosquitto_sub"),
-            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-t", "$SYS/broker/version", "-C", "1", "-F", "%t %p"])
+            ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-t", "$SYS/broker/version", "-C", "1", "-F", "%t %p"]
+                + login)
         let line = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard r.status == 0, line.hasPrefix(topic + " ") else { return nil }
         let text = String(line.dropFirst(topic.count + 1))
