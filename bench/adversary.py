@@ -14,7 +14,7 @@ against the release build, with the daemon's memory and answer times measured me
         before and after, and the log lines the `online`s wrote.
 """
 import os, socket, subprocess, sys, tempfile, time
-from simstore import write_config
+from simstore import free_port, write_config
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "listener"
 binary = sys.argv[2] if len(sys.argv) > 2 else ".build/release/beacond"
@@ -26,14 +26,6 @@ def status_kib(pid, key):
         if line.startswith(key + ":"):
             return int(line.split()[1])
     return 0
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def get(port, path, token=None, timeout=10.0):

@@ -1,6 +1,6 @@
 """What bench/soak.py and bench/disk-full.py share: the simulated store with more tags, and
 a process's memory and a directory's size as they sample them."""
-import os
+import os, socket
 
 
 def rss_kib(pid):
@@ -8,6 +8,15 @@ def rss_kib(pid):
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def free_port():
+    """A loopback TCP port nothing listens on now."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def dir_kib(path):

@@ -19,17 +19,10 @@ rss:    the RSS of `beacond --simulate` on config/sim-site.yaml's gw1 after 20 s
         the site link add.
 """
 import json, os, re, shutil, socket, subprocess, sys, tempfile, time
+from simstore import free_port
 
 BEACOND = ".build/release/beacond"
 BENCH = ".build/release/beacond-site-bench"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def broker(d):

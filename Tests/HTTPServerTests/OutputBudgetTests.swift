@@ -32,20 +32,9 @@ import Testing
         return server
     }
 
-    /// Asks for `path` and never reads the answer; the connection.
+    /// Asks for `target` on the socket at `path` and never reads the answer; the connection.
     static func askAndNeverRead(_ path: String, _ target: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in path.utf8.enumerated() { raw[i] = b }
-        }
-        let ok = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard ok == 0 else { throw TestFailure("connect: \(String(cString: strerror(errno)))") }
+        let fd = try UnixHTTPClient(socketPath: path).connect()
         let request = Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         return fd

@@ -17,7 +17,7 @@ public struct UnixHTTPClient: Sendable {
     }
 
     /// Connects, or throws when the socket is not there (yet).
-    func connect() throws -> Int32 {
+    public func connect() throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
