@@ -53,6 +53,35 @@ import Testing
         #expect(relay.decide(at: Fixture.at(1)) == nil && !relay.isLocator)
     }
 
+    /// Issue 38 #20: a forged epoch of 8,999,999,999,999,999 pinned the announcement: no later
+    /// one could be newer, so the site kept naming the forged gateway. The chosen gateway's
+    /// live announcement is taken whatever its epoch, and epochs stop at the highest.
+    @Test func aForgedTopEpochCannotPinTheAnnouncement() throws {
+        var gw2 = LocatorElection(me: C(id: "gw2", priority: 50))
+        gw2.online(C(id: "gw1", priority: 100))
+        gw2.online(C(id: "gw2", priority: 50))
+        let forged = try #require(
+            LocatorElection.Announcement(
+                payload: #"{"gateway":"gw2","epoch":8999999999999999,"since":"2026-01-01T00:00:00Z"}"#,
+                seenAt: Fixture.at(1)))
+        gw2.seen(forged)
+        #expect(gw2.announced?.gateway == "gw2")
+        var gw1 = LocatorElection(me: C(id: "gw1", priority: 100))
+        gw1.online(C(id: "gw1", priority: 100))
+        gw1.online(C(id: "gw2", priority: 50))
+        gw1.seen(forged)
+        let decided = gw1.decide(at: Fixture.at(2))
+        let next = try #require(decided)
+        #expect(next.epoch == LocatorElection.maxEpoch && gw1.isLocator)
+        // Its announcement reads back, and gw2 takes it live though its epoch is not newer.
+        let read = try #require(LocatorElection.Announcement(payload: next.text, seenAt: Fixture.at(2)))
+        gw2.seen(read, live: true)
+        #expect(gw2.announced?.gateway == "gw1" && !gw2.isLocator)
+        // A retained replay of the forgery does not take it back.
+        gw2.seen(forged)
+        #expect(gw2.announced?.gateway == "gw1")
+    }
+
     @Test func aStaleAnnouncementReplayedLateIsIgnored() {
         var e = LocatorElection(me: C(id: "gw1", priority: 1))
         e.seen(.init(gateway: "gw2", epoch: 7, since: Fixture.at(7)))

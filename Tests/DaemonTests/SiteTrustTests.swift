@@ -147,4 +147,37 @@ import Testing
         #expect(try broker.retained(config) == ours)
         #expect(gw1.stop() == 0)
     }
+
+    /// Issue 38 #4 and #8 on the shipped ACL: a consumer cannot publish a batch under a
+    /// gateway's id (placing a tag), nor a gateway say `offline`, `delivered` or `decided` in
+    /// another's name: the broker refuses each (MQTT 5 reason 0x87), and the site never sees it.
+    @Test func theShippedACLLetsNoOneWriteInAnotherGatewaysName() throws {
+        let broker = try SiteTests.lockedDownBroker()
+        let gw2 = try SiteTests.gatewayDaemon("gw2", on: broker, SiteTests.site(broker))
+        try gw2.start(arguments: ["--no-print-events"])
+        try gw2.waitForStatus("connected") {
+            (SiteTests.site($0)["broker"] as? [String: Any])?["connected"] as? Bool == true
+        }
+        let now = Date().timeIntervalSince1970
+        let batch =
+            #"{"batch":1,"gateway":"gw1","seq":1,"sent":\#(now)}"# + "\n"
+            + #"{"t":\#(now),"receiver":"r1","address":"D0:5E:00:00:00:01","rssi":-40}"#
+        for (topic, payload, user) in [
+            ("beacond/store-1/sightings/gw1", batch, "wms"),
+            ("beacond/store-1/sightings/gw1", batch, "gw3"),
+            ("beacond/store-1/gateways/gw2/status", "offline", "gw1"),
+            ("beacond/store-1/gateways/gw1/delivered/crm", "{\"through\":9999999999}", "gw3"),
+            ("beacond/store-1/gateways/gw1/decided", "x", "wms"),
+        ] {
+            let sent = try broker.publish(topic, payload, as: user)
+            #expect(
+                sent.stdout.contains("135") || sent.stderr.contains("135"),
+                "\(user) on \(topic): \(sent.stdout)\(sent.stderr)")
+        }
+        usleep(500_000)
+        let status = try gw2.client.request("GET", "/v1/status").object
+        #expect(SiteTests.site(status)["sightings_received"] as? Int == 0)
+        #expect(try broker.retained("beacond/store-1/gateways/gw2/status") == "online")
+        #expect(gw2.stop() == 0)
+    }
 }

@@ -55,18 +55,29 @@ public struct LocatorElection: Sendable, Equatable {
     public mutating func online(_ candidate: Candidate) { online[candidate.id] = candidate }
     public mutating func offline(_ id: String) { online[id] = nil }
 
+    /// The highest epoch there is: JSON carries it as a number, exact below 2^53.
+    public static let maxEpoch: Int64 = 8_999_999_999_999_999
+
     /// An announcement from the broker; an older epoch than the one known is ignored (a
-    /// retained message replayed late).
-    public mutating func seen(_ announcement: Announcement) {
-        if let known = announced, announcement.epoch < known.epoch { return }
+    /// retained message replayed late) — unless it comes `live` from the gateway the rule
+    /// chooses: a forged epoch at `maxEpoch` would otherwise pin the site's announcement to
+    /// whatever it named, since no later one could be newer (issue 38 #20).
+    public mutating func seen(_ announcement: Announcement, live: Bool = false) {
+        if let known = announced, !(live && announcement.gateway == chosen) {
+            if announcement.epoch < known.epoch { return }
+            // Of one epoch, the first said stands (a replay of it changes nothing).
+            if announcement.epoch == known.epoch, announcement.gateway != known.gateway { return }
+        }
         announced = announcement
     }
 
     /// The announcement to publish, when the rule chooses this gateway and the newest
-    /// announcement names another (or none); it is taken as seen.
+    /// announcement names another (or none); it is taken as seen. The epoch stops at
+    /// `maxEpoch`.
     public mutating func decide(at now: Timestamp) -> Announcement? {
         guard let me, chosen == me.id, announced?.gateway != me.id else { return nil }
-        let next = Announcement(gateway: me.id, epoch: (announced?.epoch ?? 0) + 1, since: now)
+        let epoch = min((announced?.epoch ?? 0) + 1, Self.maxEpoch)
+        let next = Announcement(gateway: me.id, epoch: epoch, since: now)
         announced = next
         return next
     }
@@ -88,7 +99,8 @@ extension LocatorElection.Announcement {
     /// when the payload is not one: an empty retained message (cleared), or rubbish.
     public init?(payload: String, seenAt now: Timestamp) {
         guard let value = try? JSONParser.parse(payload), let gateway = value["gateway"]?.stringValue,
-            Identifier.problem(gateway) == nil, let epoch = value["epoch"]?.numberValue, epoch >= 0, epoch < 9e15,
+            Identifier.problem(gateway) == nil, let epoch = value["epoch"]?.numberValue, epoch >= 0,
+            epoch <= Double(LocatorElection.maxEpoch),
             epoch == epoch.rounded()
         else { return nil }
         self.init(gateway: gateway, epoch: Int64(epoch), since: now)

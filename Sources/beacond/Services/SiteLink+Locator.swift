@@ -69,7 +69,7 @@ extension SiteLink {
         updateRoles(at: now) { r in
             if levels.count == 1 {
                 guard let a = LocatorElection.Announcement(payload: text, seenAt: now) else { return }
-                r.election.seen(a)
+                r.election.seen(a, live: !isRetained)
                 // An announcement as it is made is a sign of life, and may come before the
                 // announcer's next batch (a gateway woken from a pause announces first): without
                 // this, the old locator would take it for silent and announce again, and the two
