@@ -8,6 +8,12 @@ against the release build, with the daemon's memory and answer times measured me
         30 scrapes of /metrics with the token, one a second. Prints the scrapes' answer times,
         the daemon's RSS before and after, and its refusal counters.
 
+    python3 bench/adversary.py unread [binary=.build/release/beacond]
+        The simulated store with a 12 MiB floor plan and a token on its listener; 100 clients
+        ask for the plan and never read it, then 200 open the event stream and never read it,
+        for 20 s. Prints the daemon's RSS before and after, how many were answered 503, and
+        the streams dropped.
+
     python3 bench/adversary.py site [binary=.build/release/beacond]
         gw1 of config/sim-site.yaml on a private mosquitto; a 100 MiB message on
         sightings/gw2, then 5,000 `online`s on homeassistant/status. Prints the peak RSS
@@ -104,6 +110,54 @@ def listener():
         daemon.wait()
 
 
+def unread():
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    d = tempfile.mkdtemp(prefix="beacond-adversary-")
+    open(f"{d}/http.token", "w").write(TOKEN + "\n")
+    # A PNG header and 12 MiB after it: what the daemon serves is the file as it is.
+    with open(f"{d}/plan.png", "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + os.urandom(12 << 20))
+    port = free_port()
+    config = write_config(d, 20, f"http: {{listen: \"127.0.0.1:{port}\", token_file: {d}/http.token}}\n")
+    text = open(config).read().replace(
+        "positioning:\n", f"positioning:\n  floor_image: {{file: {d}/plan.png, scale: 20, origin: [0, 0]}}\n", 1)
+    open(config, "w").write(text)
+    daemon = subprocess.Popen([binary, "--config", config, "--simulate", "--no-print-events"],
+                              stdout=subprocess.DEVNULL, stderr=open(f"{d}/log", "w"))
+    try:
+        wait_for(port, TOKEN)
+        time.sleep(2)
+        before = status_kib(daemon.pid, "VmRSS")
+        held = []
+        def ask(path):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.bind((f"127.0.0.{2 + len(held) // 60}", 0))
+            s.connect(("127.0.0.1", port))
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
+            held.append(s)
+        for _ in range(100):
+            ask("/v1/floor/image")
+        for _ in range(200):
+            ask("/v1/events/stream")
+        time.sleep(20)
+        after = status_kib(daemon.pid, "VmRSS")
+        peak = status_kib(daemon.pid, "VmHWM")
+        status, metrics = get(port, "/metrics", TOKEN)
+        print(f"RSS {before / 1024:.1f} MB before, {after / 1024:.1f} MB after 20 s (peak {peak / 1024:.1f} MB); "
+              f"/metrics answered {status}")
+        for line in metrics.splitlines():
+            if "output_budget" in line or line.startswith("beacond_stream_clients"):
+                print(line)
+        for s in held:
+            s.close()
+    finally:
+        daemon.terminate()
+        daemon.wait()
+
+
 def site():
     d = tempfile.mkdtemp(prefix="beacond-adversary-")
     port = free_port()
@@ -144,4 +198,4 @@ def site():
         broker.wait()
 
 
-{"listener": listener, "site": site}[mode]()
+{"listener": listener, "unread": unread, "site": site}[mode]()

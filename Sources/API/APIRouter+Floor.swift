@@ -3,6 +3,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import HTTPServer
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -84,6 +85,8 @@ extension APIRouter {
     /// The largest floor image served: a plan is a few hundred kilobytes; this bounds what one
     /// request can make the daemon read.
     static let floorImageLimit = 16 << 20
+    /// The floor image as last read, and the file's version then (path, inode, size, mtime).
+    static let floorImageCache = Mutex<(version: String, bytes: [UInt8])?>(nil)
 
     /// `GET /v1/floor/image`: `positioning.floor_image`, read when asked (a plan replaced on
     /// the disk shows at the next load of the page).
@@ -96,15 +99,27 @@ extension APIRouter {
             return Reply.error(503, "floor_image_unreadable", "\(image.file): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while bytes.count <= Self.floorImageLimit {
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        guard bytes.count <= Self.floorImageLimit else {
-            return Reply.error(503, "floor_image_too_large", "\(image.file) is over 16 MiB")
+        var info = stat()
+        let version =
+            fstat(fd, &info) == 0 ? "\(info.st_ino) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : ""
+        // Read once per version of the file, not once per request: a hundred readers asking
+        // at once made a hundred copies of a 12 MiB plan (issue 38 #10).
+        var bytes: [UInt8]
+        if !version.isEmpty, let cached = Self.floorImageCache.withLock({ $0 }), cached.version == image.file + version
+        {
+            bytes = cached.bytes
+        } else {
+            bytes = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while bytes.count <= Self.floorImageLimit {
+                let n = read(fd, &chunk, chunk.count)
+                if n <= 0 { break }
+                bytes += chunk[0..<n]
+            }
+            guard bytes.count <= Self.floorImageLimit else {
+                return Reply.error(503, "floor_image_too_large", "\(image.file) is over 16 MiB")
+            }
+            if !version.isEmpty { Self.floorImageCache.withLock { [bytes] in $0 = (image.file + version, bytes) } }
         }
         var response = HTTPResponse(status: 200, headers: [("Content-Type", image.mediaType)], body: bytes)
         response.headers.append((name: "Cache-Control", value: "no-cache"))
