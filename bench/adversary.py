@@ -60,7 +60,9 @@ def wait_for(port, token):
     raise SystemExit("the listener never answered")
 
 
-def listener():
+def store_with_listener(edit=lambda d, text: text):
+    """The simulated store with a token on its listener (`edit` may change its config), with
+    descriptors enough for the clients; its directory, port and process."""
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
@@ -68,8 +70,15 @@ def listener():
     open(f"{d}/http.token", "w").write(TOKEN + "\n")
     port = free_port()
     config = write_config(d, 20, f"http: {{listen: \"127.0.0.1:{port}\", token_file: {d}/http.token}}\n")
+    text = edit(d, open(config).read())
+    open(config, "w").write(text)
     daemon = subprocess.Popen([binary, "--config", config, "--simulate", "--no-print-events"],
                               stdout=subprocess.DEVNULL, stderr=open(f"{d}/log", "w"))
+    return d, port, daemon
+
+
+def listener():
+    d, port, daemon = store_with_listener()
     try:
         wait_for(port, TOKEN)
         time.sleep(2)
@@ -111,21 +120,14 @@ def listener():
 
 
 def unread():
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
-    d = tempfile.mkdtemp(prefix="beacond-adversary-")
-    open(f"{d}/http.token", "w").write(TOKEN + "\n")
-    # A PNG header and 12 MiB after it: what the daemon serves is the file as it is.
-    with open(f"{d}/plan.png", "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + os.urandom(12 << 20))
-    port = free_port()
-    config = write_config(d, 20, f"http: {{listen: \"127.0.0.1:{port}\", token_file: {d}/http.token}}\n")
-    text = open(config).read().replace(
-        "positioning:\n", f"positioning:\n  floor_image: {{file: {d}/plan.png, scale: 20, origin: [0, 0]}}\n", 1)
-    open(config, "w").write(text)
-    daemon = subprocess.Popen([binary, "--config", config, "--simulate", "--no-print-events"],
-                              stdout=subprocess.DEVNULL, stderr=open(f"{d}/log", "w"))
+    def with_plan(d, text):
+        # A PNG header and 12 MiB after it: what the daemon serves is the file as it is.
+        with open(f"{d}/plan.png", "wb") as f:
+            f.write(b"\x89PNG\r\n\x1a\n" + os.urandom(12 << 20))
+        return text.replace(
+            "positioning:\n", f"positioning:\n  floor_image: {{file: {d}/plan.png, scale: 20, origin: [0, 0]}}\n", 1)
+
+    d, port, daemon = store_with_listener(with_plan)
     try:
         wait_for(port, TOKEN)
         time.sleep(2)

@@ -213,6 +213,18 @@ extension HTTPServer {
         }
     }
 
+    /// Over the output budget: the stream with the most unread output is closed (counted as
+    /// a stream dropped). Its descriptor, or nil when no stream holds any.
+    @discardableResult
+    func dropFullestStream() -> Int32? {
+        let fullest = streams.values.compactMap { connections[$0] }.max { $0.pendingOutput < $1.pendingOutput }
+        guard let fullest, fullest.pendingOutput > 0 else { return nil }
+        streamsDropped.add(1, ordering: .relaxed)
+        note(.outputBudget, ["address": "\(fullest.address ?? "-")", "unread": "\(fullest.pendingOutput)"])
+        drop(fullest.fd)
+        return fullest.fd
+    }
+
     /// Counts a refusal and logs it: the first of a kind at once, then how many more there
     /// were at most once a minute, so an attack cannot fill the journal.
     func note(_ reason: Refusals.Reason, _ detail: Logger.Metadata) {

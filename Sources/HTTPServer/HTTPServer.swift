@@ -309,18 +309,6 @@ public final class HTTPServer: @unchecked Sendable {
         watch(c.fd, events: events, modify: true)
     }
 
-    /// Over the output budget: the stream with the most unread output is closed (counted as
-    /// a stream dropped). Its descriptor, or nil when no stream holds any.
-    @discardableResult
-    func dropFullestStream() -> Int32? {
-        let fullest = streams.values.compactMap { connections[$0] }.max { $0.pendingOutput < $1.pendingOutput }
-        guard let fullest, fullest.pendingOutput > 0 else { return nil }
-        streamsDropped.add(1, ordering: .relaxed)
-        note(.outputBudget, ["address": "\(fullest.address ?? "-")", "unread": "\(fullest.pendingOutput)"])
-        drop(fullest.fd)
-        return fullest.fd
-    }
-
     private func deliverOutbound() {
         deliverAnswers()
         let items = outbound.withLock { queue -> [Outbound] in

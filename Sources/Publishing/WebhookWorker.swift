@@ -61,9 +61,9 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     public let settings: Settings
-    private let store: StateStore
+    let store: StateStore
     let clock: @Sendable () -> Timestamp
-    private let logger: Logger
+    let logger: Logger
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
     private let retryRequested = Atomic<Bool>(false)
@@ -71,8 +71,8 @@ public final class WebhookWorker: @unchecked Sendable {
     /// When `stop()` was called (nanoseconds of `clock`): the last attempt ends `flushSeconds`
     /// after it, however long the request in flight took to be cut.
     private let stoppedAt = Atomic<Int64>(0)
-    private let state = Mutex(Counters())
-    private var schedule: DeliverySchedule
+    let state = Mutex(Counters())
+    var schedule: DeliverySchedule
     /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
     /// webhook's waiting events' enqueue times by the step (`StateStore.shiftEnqueued`), so
     /// that `max_age` counts the time they waited. Without it, NTP setting right a gateway
@@ -86,13 +86,13 @@ public final class WebhookWorker: @unchecked Sendable {
     /// of the last event in it (the site's locator tells the others, `delivered/<webhook>`).
     public var onDelivered: (@Sendable (String, Timestamp) -> Void)?
     private var steps = ClockStepDetector()
-    private var expiries = LogSummary()
+    var expiries = LogSummary()
     /// Acknowledged by the receiver through this seq, but not yet deleted from the outbox: the
     /// disk would not take the delete (full). Kept here so that the batch is not sent again
     /// and again while the process lives; the delete is tried again at each look.
     private var unsavedAck: Int64?
     private var ackFailures = FailureEpisode()
-    private var outboxFailures = FailureEpisode()
+    var outboxFailures = FailureEpisode()
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
     private let poster = Mutex<HTTPPoster?>(nil)
@@ -304,42 +304,8 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
-    /// Whether an entry may be sent in this role: as the site's locator, only once the other
-    /// gateways have been told of it.
-    private func sendable(_ role: DeliveryRole) -> (StateStore.OutboxEntry) -> Bool {
-        guard case let .locator(through, _) = role else { return { _ in true } }
-        return { $0.enqueuedAt <= through }
-    }
-
-    /// A standby sends nothing: it keeps what the locator may not have delivered yet, so that
-    /// it can deliver it if it becomes the locator, and drops what the locator says it
-    /// delivered. What waits past `max_age` becomes a dead letter here too: the locator may be
-    /// unable to deliver (or be no locator at all), and nothing is dropped unseen.
-    private func standBy(keepFrom: Timestamp?, marks: [String: Timestamp], at now: Timestamp) -> TimeSpan {
-        do {
-            let dropped = try store.deliveredElsewhere(webhook: settings.id, ownBefore: keepFrom, marks: marks)
-            if dropped > 0 { state.withLock { $0.deliveredByLocator += dropped } }
-            let cutoff = schedule.expiryCutoff(now: now)
-            if let oldest = try store.pending(webhook: settings.id, limit: 1).first?.enqueuedAt, oldest < cutoff {
-                let expired = try store.expire(webhook: settings.id, enqueuedBefore: cutoff, at: now, reason: "max_age")
-                state.withLock { $0.deadLettered += expired }
-                if let report = expiries.add(expired, at: now) { tell(report, at: now) }
-            }
-        } catch {
-            if outboxFailures.failed(at: now) {
-                logger.error(
-                    "webhook.outbox_unreadable",
-                    metadata: [
-                        "webhook": "\(settings.id)", "error": "\(error)",
-                        "next": "tried again every second; told again when it works",
-                    ])
-            }
-        }
-        return .seconds(1)
-    }
-
     /// Expired events, in the log: the first at once, then summed once a minute.
-    private func tell(_ report: LogSummary.Report, at now: Timestamp) {
+    func tell(_ report: LogSummary.Report, at now: Timestamp) {
         var metadata = report.metadata(
             count: "events", at: now, next: "later expiries are summed once a minute; beaconctl outbox lists them")
         metadata["webhook"] = "\(settings.id)"
@@ -424,76 +390,5 @@ public final class WebhookWorker: @unchecked Sendable {
             $0.retryAt = nil
             $0.lastLatencyMillis = Double(latency.nanoseconds) / 1e6
         }
-    }
-
-    /// A delivery's headers. `messageID` names the batch, the same on every retry of it (a
-    /// Standard Webhooks receiver de-duplicates by `webhook-id`).
-    func headers(body: [UInt8], at t: Timestamp, messageID: String) -> [String] {
-        var headers = [
-            "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
-            "X-Beacond-Webhook: \(settings.id)",
-        ]
-        if let gateway = settings.gateway { headers.append("X-Beacond-Gateway: \(gateway)") }
-        guard let secret = settings.secret else { return headers }
-        let timestamp = String(t.nanoseconds / 1_000_000_000)
-        switch settings.signature {
-        case .beacond:
-            let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body)
-            headers.append("X-Beacond-Timestamp: \(timestamp)")
-            headers.append("X-Beacond-Signature: sha256=\(signature)")
-        case .standard:
-            let signed = Array("\(messageID).\(timestamp).".utf8) + body
-            headers.append("webhook-id: \(messageID)")
-            headers.append("webhook-timestamp: \(timestamp)")
-            headers.append("webhook-signature: v1,\(Base64.encode(HMACSHA256.mac(key: secret, message: signed)))")
-        }
-        return headers
-    }
-
-    /// A batch's message id: its first and last events' ids, so a retry of the same events
-    /// carries the same id.
-    static func messageID(_ batch: [StateStore.OutboxEntry]) -> String {
-        guard let first = batch.first, let last = batch.last else { return "empty" }
-        return first.eventID == last.eventID ? first.eventID : "\(first.eventID)_\(last.eventID)"
-    }
-
-    private func failed(_ reason: String, at now: Timestamp) {
-        let retry = schedule.failed(at: now, jitter: Double.random(in: 0..<1))
-        let failures = schedule.failures
-        state.withLock {
-            $0.requestsFailed += 1
-            $0.lastError = reason
-            $0.lastErrorAt = now
-            $0.retryAt = retry
-        }
-        // The first failure and then every tenth: a receiver down for an hour is not a flood.
-        if failures == 1 || failures % 10 == 0 {
-            logger.warning(
-                "webhook.failed",
-                metadata: [
-                    "webhook": "\(settings.id)", "error": "\(reason)", "attempts": "\(failures)",
-                    "retry_in": "\(retry - now)",
-                ])
-        }
-    }
-
-    private func disable(reason: String, at now: Timestamp) {
-        try? store.setDisabled(webhook: settings.id, url: settings.url, reason: reason, at: now)
-        let moved =
-            (try? store.expire(
-                webhook: settings.id, enqueuedBefore: Timestamp(nanoseconds: .max), at: now, reason: "gone"))
-            ?? 0
-        state.withLock {
-            $0.disabled = reason
-            $0.deadLettered += moved
-            $0.lastError = reason
-            $0.lastErrorAt = now
-        }
-        logger.error(
-            "webhook.disabled",
-            metadata: [
-                "webhook": "\(settings.id)", "reason": "\(reason)", "dead_letters": "\(moved)",
-                "next": "fix the receiver and change the webhook's url",
-            ])
     }
 }
