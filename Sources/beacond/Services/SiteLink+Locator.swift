@@ -62,7 +62,11 @@ extension SiteLink {
             let id = String(levels[1])
             guard Identifier.problem(id) == nil else { return }
             guard isKnownGateway(id) else { return refused("unknown_gateway", from: id, at: now) }
-            if id == gateway, client.state.connected, saidOtherwise(levels[2], text) {
+            // Once this gateway is stopping, its own `offline` (said by `SiteConnection` at the
+            // stop, and echoed back) is the truth, not a forgery to put right.
+            if id == gateway, client.state.connected, !stopRequested.load(ordering: .relaxed),
+                saidOtherwise(levels[2], text)
+            {
                 return putRight(levels[2], text, at: now)
             }
         }

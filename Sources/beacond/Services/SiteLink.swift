@@ -30,7 +30,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     private let pending = Mutex<[Sighting]>([])
     /// Who is online, what each says of itself, and the locator election (`SiteLink+Locator`).
     let roles: Mutex<SiteRoles>
-    private let stopRequested = Atomic<Bool>(false)
+    let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     private let threads = ServiceThreads()
     let warnings = RelayWarnings()
