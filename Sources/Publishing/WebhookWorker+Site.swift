@@ -28,14 +28,7 @@ extension WebhookWorker {
                 if let report = expiries.add(expired, at: now) { tell(report, at: now) }
             }
         } catch {
-            if outboxFailures.failed(at: now) {
-                logger.error(
-                    "webhook.outbox_unreadable",
-                    metadata: [
-                        "webhook": "\(settings.id)", "error": "\(error)",
-                        "next": "tried again every second; told again when it works",
-                    ])
-            }
+            outboxUnreadable(error, at: now)
         }
         return .seconds(1)
     }

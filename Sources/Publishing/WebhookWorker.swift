@@ -292,16 +292,20 @@ public final class WebhookWorker: @unchecked Sendable {
             }
         } catch {
             // Tried again every second (a full disk fails the expiry's write): told once.
-            if outboxFailures.failed(at: now) {
-                logger.error(
-                    "webhook.outbox_unreadable",
-                    metadata: [
-                        "webhook": "\(settings.id)", "error": "\(error)",
-                        "next": "tried again every second; told again when it works",
-                    ])
-            }
+            outboxUnreadable(error, at: now)
             return .seconds(1)
         }
+    }
+
+    /// The outbox could not be read or written: told when it starts, not each second.
+    func outboxUnreadable(_ error: any Error, at now: Timestamp) {
+        guard outboxFailures.failed(at: now) else { return }
+        logger.error(
+            "webhook.outbox_unreadable",
+            metadata: [
+                "webhook": "\(settings.id)", "error": "\(error)",
+                "next": "tried again every second; told again when it works",
+            ])
     }
 
     /// Expired events, in the log: the first at once, then summed once a minute.
