@@ -67,14 +67,6 @@ extension LiveDaemon {
         return settings
     }
 
-    func handleReload(_ reload: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
-        signal(SIGHUP, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "beacond.reload"))
-        source.setEventHandler(handler: reload)
-        source.resume()
-        return source
-    }
-
     /// Reads the file again and tells each service its new settings (`ServiceGroup.apply`).
     func reload(running: RunningConfig, services: ServiceGroup) {
         notifier.reloading()
@@ -138,4 +130,25 @@ extension LiveDaemon {
         journal.setThreshold(level)
         if level < was { tell() }
     }
+}
+
+/// SIGHUPs, applied one after another on a queue of their own (the signal thread stays free
+/// to take a SIGTERM while a reload waits for the start to finish), and none once the stop
+/// has begun.
+final class Reloads: Sendable {
+    // At the default QoS: a queue made on the main thread would take its user-initiated one,
+    // whose worker libdispatch tries to renice to -4 (see SignalWaiter).
+    private let queue = DispatchQueue(label: "beacond.reload", qos: .default)
+    private let stopped = Atomic(false)
+    private let apply: @Sendable () -> Void
+
+    init(_ apply: @escaping @Sendable () -> Void) { self.apply = apply }
+
+    func request() {
+        queue.async { [self] in
+            if !stopped.load(ordering: .acquiring) { apply() }
+        }
+    }
+
+    func cancel() { stopped.store(true, ordering: .releasing) }
 }

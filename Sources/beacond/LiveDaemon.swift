@@ -84,6 +84,8 @@ struct LiveDaemon {
     /// Builds the daemon's parts, starts its services in order, waits for SIGTERM (or an input
     /// that ends), and stops them in reverse.
     func run() throws {
+        // Before any thread starts, so that none but the waiter takes them (SignalWaiter).
+        let signals = SignalWaiter([SIGTERM, SIGINT, SIGHUP])
         let started = WallClock.now()
         Self.logWarnings(configWarnings, to: logger)
         try lockStateDirectory()
@@ -158,12 +160,16 @@ struct LiveDaemon {
         // SIGTERM and SIGHUP are handled before the socket listens: a client (a supervisor, a
         // test) that has seen the socket answer may stop or reload us at once, and must get an
         // orderly stop, or a reload once every service runs (SIGHUP's default would kill us).
-        let signals = handleStopSignals { services.requestStop() }
         let allStarted = DispatchSemaphore(value: 0)
-        let reloads = handleReload {
+        let reloads = Reloads {
             allStarted.wait()
             allStarted.signal()
             reload(running: running, services: services)
+        }
+        signals.start(named: "beacond-signals") { [logger] number in
+            if number == SIGHUP { return reloads.request() }
+            logger.info("beacond.stopping", metadata: ["signal": "\(number)"])
+            services.requestStop()
         }
         // In start order; stopped in reverse: the input hands over its last batch, the engine
         // takes a final turn and saves states, held events get a last try, webhooks a last
@@ -193,7 +199,6 @@ struct LiveDaemon {
         services.waitForStopRequest()
         reloads.cancel()
         services.stop()
-        signals.forEach { $0.cancel() }
         logSummary(engine: engine, input: input)
         logger.info("beacond.stopped")
     }
@@ -226,26 +231,6 @@ struct LiveDaemon {
     /// The journal (with fields) under systemd, standard error otherwise; warnings and errors
     /// are kept for `/v1/status` (`JournalLog`'s problems).
     var logger: Logger { journal.logger }
-
-    /// SIGTERM and SIGINT begin an orderly stop.
-    private func handleStopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-        // A parent (a test harness, a badly written supervisor) may hand us a blocked signal
-        // mask; a daemon that cannot hear SIGTERM cannot flush and stop cleanly.
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, number) }
-        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        return [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                logger.info("beacond.stopping", metadata: ["signal": "\(number)"])
-                stop()
-            }
-            source.resume()
-            return source
-        }
-    }
 }
 
 /// Time since boot, suspend included (`CLOCK_BOOTTIME`): setting the wall clock does not move it.

@@ -3,6 +3,7 @@ import BeaconCore
 import BeaconRuntime
 import BlueZ
 import Dispatch
+import POSIX
 import Storage
 import Synchronization
 import Systemd
@@ -26,6 +27,9 @@ final class SystemdNotices: DaemonService, @unchecked Sendable {
     private let lastStatus = Mutex<Timestamp?>(nil)
     private let wedgeAfter = SystemdNotices.faultWedgeEngineAfter()
     private let started = WallClock.now()
+    /// The beacon count of a status line the engine asked for and the status thread has not written.
+    private let statusDue = Mutex<Int?>(nil)
+    private let statusWanted = DispatchSemaphore(value: 0)
 
     init(
         notifier: ServiceNotifier, engine: LiveEngine, store: StateStore?, adapters: AdapterStates, simulated: String?
@@ -47,6 +51,7 @@ final class SystemdNotices: DaemonService, @unchecked Sendable {
         // Asked on the engine's thread: a count read there is one the engine has finished.
         let beacons = engine.perform { e, _ in (e.beaconCount, []) } ?? 0
         notifier.ready(status: statusLine(beacons: beacons))
+        if notifier.underSystemd { writeStatusLines() }
     }
 
     func stop() { notifier.stopping() }
@@ -67,8 +72,26 @@ final class SystemdNotices: DaemonService, @unchecked Sendable {
         guard due, notifier.underSystemd else { return }
         // The line reads the outbox from SQLite: not on the engine's thread. The beacon count
         // is read here, where the engine is ours.
-        let beacons = engine.beaconCount
-        DispatchQueue.global().async { [self] in notifier.status(statusLine(beacons: beacons)) }
+        statusDue.withLock { $0 = engine.beaconCount }
+        statusWanted.signal()
+    }
+
+    /// Writes the status line when the engine asks, on a thread of its own rather than a
+    /// dispatch queue: a block sent from the engine's thread makes libdispatch start a worker
+    /// at the user-initiated QoS, which it renices to -4, refused to the daemon and logged
+    /// ("Failed to set thread priority", see SignalWaiter).
+    private func writeStatusLines() {
+        detachThread(named: "beacond-status") { [self] in
+            while true {
+                statusWanted.wait()
+                guard
+                    let beacons = statusDue.withLock({ due in
+                        defer { due = nil }; return due
+                    })
+                else { continue }
+                notifier.status(statusLine(beacons: beacons))
+            }
+        }
     }
 
     /// "scanning hci0, 412 beacons, outbox 0", or what is wrong instead.
