@@ -4,6 +4,7 @@ import BeaconRuntime
 import BlueZ
 import Dispatch
 import Logging
+import POSIX
 import Publishing
 import Storage
 import Synchronization
@@ -132,23 +133,24 @@ extension LiveDaemon {
     }
 }
 
-/// SIGHUPs, applied one after another on a queue of their own (the signal thread stays free
+/// SIGHUPs, applied one after another on a thread of their own (the signal thread stays free
 /// to take a SIGTERM while a reload waits for the start to finish), and none once the stop
-/// has begun.
+/// has begun. A thread, not a dispatch queue: libdispatch would set its worker's nice value,
+/// which the unit's system call filter refuses (logged as "Failed to set thread priority").
 final class Reloads: Sendable {
-    // At the default QoS: a queue made on the main thread would take its user-initiated one,
-    // whose worker libdispatch tries to renice to -4 (see SignalWaiter).
-    private let queue = DispatchQueue(label: "beacond.reload", qos: .default)
+    private let wanted = DispatchSemaphore(value: 0)
     private let stopped = Atomic(false)
-    private let apply: @Sendable () -> Void
 
-    init(_ apply: @escaping @Sendable () -> Void) { self.apply = apply }
-
-    func request() {
-        queue.async { [self] in
-            if !stopped.load(ordering: .acquiring) { apply() }
+    init(_ apply: @escaping @Sendable () -> Void) {
+        detachThread(named: "beacond-reload") { [self] in
+            while true {
+                wanted.wait()
+                if !stopped.load(ordering: .acquiring) { apply() }
+            }
         }
     }
+
+    func request() { wanted.signal() }
 
     func cancel() { stopped.store(true, ordering: .releasing) }
 }

@@ -142,8 +142,8 @@ extension PackagingTests {
         #expect(after["ActiveState"] == "inactive" && after["Result"] == "success", "\(after)")
         #expect(!(try Self.journal(gateway, "BEACOND_EVENT=beacond.stopped")).isEmpty)
 
-        // libdispatch had nothing to complain of under the sandbox (threads at the default
-        // QoS, setpriority allowed), through starts, reloads and stops
+        // libdispatch renicing a worker, refused under the sandbox, would say so: the daemon
+        // starts none, through starts, reloads and stops
         #expect(!(try Self.journal(gateway)).contains("Failed to set thread priority"))
 
         // The sandbox as systemd itself rates it on the booted system
