@@ -17,9 +17,6 @@ public struct SiteSettings: Sendable, Equatable {
     public var gateways: [String] = []
     /// Publish Home Assistant MQTT discovery under this prefix; nil: none.
     public var homeAssistantPrefix: String?
-
-    /// `beacond/<site>/`, the start of every topic of the site.
-    public var topicPrefix: String { "beacond/\(id)/" }
 }
 
 /// `site.mqtt:`, the broker.

@@ -40,7 +40,7 @@ import Testing
         let config = try ConfigLoader.load(yaml: yaml, file: "site.yaml")
         let site = try #require(config.site)
         #expect(site.id == "store-042")
-        #expect(site.topicPrefix == "beacond/store-042/")
+        #expect(SiteTopics(site: site.id).prefix == "beacond/store-042/")
         #expect(site.mqtt.host == "broker.store.lan" && site.mqtt.port == 8884 && site.mqtt.tls)
         #expect(site.mqtt.username == "gw2" && site.mqtt.passwordFile == "/etc/beacond/mqtt.secret")
         #expect(site.mqtt.keepalive == .seconds(15))

@@ -33,7 +33,7 @@ import Testing
             RegionStatus(client: "crm", spec: RegionSpec(id: "new", uuid: uuid), state: .unknown, enteredAt: nil),
         ]
         let messages = RetainedState.messages(
-            prefix: Self.prefix, assets: [Self.asset("cart", zones: ["dock"])], regions: regions)
+            topics: SiteTopics(prefix: Self.prefix), assets: [Self.asset("cart", zones: ["dock"])], regions: regions)
         let byTopic = Dictionary(uniqueKeysWithValues: messages.map { ($0.topic, $0) })
         #expect(byTopic[Self.prefix + "assets/cart/state"]?.payload == "dock")
         #expect(byTopic[Self.prefix + "assets/cart/state"]?.qos == 1)
@@ -51,17 +51,20 @@ import Testing
 
     @Test func onlyChangesAreSentAndLastSeenAloneOnceAMinute() {
         var topics = RetainedTopics()
-        let first = RetainedState.messages(prefix: Self.prefix, assets: [Self.asset("cart", heard: 10)], regions: [])
+        let first = RetainedState.messages(
+            topics: SiteTopics(prefix: Self.prefix), assets: [Self.asset("cart", heard: 10)], regions: [])
         #expect(topics.plan(first, at: Fixture.at(10)).count == 2)
         #expect(topics.plan(first, at: Fixture.at(11)).isEmpty)
         // Only last_seen moved: not yet...
-        let heard = RetainedState.messages(prefix: Self.prefix, assets: [Self.asset("cart", heard: 12)], regions: [])
+        let heard = RetainedState.messages(
+            topics: SiteTopics(prefix: Self.prefix), assets: [Self.asset("cart", heard: 12)], regions: [])
         #expect(topics.plan(heard, at: Fixture.at(12)).isEmpty)
         // ... but a minute on, so a subscriber sees it is alive.
         #expect(topics.plan(heard, at: Fixture.at(71)).map(\.topic) == [Self.prefix + "assets/cart/attributes"])
         // A zone change goes at once.
         let moved = RetainedState.messages(
-            prefix: Self.prefix, assets: [Self.asset("cart", zones: ["dock"], heard: 72)], regions: [])
+            topics: SiteTopics(prefix: Self.prefix), assets: [Self.asset("cart", zones: ["dock"], heard: 72)],
+            regions: [])
         #expect(Set(topics.plan(moved, at: Fixture.at(72)).map(\.topic)).count == 2)
         // A reconnect or a new locator: everything again.
         topics.resend()
@@ -73,7 +76,7 @@ import Testing
     @Test func aForgedPayloadOnALocatorsTopicIsSentAgain() throws {
         var topics = RetainedTopics()
         let state = RetainedState.messages(
-            prefix: Self.prefix, assets: [Self.asset("cart", zones: ["dock"])], regions: [])
+            topics: SiteTopics(prefix: Self.prefix), assets: [Self.asset("cart", zones: ["dock"])], regions: [])
         let sent = topics.plan(state, at: Fixture.at(10))
         let stateTopic = Self.prefix + "assets/cart/state"
         let mine = try #require(sent.first { $0.topic == stateTopic })
@@ -91,14 +94,15 @@ import Testing
     @Test func topicsOfEntitiesNoLongerConfiguredAreClearedWhoeverSentThem() {
         var topics = RetainedTopics()
         let both = RetainedState.messages(
-            prefix: Self.prefix, assets: [Self.asset("cart"), Self.asset("pallet")], regions: [])
+            topics: SiteTopics(prefix: Self.prefix), assets: [Self.asset("cart"), Self.asset("pallet")], regions: [])
         _ = topics.plan(both, at: Fixture.at(1))
         // Found on the broker from an earlier run: an asset since removed, and an attributes
         // topic of an asset still configured but not placed since the restart.
         topics.found(Self.prefix + "assets/old/state")
         topics.found(Self.prefix + "assets/unplaced/attributes")
         let now = RetainedState.messages(
-            prefix: Self.prefix, assets: [Self.asset("cart"), Self.asset("unplaced", zones: nil)], regions: [])
+            topics: SiteTopics(prefix: Self.prefix), assets: [Self.asset("cart"), Self.asset("unplaced", zones: nil)],
+            regions: [])
         let plan = topics.plan(now, at: Fixture.at(2))
         let cleared = Set(plan.filter { $0.payload.isEmpty }.map(\.topic))
         #expect(
@@ -137,7 +141,8 @@ import Testing
         #expect(!discovery.madeHere(#"{"state_topic":"beacond/store.2/assets/cart/state"}"#))
         #expect(!discovery.madeHere("not json"))
         // Discovery rides along with each asset's state.
-        let all = RetainedState.messages(prefix: "beacond/store.1/", assets: [asset], regions: [], discovery: discovery)
+        let all = RetainedState.messages(
+            topics: SiteTopics(prefix: "beacond/store.1/"), assets: [asset], regions: [], discovery: discovery)
         #expect(all.contains { $0.topic == message.topic })
     }
 }

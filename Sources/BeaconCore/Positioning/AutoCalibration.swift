@@ -299,7 +299,9 @@ extension RetainedState {
     /// advertisements (`beaconctl calibrate --auto`), for whoever watches a site's radios
     /// from the broker. nil while nothing has been heard enough to fit. A change of the fit
     /// by half a dB or 0.05 in the exponent is sent at once; the rest once a minute.
-    public static func calibration(prefix: String, _ c: AutoCalibration, fits: [RSSICalibration.Fit], tagOffset: Double)
+    public static func calibration(
+        topics: SiteTopics, _ c: AutoCalibration, fits: [RSSICalibration.Fit], tagOffset: Double
+    )
         -> Message?
     {
         guard !fits.isEmpty else { return nil }
@@ -311,7 +313,7 @@ extension RetainedState {
             "\($0.receiver) \(($0.rssiAt1m * 2).rounded() / 2) \(($0.pathLossExponent * 20).rounded() / 20)"
         }
         return Message(
-            topic: prefix + "calibration", payload: payload.serialized, qos: 1,
+            topic: topics[.calibration], payload: payload.serialized, qos: 1,
             significant: significant.joined(separator: ","))
     }
 }

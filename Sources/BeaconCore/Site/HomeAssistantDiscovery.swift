@@ -22,7 +22,7 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         self.version = version
     }
 
-    var topicPrefix: String { "beacond/\(site)/" }
+    var topics: SiteTopics { SiteTopics(site: site) }
 
     /// `beacond_<site>_<asset>`, with what Home Assistant does not take in an object id
     /// (anything but letters, digits, `_` and `-`) as `_`.
@@ -37,15 +37,14 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
     /// The retained config for `asset`.
     public func deviceTracker(for asset: RetainedState.Asset) -> RetainedState.Message {
         let id = objectID(asset: asset.id)
-        let base = topicPrefix + "assets/\(asset.id)/"
         var w = JSONTextWriter()
         w.openObject()
         w.key("name")
         w.null()
         w.member("unique_id", id)
         w.member("object_id", id)
-        w.member("state_topic", base + "state")
-        w.member("json_attributes_topic", base + "attributes")
+        w.member("state_topic", topics[.asset(id: asset.id, field: "state")])
+        w.member("json_attributes_topic", topics[.asset(id: asset.id, field: "attributes")])
         w.member("payload_home", "home")
         w.member("payload_not_home", "not_home")
         w.member("source_type", "bluetooth_le")
@@ -53,7 +52,7 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         w.openArray()
         for gateway in gateways {
             w.openObject()
-            w.member("topic", topicPrefix + "gateways/\(gateway)/status")
+            w.member("topic", topics.status(gateway))
             w.closeObject()
         }
         w.closeArray()
@@ -85,7 +84,8 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         guard let value = try? JSONParser.parse(payload), let topic = value["state_topic"]?.stringValue else {
             return false
         }
-        return topic.hasPrefix(topicPrefix + "assets/")
+        if case .asset = topics.parse(topic) { return true }
+        return false
     }
 
     static func safe(_ s: String) -> String {

@@ -48,25 +48,27 @@ public enum RetainedState {
         }
     }
 
-    /// Every retained message of the site's state now, under `prefix` (`beacond/<site>/`).
+    /// Every retained message of the site's state now, under the site's `topics`.
     public static func messages(
-        prefix: String, assets: [Asset], regions: [RegionStatus], discovery: HomeAssistantDiscovery? = nil
+        topics: SiteTopics, assets: [Asset], regions: [RegionStatus], discovery: HomeAssistantDiscovery? = nil
     ) -> [Message] {
         var out: [Message] = []
         out.reserveCapacity(assets.count * 3 + regions.count)
         for asset in assets {
-            let base = prefix + "assets/\(asset.id)/"
-            out.append(Message(topic: base + "state", payload: asset.state, qos: 1))
+            out.append(Message(topic: topics[.asset(id: asset.id, field: "state")], payload: asset.state, qos: 1))
             if let fix = asset.fix {
                 let (text, significant) = attributes(fix, lastHeard: asset.lastHeard, lost: asset.lost)
-                out.append(Message(topic: base + "attributes", payload: text, qos: 0, significant: significant))
+                out.append(
+                    Message(
+                        topic: topics[.asset(id: asset.id, field: "attributes")], payload: text, qos: 0,
+                        significant: significant))
             }
             if let discovery { out.append(discovery.deviceTracker(for: asset)) }
         }
         for region in regions where region.state != .unknown {
             out.append(
                 Message(
-                    topic: prefix + "regions/\(region.client)/\(region.spec.id)/state",
+                    topic: topics[.regionState(client: region.client, region: region.spec.id)],
                     payload: region.state == .inside ? "inside" : "outside", qos: 1))
         }
         return out

@@ -18,7 +18,7 @@ final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
     static let lossy: Set<String> = ["asset.position", "ranging", "beacon.proximity"]
 
     private let client: MQTTClient
-    private let prefix: String
+    private let topics: SiteTopics
     /// Message ids the broker answered since the current batch began: nil when it took the
     /// message, else why it refused it.
     private let acknowledged = Mutex<[Int32: String?]>([:])
@@ -26,9 +26,9 @@ final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
     /// `SystemClock.monotonicMillis` after which a send gives up (a stop); `.max`: none.
     private let abortAt = Atomic<Int64>(.max)
 
-    init(client: MQTTClient, prefix: String) {
+    init(client: MQTTClient, topics: SiteTopics) {
         self.client = client
-        self.prefix = prefix
+        self.topics = topics
     }
 
     /// The broker answered message `mid` (the client's thread): took it, or refused it (an
@@ -54,7 +54,7 @@ final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
             let kind = Self.kind(entry.type)
             let qos: Int32 = Self.lossy.contains(kind) ? 0 : 1
             let message = MQTTClient.Message(
-                topic: prefix + "events/" + kind, text: entry.body, qos: qos, retain: false)
+                topic: topics[.events(kind: kind)], text: entry.body, qos: qos, retain: false)
             guard let mid = client.publish(message) else {
                 return "the broker connection dropped while publishing"
             }

@@ -51,27 +51,29 @@ extension SiteLink {
     /// `gateways/<id>/status`, `gateways/<id>/info` and `locator`, on the client's thread:
     /// each updates the roles, and then this gateway announces itself if the rule now
     /// chooses it (SPEC §6.3: the next locator takes over the moment the will arrives).
-    func roleMessage(_ levels: [Substring], _ text: String, retained isRetained: Bool) {
+    func roleMessage(_ topic: SiteTopic, _ text: String, retained isRetained: Bool) {
         let now = clock()
-        if levels.count == 1 {
-            // An announcement naming a gateway the site file does not: a phantom locator.
-            if let a = LocatorElection.Announcement(payload: text, seenAt: now), !isKnownGateway(a.gateway) {
-                return refused("unknown_gateway", from: a.gateway, at: now)
+        let about: String? =
+            switch topic {
+            case let .status(id), let .info(id): id
+            default: nil
             }
-        } else {
-            let id = String(levels[1])
+        if let id = about {
             guard Identifier.problem(id) == nil else { return }
             guard isKnownGateway(id) else { return refused("unknown_gateway", from: id, at: now) }
             // Once this gateway is stopping, its own `offline` (said by `SiteConnection` at the
             // stop, and echoed back) is the truth, not a forgery to put right.
             if id == gateway, client.state.connected, !stopRequested.load(ordering: .relaxed),
-                saidOtherwise(levels[2], text)
+                saidOtherwise(topic, text)
             {
-                return putRight(levels[2], text, at: now)
+                return putRight(topic, text, at: now)
             }
+        } else if let a = LocatorElection.Announcement(payload: text, seenAt: now), !isKnownGateway(a.gateway) {
+            // An announcement naming a gateway the site file does not: a phantom locator.
+            return refused("unknown_gateway", from: a.gateway, at: now)
         }
         updateRoles(at: now) { r in
-            if levels.count == 1 {
+            guard let id = about else {
                 guard let a = LocatorElection.Announcement(payload: text, seenAt: now) else { return }
                 r.election.seen(a, live: !isRetained)
                 // An announcement as it is made is a sign of life, and may come before the
@@ -82,39 +84,40 @@ extension SiteLink {
                     r.lastHeard[a.gateway] = now
                     r.refresh(a.gateway, at: now)
                 }
-            } else if r.online[String(levels[1])] != nil || r.online.count < SiteRoles.maxGateways {
-                let id = String(levels[1])
-                if levels[2] == "status" {
-                    r.online[id] = text == "online"
-                    if text == "online" { r.lastHeard[id] = now }
-                }
-                if levels[2] == "info" { r.info[id] = GatewayInfo(payload: text) }
-                r.refresh(id, at: now)
+                return
             }
+            guard r.online[id] != nil || r.online.count < SiteRoles.maxGateways else { return }
+            if case .status = topic {
+                r.online[id] = text == "online"
+                if text == "online" { r.lastHeard[id] = now }
+            } else {
+                r.info[id] = GatewayInfo(payload: text)
+            }
+            r.refresh(id, at: now)
         }
     }
 
     /// Whether a message on this gateway's own `status` or `info` says something else than it
     /// does: another client publishing in its name (or its previous connection's will, arriving
     /// after this one said `online`).
-    private func saidOtherwise(_ level: Substring, _ text: String) -> Bool {
-        switch level {
-        case "status": text != "online"
-        case "info": GatewayInfo(payload: text) != info
+    private func saidOtherwise(_ topic: SiteTopic, _ text: String) -> Bool {
+        switch topic {
+        case .status: text != "online"
+        case .info: GatewayInfo(payload: text) != info
         default: false
         }
     }
 
     /// Says again, retained, what this gateway is: a forged `offline` or info would otherwise
     /// take it out of the election on every gateway. Counted and logged (rate-limited).
-    private func putRight(_ level: Substring, _ text: String, at now: Timestamp) {
+    private func putRight(_ topic: SiteTopic, _ text: String, at now: Timestamp) {
         counters.withLock { $0.putRight += 1 }
         sayWhoIAm()
-        guard warnings.due("put right \(level)", at: now) else { return }
+        guard warnings.due("put right \(topic.path)", at: now) else { return }
         logger.warning(
             "site.status_put_right",
             metadata: [
-                "topic": "\(topics.prefix)gateways/\(gateway)/\(level)", "said": "\(text.prefix(80))",
+                "topic": "\(topics[topic])", "said": "\(text.prefix(80))",
                 "next":
                     "published again as this gateway says it; another client writes this gateway's topics: lock the broker down (docs/sites.md)",
             ])

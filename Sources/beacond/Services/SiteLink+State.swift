@@ -22,7 +22,7 @@ extension SiteLink {
             return
         }
         guard stateDue(at: now) else { return }
-        let prefix = site.topicPrefix
+        let topics = topics
         let names = assetNames
         let discovery = discovery
         let (previous, tagOffset) = calibrationBasis
@@ -35,14 +35,14 @@ extension SiteLink {
             }
             let regions = engine.clientIDs.flatMap { engine.regionStatuses(client: $0) }
             let messages = RetainedState.messages(
-                prefix: prefix, assets: assets, regions: regions, discovery: discovery)
+                topics: topics, assets: assets, regions: regions, discovery: discovery)
             return ((messages, engine.calibration), [])
         }
         guard var (current, calibration) = current else { return }
         // Fitted off the engine's thread: it costs the cube of the receivers.
         if let c = calibration.take(),
             let m = RetainedState.calibration(
-                prefix: prefix, c, fits: c.fit(previous: previous, tagOffset: tagOffset), tagOffset: tagOffset)
+                topics: topics, c, fits: c.fit(previous: previous, tagOffset: tagOffset), tagOffset: tagOffset)
         {
             current.append(m)
         }

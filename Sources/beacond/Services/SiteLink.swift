@@ -100,8 +100,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
                 host: site.mqtt.host, port: site.mqtt.port, tls: site.mqtt.tls, caFile: site.mqtt.caFile,
                 username: site.mqtt.username, password: password, clientID: clientID(site: site.id, gateway: gateway),
                 keepaliveSeconds: Int(site.mqtt.keepalive.seconds),
-                will: .init(
-                    topic: site.topicPrefix + "gateways/\(gateway)/status", text: "offline", qos: 1, retain: true)
+                will: .init(topic: SiteTopics(site: site.id).status(gateway), text: "offline", qos: 1, retain: true)
             ),
             logger: logger)
     }
@@ -117,7 +116,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         self.engine = engine
         self.gate = gate
         self.store = store
-        topics = SiteTopics(prefix: site.topicPrefix)
+        topics = SiteTopics(site: site.id)
         self.logger = logger
         self.clock = clock
         let named = Set(config.receivers.compactMap(\.gateway)).union(site.gateways)
@@ -135,17 +134,15 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         }
         assetNames = Dictionary(config.assets.compactMap { a in a.name.map { (a.id, $0) } }) { a, _ in a }
         calibrationBasis = (config.engineConfiguration.receivers, config.calibration.tagOffset)
-        client.onConnect = { [weak self, site, discovery] client in
+        client.onConnect = { [weak self, topics, discovery] client in
             self?.sayWhoIAm()
-            client.subscribe(site.topicPrefix + "sightings/+", qos: 0, noLocal: true)
-            client.subscribe(site.topicPrefix + "gateways/+/status", qos: 1)
-            client.subscribe(site.topicPrefix + "gateways/+/info", qos: 1)
-            client.subscribe(site.topicPrefix + "gateways/+/decided", qos: 1, noLocal: true)
-            client.subscribe(site.topicPrefix + "gateways/+/delivered/+", qos: 1)
-            client.subscribe(site.topicPrefix + "locator", qos: 1)
-            // Retained state of earlier runs, to clear what is no longer configured.
-            client.subscribe(site.topicPrefix + "assets/+/+", qos: 1, noLocal: true)
-            client.subscribe(site.topicPrefix + "regions/+/+/state", qos: 1, noLocal: true)
+            // Sightings lose nothing by QoS 0 (the next batch follows); this gateway's own
+            // batches, decisions and retained state are not sent back to it (No Local). The
+            // retained state of earlier runs is read to clear what is no longer configured.
+            for filter in SiteTopic.Filter.allCases {
+                let noLocal = [.sightings, .decided, .assets, .regions].contains(filter)
+                client.subscribe(topics.filter(filter), qos: filter == .sightings ? 0 : 1, noLocal: noLocal)
+            }
             if let discovery {
                 client.subscribe(discovery.prefix + "/device_tracker/+/config", qos: 1, noLocal: true)
                 client.subscribe(discovery.prefix + "/status", qos: 1)
@@ -279,27 +276,26 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     }
 
     private func received(topic: String, payload: UnsafeRawBufferPointer, retained isRetained: Bool) {
-        guard topic.hasPrefix(site.topicPrefix) else {
+        guard topics.contains(topic) else {
             return homeAssistantMessage(topic: topic, payload: payload, retained: isRetained)
         }
-        let rest = topic.dropFirst(site.topicPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        if rest.first == "assets" || rest.first == "regions" {
+        guard let parsed = topics.parse(topic) else { return }
+        switch parsed {
+        case .asset, .regionState:
             let text = String(decoding: payload, as: UTF8.self)
             if retained.withLock({ $0.contradicted(topic, text) }) { counters.withLock { $0.putRight += 1 } }
             if isRetained, !payload.isEmpty { retained.withLock { $0.found(topic) } }
-            return
+        case let .decided(sender): decidedMessage(from: sender, payload)
+        case let .delivered(sender, webhook): deliveredMessage(from: sender, webhook: webhook, payload)
+        case .locator, .status, .info:
+            roleMessage(parsed, String(decoding: payload, as: UTF8.self), retained: isRetained)
+        case let .sightings(sender): sightingsMessage(from: sender, payload)
+        case .calibration, .events: break
         }
-        if rest.count == 3, rest[0] == "gateways", rest[2] == "decided" {
-            return decidedMessage(from: String(rest[1]), payload)
-        }
-        if rest.count == 4, rest[0] == "gateways", rest[2] == "delivered" {
-            return deliveredMessage(from: String(rest[1]), webhook: String(rest[3]), payload)
-        }
-        if (rest.count == 1 && rest[0] == "locator") || (rest.count == 3 && rest[0] == "gateways") {
-            return roleMessage(rest, String(decoding: payload, as: UTF8.self), retained: isRetained)
-        }
-        guard rest.count == 2, rest[0] == "sightings" else { return }
-        let sender = String(rest[1])
+    }
+
+    /// `sightings/<sender>`: a batch for the engine (the client's thread).
+    private func sightingsMessage(from sender: String, _ payload: UnsafeRawBufferPointer) {
         let now = clock()
         guard let outcome = intake.take(sender: sender, payload: payload, at: now) else { return }
         peerSnapshot.withLock { [peers = intake.peers] in $0 = peers }
