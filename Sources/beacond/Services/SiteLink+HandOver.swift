@@ -92,7 +92,6 @@ extension SiteLink {
             try store.takeDecision(
                 ownID: ownID, id: decision.id, body: decision.body, decider: decision.decider,
                 enqueuedAt: decision.enqueuedAt)
-            counters.withLock { $0.decisionsTaken += 1 }
         } catch {
             logger.error(
                 "site.decision_not_saved",

@@ -111,7 +111,6 @@ extension SiteLink {
     /// Says again, retained, what this gateway is: a forged `offline` or info would otherwise
     /// take it out of the election on every gateway. Counted and logged (rate-limited).
     private func putRight(_ topic: SiteTopic, _ text: String, at now: Timestamp) {
-        counters.withLock { $0.putRight += 1 }
         sayWhoIAm()
         guard warnings.due("put right \(topic.path)", at: now) else { return }
         logger.warning(

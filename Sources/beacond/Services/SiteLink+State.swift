@@ -55,7 +55,6 @@ extension SiteLink {
                 return
             }
         }
-        if !plan.isEmpty { counters.withLock { $0.statePublished += plan.count } }
     }
 
     /// `<discovery_prefix>/status` (`online`: Home Assistant started, and has forgotten every
@@ -73,7 +72,7 @@ extension SiteLink {
                 "site.home_assistant_online",
                 metadata: ["next": gate.isLocator ? "sending the discovery configs again" : "the locator sends them"])
         } else {
-            if retained.withLock({ $0.contradicted(topic, text) }) { counters.withLock { $0.putRight += 1 } }
+            retained.withLock { _ = $0.contradicted(topic, text) }
             if isRetained, !payload.isEmpty, discovery.madeHere(text) { retained.withLock { $0.found(topic) } }
         }
     }

@@ -54,7 +54,6 @@ final class SiteLink: DaemonService, @unchecked Sendable {
 
     struct Counters {
         var batchesSent = 0
-        var sightingsSent = 0
         /// This gateway's sightings not sent: the broker was away, or too many waited.
         var sightingsUnsent = 0
         var batchesReceived = 0
@@ -62,12 +61,6 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         var sightingsReceived = 0
         /// Messages refused whole, and records dropped, by reason.
         var dropped: [String: Int] = [:]
-        /// Retained state messages published as the locator (`SiteLink+State`).
-        var statePublished = 0
-        /// This gateway's alerts that took the locator's id.
-        var decisionsTaken = 0
-        /// What other clients said of this gateway that this gateway put right.
-        var putRight = 0
         var lastStateLook: Timestamp?
     }
 
@@ -166,7 +159,6 @@ final class SiteLink: DaemonService, @unchecked Sendable {
 
     var info: GatewayInfo { GatewayInfo(locator: site.locator, priority: site.locatorPriority) }
 
-    var mqtt: MQTTClient.State { client.state }
     var peers: [String: SiteIntake.Peer] { peerSnapshot.withLock { $0 } }
     var online: [String: Bool] { roles.withLock { $0.online } }
     var queued: Int { pending.withLock { $0.count } }
@@ -265,12 +257,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             let payload = SightingBatch.encode(.init(gateway: gateway, seq: seq, sent: clock()), batch)
             let sent = client.publish(.init(topic: topics.sightings(gateway), payload: payload, qos: 0, retain: false))
             counters.withLock {
-                if sent != nil {
-                    $0.batchesSent += 1
-                    $0.sightingsSent += batch.count
-                } else {
-                    $0.sightingsUnsent += batch.count
-                }
+                if sent != nil { $0.batchesSent += 1 } else { $0.sightingsUnsent += batch.count }
             }
         }
     }
@@ -283,7 +270,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         switch parsed {
         case .asset, .regionState:
             let text = String(decoding: payload, as: UTF8.self)
-            if retained.withLock({ $0.contradicted(topic, text) }) { counters.withLock { $0.putRight += 1 } }
+            retained.withLock { _ = $0.contradicted(topic, text) }
             if isRetained, !payload.isEmpty { retained.withLock { $0.found(topic) } }
         case let .decided(sender): decidedMessage(from: sender, payload)
         case let .delivered(sender, webhook): deliveredMessage(from: sender, webhook: webhook, payload)
