@@ -22,13 +22,18 @@ public final class APIRouter: Sendable {
         self.stream = stream
     }
 
-    /// Serves on `server`: the admin check on each request's head (before its body is read),
-    /// the event stream, the server's refusals logged and counted.
-    public func attach(_ server: HTTPServer) {
+    /// What a server carrying this router is made with: the admin check on each request's head
+    /// (before its body is read; `admit` replaces it, a listener's own gate), the event
+    /// stream's, and the log its refusals go to.
+    public func server(
+        _ settings: HTTPServer.Settings, admit: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil
+    ) -> HTTPServer {
+        var hooks = stream.serverHooks
+        hooks.admit = admit ?? { [weak self] request in self?.admission(request) }
+        let server = HTTPServer(settings: settings, hooks: hooks, logger: context.logger, handler: handle)
         transport.withLock { $0 = server }
         stream.attach(server)
-        server.admit = { [weak self] request in self?.admission(request) }
-        server.logger = context.logger
+        return server
     }
 
     /// Makes `/metrics` and `/v1/status` count `server`'s connections and refusals: a second

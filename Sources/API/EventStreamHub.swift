@@ -48,12 +48,17 @@ public final class EventStreamHub: Sendable {
 
     public init(store: StateStore?) { self.store = store }
 
-    /// Connects the hub to the server that carries its streams (they reference each other).
+    /// What the server that carries the hub's streams tells it: a stream closed or drained,
+    /// and the tick its heartbeats go out on (given to the server at its construction).
+    public var serverHooks: HTTPServer.Hooks {
+        HTTPServer.Hooks(
+            onStreamClosed: { [weak self] id in self?.closed(id) },
+            onStreamDrained: { [weak self] id in self?.replayPage(id) }, onTick: { [weak self] in self?.tick() })
+    }
+
+    /// Connects the hub to the server that carries its streams (made with `serverHooks`).
     public func attach(_ server: HTTPServer) {
         self.server.withLock { $0 = server }
-        server.onStreamClosed = { [weak self] id in self?.closed(id) }
-        server.onStreamDrained = { [weak self] id in self?.replayPage(id) }
-        server.onTick = { [weak self] in self?.tick() }
     }
 
     public var count: Int { subscribers.withLock { $0.count } }

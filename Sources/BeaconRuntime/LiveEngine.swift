@@ -8,6 +8,8 @@ import Synchronization
 /// Inputs are queued under a lock and handled in batches by `run()`'s thread; the producer
 /// (the D-Bus thread) never waits for the engine, and a flood of sightings cannot starve the
 /// timers: every turn ends with `advance(to: now)`.
+/// `@unchecked Sendable`: `BeaconEngine` and the receivers' tallies are touched on the engine's
+/// thread only (`perform` runs there too); inputs and the glance others read are behind locks.
 public final class LiveEngine: @unchecked Sendable {
     public enum Input: Sendable {
         case sightings([Sighting])
@@ -87,7 +89,7 @@ public final class LiveEngine: @unchecked Sendable {
     /// As of now, when the engine answers within `timeout` seconds (so that what was queued
     /// before this call is counted); else as of the end of its last turn.
     public func glance(waiting timeout: Double) -> Glance {
-        let elapsed = self.elapsed
+        let elapsed = hooks.elapsed
         return perform(timeout: timeout) { [self] engine, now in
             var glance = Glance(engine, lastTurn: now, elapsed: elapsed?())
             glance.receivers = receivers.byReceiver  // on the engine's thread, which counts them
@@ -101,22 +103,31 @@ public final class LiveEngine: @unchecked Sendable {
     /// "the engine has not run" 503s until the next turn.
     public func timeSinceLastTurn(now: Timestamp) -> TimeSpan? {
         let last = glance
-        if let turned = last.lastTurnElapsed, let elapsed {
+        if let turned = last.lastTurnElapsed, let elapsed = hooks.elapsed {
             return TimeSpan(nanoseconds: elapsed().nanoseconds - turned.nanoseconds)
         }
         return last.lastTurn.map { now - $0 }
     }
 
-    /// Called on the engine's thread after every turn of `run()` (at least once a second):
-    /// the watchdog's proof that the engine itself, not just the process, is alive.
-    public var onTurn: (@Sendable (Timestamp) -> Void)?
-    /// The longest the loop waits with nothing to do (shorter under a fast watchdog).
-    public var maxIdleWait = TimeSpan.seconds(1)
-    /// Time since boot (`CLOCK_BOOTTIME`), which a setting of the wall clock does not move:
-    /// with it a step of `clock` shifts the engine instead of passing as time. Set before `run()`.
-    public var elapsed: (@Sendable () -> TimeSpan)?
-    /// Told of every step of the wall clock the engine was shifted by (for the log).
-    public var onClockStep: (@Sendable (TimeSpan) -> Void)?
+    /// How the engine tells wall-clock steps from time passing, fixed at construction.
+    public let hooks: Hooks
+
+    /// How the engine tells wall-clock steps from time passing: given at construction, so that
+    /// the API's threads (`timeSinceLastTurn`) and the engine's read the same, unchanging value.
+    public struct Hooks: Sendable {
+        /// Time since boot (`CLOCK_BOOTTIME`), which a setting of the wall clock does not move:
+        /// with it a step of `clock` shifts the engine instead of passing as time.
+        public var elapsed: (@Sendable () -> TimeSpan)?
+        /// Told of every step of the wall clock the engine was shifted by (for the log).
+        public var onClockStep: (@Sendable (TimeSpan) -> Void)?
+
+        public init(
+            elapsed: (@Sendable () -> TimeSpan)? = nil, onClockStep: (@Sendable (TimeSpan) -> Void)? = nil
+        ) {
+            (self.elapsed, self.onClockStep) = (elapsed, onClockStep)
+        }
+    }
+
     private var steps = ClockStepDetector()
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
@@ -135,9 +146,10 @@ public final class LiveEngine: @unchecked Sendable {
     ///     engine's thread.
     public convenience init(
         engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp,
-        publish: @escaping @Sendable ([Event]) -> Void, persist: (@Sendable (EngineSnapshot) -> Void)? = nil
+        hooks: Hooks = Hooks(), publish: @escaping @Sendable ([Event]) -> Void,
+        persist: (@Sendable (EngineSnapshot) -> Void)? = nil
     ) {
-        self.init(engine: engine, clock: clock, savingState: persist != nil) { events, state in
+        self.init(engine: engine, clock: clock, savingState: persist != nil, hooks: hooks) { events, state in
             if !events.isEmpty { publish(events) }
             if let state { persist?(state) }
         }
@@ -150,9 +162,10 @@ public final class LiveEngine: @unchecked Sendable {
     ///     writes both in one transaction, so that a crash cannot keep an alert and lose the
     ///     state it moved to (`StateStore.commit`).
     public init(
-        engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp, savingState: Bool,
+        engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp, savingState: Bool, hooks: Hooks = Hooks(),
         commit: @escaping @Sendable (_ events: [Event], _ state: EngineSnapshot?) -> Void
     ) {
+        self.hooks = hooks
         self.engine = engine
         glanceState = Mutex(Glance(engine, lastTurn: nil))
         self.clock = clock
@@ -189,7 +202,7 @@ public final class LiveEngine: @unchecked Sendable {
     public func turn(now: Timestamp, elapsed: TimeSpan? = nil) {
         if let elapsed, let step = steps.step(wall: now, elapsed: elapsed) {
             engine.shiftClock(by: step)
-            onClockStep?(step)
+            hooks.onClockStep?(step)
         }
         let inputs = queue.withLock { pending -> [Input] in
             defer {
@@ -231,7 +244,11 @@ public final class LiveEngine: @unchecked Sendable {
     }
 
     /// Loops until `stop()`: waits for input or the engine's next deadline, then takes a turn.
-    public func run() {
+    /// It waits at most `maxIdleWait` with nothing to do (shorter under a fast watchdog), and
+    /// calls `onTurn` on the engine's thread after every turn (at least once a second): the
+    /// watchdog's proof that the engine itself, not just the process, is alive.
+    public func run(maxIdleWait: TimeSpan = .seconds(1), onTurn: (@Sendable (Timestamp) -> Void)? = nil) {
+        let elapsed = hooks.elapsed
         while !stopRequested.load(ordering: .relaxed) {
             let now = clock()
             let idle = maxIdleWait.nanoseconds

@@ -16,6 +16,8 @@ import Synchronization
 /// Everything happens on the scanner's own thread: reading, decoding of D-Bus messages,
 /// and BlueZ method calls. Only finished batches cross to the engine, so a flood of signals
 /// costs the engine one lock per batch and never delays its timers.
+/// `@unchecked Sendable`: its D-Bus connections and device tables live on the scanner's thread;
+/// `stop` and the settings a reload gives cross under locks.
 public final class BlueZScanner: @unchecked Sendable {
     static let service = "org.bluez"
     static let adapterInterface = "org.bluez.Adapter1"

@@ -132,7 +132,7 @@ extension HTTPServer {
     /// starts reading its body; false when there is nothing more to do now.
     private func startBody(_ c: HTTPConnection, head: HTTPRequestParser.Head?) -> Bool {
         guard let head else { return false }
-        if let refusal = admit?(HTTPRequest(head: head, body: [], peer: c.peer)) {
+        if let refusal = hooks.admit?(HTTPRequest(head: head, body: [], peer: c.peer)) {
             requestsServed.add(1, ordering: .relaxed)
             let reason: Refusals.Reason =
                 switch refusal.status {

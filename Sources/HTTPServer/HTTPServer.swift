@@ -30,6 +30,9 @@ import Synchronization
 /// waits on the network answers `HTTPReply.later` and finishes on a thread of its own, so that
 /// a receiver taking its time holds up only its own client. Streams are written from any
 /// thread with `send(_:to:)`.
+/// `@unchecked Sendable`: the epoll loop's state (connections, descriptors, budgets) is the
+/// server thread's alone; other threads reach it only through `send` and `later`, which queue
+/// under a lock and wake the loop.
 public final class HTTPServer: @unchecked Sendable {
     public struct Settings: Sendable {
         public var socketPath: String
@@ -89,18 +92,37 @@ public final class HTTPServer: @unchecked Sendable {
 
     public let settings: Settings
     let handler: @Sendable (HTTPRequest) -> HTTPReply
-    /// Called on the server's thread with each request's head (its body empty) before the body
-    /// is read: a response refuses the request at once (a 403 before a megabyte is taken).
-    public var admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
-    /// Called on the server's thread when a stream closes for any reason.
-    public var onStreamClosed: (@Sendable (StreamID) -> Void)?
-    /// Called on the server's thread once a stream that asked (`notifyWhenDrained`) has
-    /// written its output down to `drainedBytes`: the time to send it more of a backlog.
-    public var onStreamDrained: (@Sendable (StreamID) -> Void)?
-    /// Called on the server's thread about every `tickInterval` ms.
-    public var onTick: (@Sendable () -> Void)?
+    /// What the server asks and tells its owner on its own thread, fixed at construction.
+    public let hooks: Hooks
     /// Where refusals are logged (rate-limited: the first, then a count once a minute).
-    public var logger: Logger?
+    public let logger: Logger?
+
+    /// What the server asks and tells its owner, each on the server's thread: given at
+    /// construction, so that none changes while it serves (an admission check set twice, or
+    /// after the first request, is not possible).
+    public struct Hooks: Sendable {
+        /// Each request's head (its body empty) before the body is read: a response refuses
+        /// the request at once (a 403 before a megabyte is taken).
+        public var admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+        /// A stream closed, for any reason.
+        public var onStreamClosed: (@Sendable (StreamID) -> Void)?
+        /// A stream that asked (`notifyWhenDrained`) has written its output down to
+        /// `drainedBytes`: the time to send it more of a backlog.
+        public var onStreamDrained: (@Sendable (StreamID) -> Void)?
+        /// About every `tickInterval` ms.
+        public var onTick: (@Sendable () -> Void)?
+
+        public init(
+            admit: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
+            onStreamClosed: (@Sendable (StreamID) -> Void)? = nil,
+            onStreamDrained: (@Sendable (StreamID) -> Void)? = nil, onTick: (@Sendable () -> Void)? = nil
+        ) {
+            (self.admit, self.onStreamClosed, self.onStreamDrained, self.onTick) = (
+                admit, onStreamClosed, onStreamDrained, onTick
+            )
+        }
+    }
+
     /// Written from the server's thread only; read anywhere for status and metrics.
     public let requestsServed = Atomic<Int>(0)
     public let streamsDropped = Atomic<Int>(0)
@@ -152,8 +174,13 @@ public final class HTTPServer: @unchecked Sendable {
         case notifyWhenDrained(StreamID)
     }
 
-    public init(settings: Settings, handler: @escaping @Sendable (HTTPRequest) -> HTTPReply) {
+    public init(
+        settings: Settings, hooks: Hooks = Hooks(), logger: Logger? = nil,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPReply
+    ) {
         self.settings = settings
+        self.hooks = hooks
+        self.logger = logger
         self.handler = handler
     }
 
@@ -201,7 +228,7 @@ public final class HTTPServer: @unchecked Sendable {
             if now - lastTick >= Int64(settings.tickInterval) {
                 lastTick = now
                 enforceTimeouts(now: now)
-                onTick?()
+                hooks.onTick?()
                 deliverOutbound()
             }
         }
@@ -297,7 +324,7 @@ public final class HTTPServer: @unchecked Sendable {
         if case let .streaming(id) = c.state, c.pendingOutput <= settings.drainedBytes,
             drainWatched.remove(id.raw) != nil
         {
-            onStreamDrained?(id)
+            hooks.onStreamDrained?(id)
         }
         let wantWrite = c.pendingOutput > 0
         // While an answer is owed, input stays in the kernel (the client's next requests wait
@@ -359,13 +386,13 @@ public final class HTTPServer: @unchecked Sendable {
             streams[id.raw] = nil
             drainWatched.remove(id.raw)
             openStreams.subtract(1, ordering: .relaxed)
-            onStreamClosed?(id)
+            hooks.onStreamClosed?(id)
         } else {
             for (raw, streamFD) in streams where streamFD == fd {
                 streams[raw] = nil
                 drainWatched.remove(raw)
                 openStreams.subtract(1, ordering: .relaxed)
-                onStreamClosed?(StreamID(raw: raw))
+                hooks.onStreamClosed?(StreamID(raw: raw))
             }
         }
     }

@@ -14,7 +14,9 @@ import Synchronization
 /// Why a thin adapter and not a protocol of our own: the broker is the site's meeting point,
 /// and getting keepalives, QoS 1 retries, wills and TLS right is libmosquitto's job. What the
 /// site needs on top (what to subscribe to after each connect, what to do with a message) is
-/// given as `onConnect` and `onMessage`, called on this client's thread.
+/// given as `Hooks` at `start`, called on this client's thread.
+/// `@unchecked Sendable`: the libmosquitto handle, the backoff and the hooks are used on the
+/// client's thread only (the hooks set once before it starts); what others read is behind locks.
 public final class MQTTClient: @unchecked Sendable {
     public struct Settings: Sendable, Equatable {
         public var host: String
@@ -78,16 +80,30 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     public let settings: Settings
-    /// Called on the client's thread after every successful connect (subscribe here: a new
-    /// session starts with none).
-    public var onConnect: (@Sendable (MQTTClient) -> Void)?
-    /// Called on the client's thread for each message: topic, payload, retained.
-    public var onMessage: (@Sendable (String, UnsafeRawBufferPointer, Bool) -> Void)?
-    /// Called on the client's thread when a QoS 1 publish is answered: its message id, and nil
-    /// when the broker took it, or why it refused it (an MQTT 5 PUBACK reason of 0x80 or more:
-    /// an ACL that denies the topic answers 0x87, "not authorized").
-    public var onPublished: (@Sendable (Int32, String?) -> Void)?
+    /// What the client tells its owner on its own thread, given at `start`.
+    public struct Hooks: Sendable {
+        /// After every successful connect (subscribe here: a new session starts with none).
+        public var onConnect: (@Sendable (MQTTClient) -> Void)?
+        /// Each message: topic, payload, retained.
+        public var onMessage: (@Sendable (String, UnsafeRawBufferPointer, Bool) -> Void)?
+        /// A QoS 1 publish answered: its message id, and nil when the broker took it, or why it
+        /// refused it (an MQTT 5 PUBACK reason of 0x80 or more: an ACL that denies the topic
+        /// answers 0x87, "not authorized").
+        public var onPublished: (@Sendable (Int32, String?) -> Void)?
 
+        public init(
+            onConnect: (@Sendable (MQTTClient) -> Void)? = nil,
+            onMessage: (@Sendable (String, UnsafeRawBufferPointer, Bool) -> Void)? = nil,
+            onPublished: (@Sendable (Int32, String?) -> Void)? = nil
+        ) {
+            (self.onConnect, self.onMessage, self.onPublished) = (onConnect, onMessage, onPublished)
+        }
+    }
+
+    /// Given at `start`, before the client's thread exists, and never changed after: read only
+    /// on that thread. (At `start`, not `init`: the site link that takes the messages needs the
+    /// client to publish with, so it is made after the client.)
+    private var hooks = Hooks()
     private let handle: OpaquePointer
     private let logger: Logger
     private let stateBox = Mutex(State())
@@ -122,8 +138,10 @@ public final class MQTTClient: @unchecked Sendable {
 
     deinit { mosquitto_destroy(handle) }
 
-    /// Starts the connection's thread; it connects, and reconnects, until `stop()`.
-    public func start(threadName: String = "beacond-mqtt") {
+    /// Starts the connection's thread, which tells `hooks` what happens; it connects, and
+    /// reconnects, until `stop()`. Call once.
+    public func start(threadName: String = "beacond-mqtt", hooks: Hooks = Hooks()) {
+        self.hooks = hooks
         detachThread(named: threadName) { [self] in
             run()
             done.signal()
@@ -154,7 +172,7 @@ public final class MQTTClient: @unchecked Sendable {
         return rc == MOSQ_ERR_SUCCESS.rawValue ? mid : nil
     }
 
-    /// Subscribes (call from `onConnect`). `noLocal`: not sent this client's own messages
+    /// Subscribes (call from `Hooks.onConnect`). `noLocal`: not sent this client's own messages
     /// (MQTT 5; ignored by a 3.1.1 broker, so readers still check the sender).
     public func subscribe(_ pattern: String, qos: Int32, noLocal: Bool = false) {
         let options = noLocal && state.protocolVersion == 5 ? Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue) : 0
@@ -277,7 +295,7 @@ public final class MQTTClient: @unchecked Sendable {
                 "broker": "\(settings.host):\(settings.port)", "client": "\(settings.clientID)",
                 "protocol": "\(state.protocolVersion == 5 ? "5" : "3.1.1")",
             ])
-        onConnect?(self)
+        hooks.onConnect?(self)
     }
 
     private func installCallbacks() {
@@ -289,7 +307,7 @@ public final class MQTTClient: @unchecked Sendable {
             let client = MQTTClient.from(context)
             let topic = String(cString: message.topic)
             let payload = UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))
-            client.onMessage?(topic, payload, message.retain)
+            client.hooks.onMessage?(topic, payload, message.retain)
         }
         mosquitto_publish_v5_callback_set(handle) { _, context, mid, reason, _ in
             MQTTClient.from(context).answered(mid, reason: reason)
@@ -299,7 +317,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// A PUBACK: a reason of 0x80 or more is a refusal, counted and logged (once per reason
     /// every ten minutes), and told to whoever waits for it.
     fileprivate func answered(_ mid: Int32, reason: Int32) {
-        guard reason >= 0x80 else { return onPublished?(mid, nil) ?? () }
+        guard reason >= 0x80 else { return hooks.onPublished?(mid, nil) ?? () }
         let why = "\(String(cString: mosquitto_reason_string(reason))) (0x\(String(reason, radix: 16)))"
         stateBox.withLock { $0.refused[why, default: 0] += 1 }
         let now = monotonicSeconds()
@@ -314,7 +332,7 @@ public final class MQTTClient: @unchecked Sendable {
                         "the broker's ACL must let this gateway's user write the site's topics (docs/sites.md); logged again in ten minutes if it goes on",
                 ])
         }
-        onPublished?(mid, why)
+        hooks.onPublished?(mid, why)
     }
 
     private static func from(_ context: UnsafeMutableRawPointer?) -> MQTTClient {

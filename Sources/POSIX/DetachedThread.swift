@@ -6,7 +6,7 @@ import Glibc
 /// rather than places in a shared pool; Foundation's `Thread` is not needed for that.
 /// `name` (at most 15 bytes are kept) is what `top -H`, `ps -T` and /proc show for it.
 public func detachThread(named name: String? = nil, _ body: @escaping @Sendable () -> Void) {
-    final class Box: @unchecked Sendable {
+    final class Box: Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }

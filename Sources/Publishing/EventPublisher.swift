@@ -14,6 +14,8 @@ import Synchronization
 /// never show an event that a restart would not deliver — except while the state store
 /// cannot write (a full disk): then the live outputs still show events as they happen, and
 /// the durable ones get them from memory once it can (`HeldEvents`).
+/// `@unchecked Sendable`: `listeners` is filled before events flow and only read after;
+/// everything that changes while they flow is behind a lock.
 public final class EventPublisher: @unchecked Sendable {
     private let gateway: String
     private let store: StateStore?
@@ -25,14 +27,40 @@ public final class EventPublisher: @unchecked Sendable {
     private let byType = Mutex<[String: Int]>([:])
     /// Echo events on standard output as JSON Lines.
     private let echo: Bool
+    /// What the daemon is told as events are stored, fixed at construction.
+    public let hooks: Hooks
+
+    /// What the daemon is told as events are stored: given at construction, so that none
+    /// changes under a running publisher.
+    public struct Hooks: Sendable {
+        /// Called after each `publish` given states, with nil when they were saved and
+        /// otherwise why not (the store failed, or is failing and was not tried).
+        public var onStates: (@Sendable (EngineSnapshot, (any Error)?) -> Void)?
+        /// Called (on the storing thread) each time held events have been stored.
+        public var onHeldStored: (@Sendable () -> Void)?
+        /// Called (on the storing thread, in order) with each batch of events newly held and
+        /// the ids of any the bound dropped (not for `adoptHeld`): what the daemon copies
+        /// outside the full disk, so that a crash while it is full loses none.
+        public var onHold: (@Sendable (_ held: [StateStore.StoredEvent], _ droppedIDs: [String]) -> Void)?
+
+        public init(
+            onStates: (@Sendable (EngineSnapshot, (any Error)?) -> Void)? = nil,
+            onHeldStored: (@Sendable () -> Void)? = nil,
+            onHold: (@Sendable (_ held: [StateStore.StoredEvent], _ droppedIDs: [String]) -> Void)? = nil
+        ) {
+            (self.onStates, self.onHeldStored, self.onHold) = (onStates, onHeldStored, onHold)
+        }
+    }
+
     private var listeners: [@Sendable ([StateStore.StoredEvent], Timestamp) -> Void] = []
 
     /// `gateway`: the events' `source` is `beacond://<gateway>`; in a site, the site's id, so
     /// that every gateway's events of the site say the same source (SPEC §6.3).
     public init(
         gateway: String, store: StateStore?, workers: [WebhookWorker], echo: Bool,
-        clock: @escaping @Sendable () -> Timestamp, logger: Logger
+        clock: @escaping @Sendable () -> Timestamp, logger: Logger, hooks: Hooks = Hooks()
     ) {
+        self.hooks = hooks
         self.gateway = gateway
         self.store = store
         workerList = Mutex(workers)
@@ -77,7 +105,7 @@ public final class EventPublisher: @unchecked Sendable {
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
         let now = clock()
         let (routed, saved) = storeDurably(stored, states: states, now: now)
-        if let states, let saved { onStates?(states, saved.error) }
+        if let states, let saved { hooks.onStates?(states, saved.error) }
         guard !stored.isEmpty else { return }
         if echo { writeAll(fd: 1, stored.map { $0.body + "\n" }.joined()) }
         for listener in listeners { listener(stored, now) }
@@ -107,24 +135,11 @@ public final class EventPublisher: @unchecked Sendable {
         }
     }
 
-    /// Called after each `publish` given states, with nil when they were saved and otherwise
-    /// why not (the store failed, or is failing and was not tried). Set before events flow.
-    public var onStates: (@Sendable (EngineSnapshot, (any Error)?) -> Void)?
-
     /// Why states were not saved: the store is failing, and is not tried again before
     /// `retryInterval` has passed since it last failed.
     public struct NotTried: Error, CustomStringConvertible {
         public var description: String { "the state store is failing; tried again within 5 s" }
     }
-
-    /// Called (on the storing thread) each time held events have been stored. Set before
-    /// events flow.
-    public var onHeldStored: (@Sendable () -> Void)?
-
-    /// Called (on the storing thread, in order) with each batch of events newly held and the
-    /// ids of any the bound dropped (not for `adoptHeld`): what the daemon copies outside the
-    /// full disk, so that a crash while it is full loses none. Set before events flow.
-    public var onHold: (@Sendable (_ held: [StateStore.StoredEvent], _ droppedIDs: [String]) -> Void)?
 
     /// While the store fails, a write is tried at most this often.
     public static let retryInterval = TimeSpan.seconds(5)
@@ -201,7 +216,7 @@ public final class EventPublisher: @unchecked Sendable {
                     ])
             }
             _ = d.held.clear()
-            if heldStored { onHeldStored?() }
+            if heldStored { hooks.onHeldStored?() }
             return (routed, saved)
         }
     }
@@ -210,7 +225,7 @@ public final class EventPublisher: @unchecked Sendable {
         let droppedBefore = d.held.dropped
         let droppedIDs = d.held.hold(fresh)
         d.droppedTotal += d.held.dropped - droppedBefore
-        if !fresh.isEmpty || !droppedIDs.isEmpty { onHold?(fresh, droppedIDs) }
+        if !fresh.isEmpty || !droppedIDs.isEmpty { hooks.onHold?(fresh, droppedIDs) }
         if droppedBefore == 0 && d.held.dropped > 0 {
             logger.error(
                 "state.events_dropped",

@@ -8,6 +8,8 @@ import POSIX
 /// POSTs a webhook batch with libcurl (HTTP and HTTPS, keep-alive to the same host).
 /// One poster per webhook thread: a connection cache is not shared between threads. Only
 /// `abort(after:)` may be called from another thread (it sets an atomic deadline).
+/// `@unchecked Sendable`: the curl handle is its worker thread's; only the atomic deadline
+/// crosses.
 final class HTTPPoster: @unchecked Sendable {
     enum Outcome: Equatable {
         case status(Int)

@@ -16,6 +16,8 @@ import Synchronization
 /// ids (receivers de-duplicate by id), never a loss. The batch leaves in outbox order, and
 /// nothing newer is sent while an older batch is being retried, so each webhook sees events
 /// in order.
+/// `@unchecked Sendable`: the schedule, the clock-step detector and the summaries are its own
+/// thread's; counters and the state others read are behind a lock.
 public final class WebhookWorker: @unchecked Sendable {
     public struct Settings: Sendable, Equatable {
         public var id: String
@@ -73,18 +75,33 @@ public final class WebhookWorker: @unchecked Sendable {
     private let stoppedAt = Atomic<Int64>(0)
     let state = Mutex(Counters())
     var schedule: DeliverySchedule
-    /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
-    /// webhook's waiting events' enqueue times by the step (`StateStore.shiftEnqueued`), so
-    /// that `max_age` counts the time they waited. Without it, NTP setting right a gateway
-    /// that booted days behind would dead-letter every event made before, just as the network
-    /// (and with it NTP and the webhook) came back. Set before `run()`.
-    public var elapsed: (@Sendable () -> TimeSpan)?
-    /// On a gateway of a site, whether this worker delivers now (this gateway is the site's
-    /// locator) or stands by (SPEC §6.3); nil: always delivers. Set before `run()`.
-    public var role: (@Sendable () -> DeliveryRole)?
-    /// Told after each delivery the receiver acknowledged: the webhook and the enqueue time
-    /// of the last event in it (the site's locator tells the others, `delivered/<webhook>`).
-    public var onDelivered: (@Sendable (String, Timestamp) -> Void)?
+    /// What the worker asks and tells the daemon, fixed at construction.
+    public let hooks: Hooks
+
+    /// What the worker asks and tells the daemon: given at construction, so that none changes
+    /// under a running worker. All optional: a worker alone delivers always, on the wall clock.
+    public struct Hooks: Sendable {
+        /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
+        /// webhook's waiting events' enqueue times by the step (`StateStore.shiftEnqueued`), so
+        /// that `max_age` counts the time they waited. Without it, NTP setting right a gateway
+        /// that booted days behind would dead-letter every event made before, just as the
+        /// network (and with it NTP and the webhook) came back.
+        public var elapsed: (@Sendable () -> TimeSpan)?
+        /// On a gateway of a site, whether this worker delivers now (this gateway is the site's
+        /// locator) or stands by (SPEC §6.3); nil: always delivers.
+        public var role: (@Sendable () -> DeliveryRole)?
+        /// Told after each delivery the receiver acknowledged: the webhook and the enqueue time
+        /// of the last event in it (the site's locator tells the others, `delivered/<webhook>`).
+        public var onDelivered: (@Sendable (String, Timestamp) -> Void)?
+
+        public init(
+            elapsed: (@Sendable () -> TimeSpan)? = nil, role: (@Sendable () -> DeliveryRole)? = nil,
+            onDelivered: (@Sendable (String, Timestamp) -> Void)? = nil
+        ) {
+            (self.elapsed, self.role, self.onDelivered) = (elapsed, role, onDelivered)
+        }
+    }
+
     private var steps = ClockStepDetector()
     var expiries = LogSummary()
     /// Acknowledged by the receiver through this seq, but not yet deleted from the outbox: the
@@ -103,8 +120,9 @@ public final class WebhookWorker: @unchecked Sendable {
 
     public init(
         settings: Settings, store: StateStore, clock: @escaping @Sendable () -> Timestamp,
-        logger: Logger, transport: (any BatchTransport)? = nil
+        logger: Logger, transport: (any BatchTransport)? = nil, hooks: Hooks = Hooks()
     ) {
+        self.hooks = hooks
         self.settings = settings
         self.transport = transport
         self.store = store
@@ -191,10 +209,10 @@ public final class WebhookWorker: @unchecked Sendable {
         let stopped = stoppedAt.load(ordering: .acquiring)
         let deadline = (stopped == 0 ? clock() : min(clock(), Timestamp(nanoseconds: stopped))) + budget
         while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil,
-            (role?() ?? .deliver).delivers
+            (hooks.role?() ?? .deliver).delivers
         {
             guard let waiting = try? waiting(), !waiting.isEmpty else { break }
-            let batch = waiting.prefix(while: sendable(role?() ?? .deliver))
+            let batch = waiting.prefix(while: sendable(hooks.role?() ?? .deliver))
             // The site's locator: what waits for the others to be told of it (the broker's
             // acknowledgement) is waited for, within the same budget.
             guard !batch.isEmpty else {
@@ -237,7 +255,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private func step(_ poster: HTTPPoster?) -> TimeSpan? {
         if isDisabled { return .seconds(5) }
         let now = clock()
-        let role = role?() ?? .deliver
+        let role = hooks.role?() ?? .deliver
         if case let .standby(keepFrom, marks) = role { return standBy(keepFrom: keepFrom, marks: marks, at: now) }
         if retryRequested.exchange(false, ordering: .acquiringAndReleasing), let retryAt = schedule.retryAt,
             retryAt > now
@@ -247,7 +265,7 @@ public final class WebhookWorker: @unchecked Sendable {
             logger.info("webhook.retry_now", metadata: ["webhook": "\(settings.id)", "was_due_in": "\(retryAt - now)"])
         }
         do {
-            if let elapsed, let step = steps.step(wall: now, elapsed: elapsed()) {
+            if let elapsed = hooks.elapsed, let step = steps.step(wall: now, elapsed: elapsed()) {
                 try store.shiftEnqueued(webhook: settings.id, by: step)
                 schedule.shift(by: step)
                 logger.info(
@@ -386,7 +404,7 @@ public final class WebhookWorker: @unchecked Sendable {
 
     private func acknowledged(_ batch: [StateStore.OutboxEntry], latency: TimeSpan) {
         saveAck(through: batch.last!.seq)
-        onDelivered?(settings.id, batch.last!.enqueuedAt)
+        hooks.onDelivered?(settings.id, batch.last!.enqueuedAt)
         schedule.succeeded()
         state.withLock {
             $0.delivered += batch.count

@@ -118,15 +118,17 @@ func load(url: String, site: String, gateways: Int, rate: Int, seconds: Double) 
 func walk(url: String, site: String, crossings: Int) {
     let client = connect(url, id: "bench-walk")
     let arrivals = Mutex<[(type: String, time: Timestamp, arrived: Timestamp)]>([])
-    client.onConnect = { c in c.subscribe("beacond/\(site)/events/#", qos: 1) }
-    client.onMessage = { topic, payload, _ in
-        guard topic.contains("/events/zone."),
-            let event = try? JSONParser.parse(String(decoding: payload, as: UTF8.self)),
-            let time = event["time"]?.stringValue, let t = parseTime(time)
-        else { return }
-        arrivals.withLock { $0.append((String(topic.split(separator: "/").last!), t, now())) }
-    }
-    client.start()
+    let events = "beacond/\(site)/events/#"
+    let hooks = MQTTClient.Hooks(
+        onConnect: { c in c.subscribe(events, qos: 1) },
+        onMessage: { topic, payload, _ in
+            guard topic.contains("/events/zone."),
+                let event = try? JSONParser.parse(String(decoding: payload, as: UTF8.self)),
+                let time = event["time"]?.stringValue, let t = parseTime(time)
+            else { return }
+            arrivals.withLock { $0.append((String(topic.split(separator: "/").last!), t, now())) }
+        })
+    client.start(hooks: hooks)
     waitConnected(client)
     let receivers = [("r1", 0.0, 0.0), ("r2", 10.0, 0.0), ("r3", 10.0, 10.0), ("r4", 0.0, 10.0)]
     var pending: [Sighting] = []

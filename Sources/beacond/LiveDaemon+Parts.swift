@@ -40,20 +40,10 @@ extension LiveDaemon {
         siteEvents: MQTTEventTransport?
     ) -> EventPublisher {
         let workers = makeWebhookWorkers(store: store) + [siteEvents.flatMap { makeSiteEventsWorker($0, store: store) }]
-        let publisher = EventPublisher(
-            gateway: config.site?.id ?? config.gateway.id, store: store, workers: workers.compactMap { $0 },
-            echo: printEvents,
-            clock: WallClock.now, logger: logger)
-        publisher.onHold = { keep.held($0, dropped: $1) }
-        publisher.onHeldStored = { keep.eventsStored() }
-        if let unsaved {
-            publisher.adoptHeld(unsaved.events)
-            publisher.retryHeld(now: true)
-        }
         let persistFailures = Mutex(FailureEpisode())
         // Retried every turn that changes a state and every 5 s: logged when it starts failing
         // and when it works again, not each time.
-        publisher.onStates = { [logger] state, error in
+        let onStates: @Sendable (EngineSnapshot, (any Error)?) -> Void = { [logger] state, error in
             guard let error else {
                 keep.statesSaved()
                 if let took = persistFailures.withLock({ $0.succeeded(at: WallClock.now()) }) {
@@ -73,6 +63,15 @@ extension LiveDaemon {
                         """,
                     ])
             }
+        }
+        let publisher = EventPublisher(
+            gateway: config.site?.id ?? config.gateway.id, store: store, workers: workers.compactMap { $0 },
+            echo: printEvents, clock: WallClock.now, logger: logger,
+            hooks: .init(
+                onStates: onStates, onHeldStored: { keep.eventsStored() }, onHold: { keep.held($0, dropped: $1) }))
+        if let unsaved {
+            publisher.adoptHeld(unsaved.events)
+            publisher.retryHeld(now: true)
         }
         return publisher
     }

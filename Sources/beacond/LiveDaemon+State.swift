@@ -226,15 +226,14 @@ extension LiveDaemon {
     func makeWebhookWorker(
         _ settings: WebhookWorker.Settings, store: StateStore, transport: (any BatchTransport)? = nil
     ) -> WebhookWorker {
-        let worker = WebhookWorker(
-            settings: settings, store: store, clock: WallClock.now, logger: logger, transport: transport)
-        worker.elapsed = BootClock.elapsed
+        var hooks = WebhookWorker.Hooks(elapsed: BootClock.elapsed)
         if let gate = deliveryGate {
             let id = settings.id
-            worker.role = { gate.role(webhook: id, at: WallClock.now()) }
-            worker.onDelivered = { gate.deliveredHere(webhook: $0, through: $1) }
+            hooks.role = { gate.role(webhook: id, at: WallClock.now()) }
+            hooks.onDelivered = { gate.deliveredHere(webhook: $0, through: $1) }
         }
-        return worker
+        return WebhookWorker(
+            settings: settings, store: store, clock: WallClock.now, logger: logger, transport: transport, hooks: hooks)
     }
 
     /// Each webhook's settings, its secret file read now.

@@ -96,13 +96,15 @@ struct LiveDaemon {
         let core = restoredEngine(store: store, keep: keep, start: started)
         let siteClient = try makeSiteClient()
         let siteEvents = siteClient.map { MQTTEventTransport(client: $0, topics: SiteTopics(site: config.site!.id)) }
-        siteClient?.onPublished = { [deliveryGate] mid, refused in
+        let published: @Sendable (Int32, String?) -> Void = { [deliveryGate] mid, refused in
             siteEvents?.published(mid, refused: refused)
             deliveryGate?.answered(mid)
         }
         let publisher = makePublisher(store: store, keep: keep, unsaved: core.unsaved, siteEvents: siteEvents)
         // A turn's events and the states they moved to are written in one transaction.
-        let engine = LiveEngine(engine: core.engine, clock: WallClock.now, savingState: true) { events, state in
+        let engine = LiveEngine(
+            engine: core.engine, clock: WallClock.now, savingState: true, hooks: EngineLoop.hooks(logger: logger)
+        ) { events, state in
             publisher.publish(events, states: state)
         }
         let adapters = AdapterStates()
@@ -178,7 +180,13 @@ struct LiveDaemon {
             router: APIRouter(context: context, stream: hub), socket: config.api.socket, logger: logger)
         try services.start(
             [api] + (try readOnlyListener(context: context, store: store, publisher: publisher, socket: api.server))
-                + (site.map { [SiteConnection(client: $0.client, topics: $0.topics, gateway: $0.gateway)] } ?? [])
+                + (site.map {
+                    [
+                        SiteConnection(
+                            client: $0.client, topics: $0.topics, gateway: $0.gateway,
+                            hooks: $0.clientHooks(onPublished: published))
+                    ]
+                } ?? [])
                 + [
                     WebhookDelivery(
                         publisher: publisher, store: store, fixed: siteOutboxes, logger: logger,
@@ -186,7 +194,7 @@ struct LiveDaemon {
                         makeWorker: { makeWebhookWorker($0, store: store) }),
                     HeldEventsFlush(publisher: publisher, keep: keep, logger: logger),
                     EngineLoop(
-                        engine: engine, maxIdleWait: systemd.maxIdleWait, logger: logger,
+                        engine: engine, maxIdleWait: systemd.maxIdleWait,
                         onTurn: engineTurned(systemd: systemd, publisher: publisher)),
                 ] + (site.map { [$0] } ?? []) + [
                     input,

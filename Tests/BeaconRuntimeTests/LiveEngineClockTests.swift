@@ -33,6 +33,7 @@ import Testing
         let steps = Mutex<[TimeSpan]>([])
         let live = LiveEngine(
             engine: BeaconEngine(configuration: config.engineConfiguration, start: start), clock: { start },
+            hooks: .init(onClockStep: { step in steps.withLock { $0.append(step) } }),
             publish: { events in
                 published.withLock { list in
                     for e in events {
@@ -44,7 +45,6 @@ import Testing
                     }
                 }
             })
-        live.onClockStep = { step in steps.withLock { $0.append(step) } }
         for s in Int64(0)...20 {
             let wall = start + .seconds(s) + (s > 10 ? .seconds(step) : .seconds(0))
             live.submit(.sightings([sighting(wall)]))

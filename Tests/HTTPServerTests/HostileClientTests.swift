@@ -28,15 +28,15 @@ import Testing
             settings.tickInterval = 50
             adjust(&settings)
             let record = self.record
-            server = HTTPServer(settings: settings) { request in
-                if !request.body.isEmpty { record.bodiesTaken.add(1, ordering: .relaxed) }
-                return .response(HTTPResponse(status: 200, contentType: "text/plain", body: "ok \(request.body.count)"))
-            }
-            server.admit = { request in
+            let admit: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
                 guard request.method != "GET", request.peer.uid != 0 else { return nil }
                 return HTTPResponse.error(status: 403, code: "forbidden", message: "needs root")
             }
-            server.logger = record.logged.logger
+            server = HTTPServer(settings: settings, hooks: .init(admit: admit), logger: record.logged.logger) {
+                request in
+                if !request.body.isEmpty { record.bodiesTaken.add(1, ordering: .relaxed) }
+                return .response(HTTPResponse(status: 200, contentType: "text/plain", body: "ok \(request.body.count)"))
+            }
             try server.start()
             let server = self.server
             Thread { server.run() }.start()

@@ -13,13 +13,13 @@ import Testing
         var settings = HTTPServer.Settings(socketPath: dir.appendingPathComponent("s.sock").path)
         settings.streamBufferLimit = 256 * 1024
         let opened = Mutex<StreamID?>(nil)
-        let server = HTTPServer(settings: settings) { _ in
+        let closed = Atomic<Int>(0)
+        let hooks = HTTPServer.Hooks(onStreamClosed: { _ in closed.add(1, ordering: .relaxed) })
+        let server = HTTPServer(settings: settings, hooks: hooks) { _ in
             .stream(head: HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")])) { id in
                 opened.withLock { $0 = id }
             }
         }
-        let closed = Atomic<Int>(0)
-        server.onStreamClosed = { _ in closed.add(1, ordering: .relaxed) }
         try server.start()
         let thread = Thread { server.run() }
         thread.start()

@@ -12,18 +12,18 @@ import Logging
 /// The Unix-socket API (`HTTPServer` with `APIRouter`) on its own thread. Started first, so
 /// that it answers while the rest starts, and stopped last, so that `beaconctl` sees the stop
 /// through. A socket that cannot be bound stops the start (exit 69).
-final class APIService: DaemonService, @unchecked Sendable {
-    var name = "api"
+final class APIService: DaemonService, Sendable {
+    let name: String
     let server: HTTPServer
     private let socket: String
     private let logger: Logger
     private let threads = ServiceThreads()
 
     init(router: APIRouter, socket: String, logger: Logger) {
+        name = "api"
         self.socket = socket
         self.logger = logger
-        server = HTTPServer(settings: HTTPServer.Settings(socketPath: socket), handler: router.handle)
-        router.attach(server)
+        server = router.server(HTTPServer.Settings(socketPath: socket))
     }
 
     /// The read-only TCP listener (`http:`): the same answers, behind `gate`, on a server and
@@ -33,9 +33,9 @@ final class APIService: DaemonService, @unchecked Sendable {
         socket = "\(http.host):\(http.port)"
         self.logger = logger
         name = "http"
-        server = HTTPServer(settings: HTTPServer.Settings(tcpHost: http.host, port: http.port), handler: router.handle)
-        router.attach(server)
-        server.admit = { request in gate.refusal(request, router: router) }
+        server = router.server(HTTPServer.Settings(tcpHost: http.host, port: http.port)) { request in
+            gate.refusal(request, router: router)
+        }
     }
 
     func start() throws {

@@ -6,22 +6,26 @@ import Logging
 /// The engine's own thread (`LiveEngine.run`): batches in, timers fired, events out. Stopped
 /// after the input, so that it takes the input's last batch, makes its final turn and saves
 /// region and zone states before the outputs stop.
-final class EngineLoop: DaemonService, @unchecked Sendable {
+final class EngineLoop: DaemonService, Sendable {
     let name = "engine"
     let engine: LiveEngine
     private let threads = ServiceThreads()
+    private let maxIdleWait: TimeSpan
+    private let onTurn: @Sendable (LiveEngine, Timestamp) -> Void
 
     /// `onTurn` runs on the engine's thread after every turn (the watchdog, held events, the
     /// running totals); `maxIdleWait` is shorter under a fast watchdog.
     init(
-        engine: LiveEngine, maxIdleWait: TimeSpan?, logger: Logger,
-        onTurn: @escaping @Sendable (LiveEngine, Timestamp) -> Void
+        engine: LiveEngine, maxIdleWait: TimeSpan?, onTurn: @escaping @Sendable (LiveEngine, Timestamp) -> Void
     ) {
         self.engine = engine
-        engine.elapsed = BootClock.elapsed
-        if let maxIdleWait { engine.maxIdleWait = maxIdleWait }
-        engine.onTurn = { [engine] t in onTurn(engine, t) }
-        engine.onClockStep = { step in
+        self.maxIdleWait = maxIdleWait ?? .seconds(1)
+        self.onTurn = onTurn
+    }
+
+    /// The live engine's hooks: time since boot, and each step of the wall clock logged.
+    static func hooks(logger: Logger) -> LiveEngine.Hooks {
+        LiveEngine.Hooks(elapsed: BootClock.elapsed) { step in
             logger.warning(
                 "clock.step",
                 metadata: [
@@ -31,7 +35,11 @@ final class EngineLoop: DaemonService, @unchecked Sendable {
         }
     }
 
-    func start() throws { threads.spawn(named: "beacond-engine") { [engine] in engine.run() } }
+    func start() throws {
+        threads.spawn(named: "beacond-engine") { [engine, maxIdleWait, onTurn] in
+            engine.run(maxIdleWait: maxIdleWait) { t in onTurn(engine, t) }
+        }
+    }
 
     func stop() {
         engine.stop()

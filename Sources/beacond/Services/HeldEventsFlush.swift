@@ -5,7 +5,7 @@ import Publishing
 /// Events the state store could not take (a full disk) get one last try at the stop, after the
 /// engine's final turn and before the webhooks' last attempt; what is still held is said, with
 /// where it is kept for the next start.
-final class HeldEventsFlush: DaemonService, @unchecked Sendable {
+final class HeldEventsFlush: DaemonService, Sendable {
     let name = "held-events"
     private let publisher: EventPublisher
     private let keep: UnsavedKeep

@@ -12,7 +12,7 @@ import Synchronization
 /// broker holds it; a broker that is down, or drops the connection mid-batch, gets the batch
 /// again (at-least-once, in order, with the same event ids). `asset.position`, `ranging` and
 /// `beacon.proximity` go at QoS 0: the next one replaces them.
-final class MQTTEventTransport: BatchTransport, @unchecked Sendable {
+final class MQTTEventTransport: BatchTransport, Sendable {
     /// The outbox these events wait in: not a valid webhook id, so no webhook can share it.
     static let outboxID = "mqtt:events"
     static let lossy: Set<String> = ["asset.position", "ranging", "beacon.proximity"]

@@ -13,7 +13,7 @@ import Synchronization
 /// BlueZ over D-Bus (`BlueZScanner`) on a thread of its own: what the adapters hear goes to
 /// the engine, and their states to `AdapterStates` and the event stream. Ready once BlueZ has
 /// been tried (found or not): the daemon starts and runs without it.
-final class RadioInput: DaemonService, @unchecked Sendable {
+final class RadioInput: DaemonService, Sendable {
     let name = "bluez"
     let scanner: BlueZScanner
     private let threads = ServiceThreads()

@@ -9,7 +9,7 @@ import Synchronization
 /// `beacond --simulate`: the site simulator instead of BlueZ, paced on the wall clock, so
 /// the whole daemon (API, stream, webhooks, positions, alarms) runs on a simulated store
 /// with no Bluetooth hardware. In the daemon's services it takes the radio input's place.
-final class SimulatedInput: DaemonService, @unchecked Sendable {
+final class SimulatedInput: DaemonService, Sendable {
     let name = "simulator"
     private let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)

@@ -9,17 +9,19 @@ import MQTT
 /// acknowledged and leave the outbox), then this gateway says `offline` and disconnects
 /// cleanly. When the site link owned the connection it disconnected before the workers
 /// stopped, and an event the broker had not yet acknowledged stayed behind (issue 39).
-final class SiteConnection: DaemonService, @unchecked Sendable {
+final class SiteConnection: DaemonService, Sendable {
     let name = "site-connection"
     private let client: MQTTClient
     private let offline: MQTTClient.Message
+    private let hooks: MQTTClient.Hooks
 
-    init(client: MQTTClient, topics: SiteTopics, gateway: String) {
+    init(client: MQTTClient, topics: SiteTopics, gateway: String, hooks: MQTTClient.Hooks) {
         self.client = client
+        self.hooks = hooks
         offline = .init(topic: topics.status(gateway), text: "offline", qos: 1, retain: true)
     }
 
-    func start() throws { client.start() }
+    func start() throws { client.start(hooks: hooks) }
 
     func stop() { client.stop(last: offline) }
 }

@@ -16,6 +16,8 @@ import Synchronization
 ///
 /// Its status is `online` (retained) on `gateways/<id>/status` while connected, `offline`
 /// when it stops cleanly, and `offline` by the broker's last will when it dies.
+/// `@unchecked Sendable`: the intake (each peer's sequence) is the MQTT client's thread's, the
+/// batch sequence the publisher thread's; what is shared is behind locks.
 final class SiteLink: DaemonService, @unchecked Sendable {
     let name = "site"
     let site: SiteSettings
@@ -76,6 +78,8 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     /// The receivers' configured calibrations and `calibration.tag_offset_db`, for the
     /// retained `calibration` fit (as loaded at start, like the rest of `site:`).
     let calibrationBasis: ([String: ReceiverCalibration], Double)
+    /// Told at each connect (the site's events' worker retries at once).
+    private let onConnect: @Sendable () -> Void
 
     /// The connection to the site's broker, with this gateway's will (`offline`, retained).
     /// Its client id ends in a random part drawn at each start: a broker disconnects a client
@@ -127,27 +131,37 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         }
         assetNames = Dictionary(config.assets.compactMap { a in a.name.map { (a.id, $0) } }) { a, _ in a }
         calibrationBasis = (config.engineConfiguration.receivers, config.calibration.tagOffset)
-        client.onConnect = { [weak self, topics, discovery] client in
-            self?.sayWhoIAm()
-            // Sightings lose nothing by QoS 0 (the next batch follows); this gateway's own
-            // batches, decisions and retained state are not sent back to it (No Local). The
-            // retained state of earlier runs is read to clear what is no longer configured.
-            for filter in SiteTopic.Filter.allCases {
-                let noLocal = [.sightings, .decided, .assets, .regions].contains(filter)
-                client.subscribe(topics.filter(filter), qos: filter == .sightings ? 0 : 1, noLocal: noLocal)
-            }
-            if let discovery {
-                client.subscribe(discovery.prefix + "/device_tracker/+/config", qos: 1, noLocal: true)
-                client.subscribe(discovery.prefix + "/status", qos: 1)
-            }
-            // A new session: the broker may have lost what it held (a broker restarted
-            // without persistence), so the locator says it all again.
-            self?.retained.withLock { $0.resend() }
-            onConnect()
-        }
-        client.onMessage = { [weak self] topic, payload, isRetained in
-            self?.received(topic: topic, payload: payload, retained: isRetained)
-        }
+        self.onConnect = onConnect
+    }
+
+    /// What the broker connection tells the link (`SiteConnection` starts the client with it):
+    /// each connect subscribes, says who this gateway is and sends the retained state again;
+    /// each message is dispatched by its topic. `onPublished` is the outbox's and the delivery
+    /// gate's.
+    func clientHooks(onPublished: @escaping @Sendable (Int32, String?) -> Void) -> MQTTClient.Hooks {
+        MQTTClient.Hooks(
+            onConnect: { [weak self, topics, discovery, onConnect] client in
+                self?.sayWhoIAm()
+                // Sightings lose nothing by QoS 0 (the next batch follows); this gateway's own
+                // batches, decisions and retained state are not sent back to it (No Local). The
+                // retained state of earlier runs is read to clear what is no longer configured.
+                for filter in SiteTopic.Filter.allCases {
+                    let noLocal = [.sightings, .decided, .assets, .regions].contains(filter)
+                    client.subscribe(topics.filter(filter), qos: filter == .sightings ? 0 : 1, noLocal: noLocal)
+                }
+                if let discovery {
+                    client.subscribe(discovery.prefix + "/device_tracker/+/config", qos: 1, noLocal: true)
+                    client.subscribe(discovery.prefix + "/status", qos: 1)
+                }
+                // A new session: the broker may have lost what it held (a broker restarted
+                // without persistence), so the locator says it all again.
+                self?.retained.withLock { $0.resend() }
+                onConnect()
+            },
+            onMessage: { [weak self] topic, payload, isRetained in
+                self?.received(topic: topic, payload: payload, retained: isRetained)
+            },
+            onPublished: onPublished)
     }
 
     /// This gateway's status and info, retained: at each connect, and again whenever another

@@ -10,7 +10,7 @@ import Synchronization
 /// its own (`StateStore.verify`): damage in pages nothing reads for a while is found and
 /// mended while the daemon can still carry over what reads, instead of at a restart that sets
 /// the whole file aside.
-final class StateVerifier: DaemonService, @unchecked Sendable {
+final class StateVerifier: DaemonService, Sendable {
     let name = "state-verifier"
     /// Between two reads of the whole state file.
     static let every = TimeSpan.hours(24)

@@ -15,7 +15,7 @@ import Systemd
 /// What the daemon tells systemd: READY=1 once every other service has started, watchdog pings
 /// from the engine's own loop (`engineTurned`), a status line every few seconds ("scanning
 /// hci0, 412 beacons, outbox 0"), and STOPPING=1 first thing at the stop.
-final class SystemdNotices: DaemonService, @unchecked Sendable {
+final class SystemdNotices: DaemonService, Sendable {
     let name = "systemd"
     static let statusInterval = TimeSpan.seconds(5)
     let notifier: ServiceNotifier

@@ -8,7 +8,7 @@ import Storage
 /// The webhooks' workers, each on its own thread, delivering from the durable outbox. Stopped
 /// after the engine and the held events' last try, so that each makes a last delivery attempt
 /// with everything the daemon produced. A reload replaces only the webhooks that changed.
-final class WebhookDelivery: DaemonService, @unchecked Sendable {
+final class WebhookDelivery: DaemonService, Sendable {
     let name = "webhooks"
     private let publisher: EventPublisher
     private let store: StateStore
