@@ -85,27 +85,35 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Release-build throughput and memory benchmark; see BENCHMARKS.md.
-        .executableTarget(name: "beacond-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime"]),
+        // Benchmarks and load tools live in bench/ with their scripts, out of Sources/ (the
+        // daemon's modules). Release-build throughput and memory benchmark; see BENCHMARKS.md.
+        .executableTarget(
+            name: "beacond-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime"],
+            path: "bench/beacond-bench"),
         // Site benchmark: other gateways' batches on a real broker, and a tag walked across a zone.
         .executableTarget(
             name: "beacond-site-bench",
             dependencies: [
                 "BeaconConfig", "BeaconCore", "MQTT", "POSIX", .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            path: "bench/beacond-site-bench"),
         // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
         .executableTarget(
-            name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"]),
+            name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"],
+            path: "bench/beacond-publish-bench"),
         // Positioning benchmark: error against truth and a centroid baseline, zone alerts, cost.
         .executableTarget(
             name: "beacond-position-bench",
-            dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation", "Storage"]),
-        // D-Bus ingest benchmark: a fast bluetoothd stand-in, and beacond's scanner + engine as a receiver.
+            dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation", "Storage"],
+            path: "bench/beacond-position-bench"),
+        // D-Bus ingest benchmark: a fast bluetoothd stand-in (the BlueZ tests' emitter too), and
+        // beacond's scanner + engine as a receiver.
         .executableTarget(
-            name: "bluez-emitter", dependencies: ["CDBus", "BlueZ", "BlueZFixtures"], swiftSettings: [.swiftLanguageMode(.v5)]),
+            name: "bluez-emitter", dependencies: ["CDBus", "BlueZ", "BlueZFixtures"], path: "bench/bluez-emitter",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(
             name: "beacond-dbus-bench", dependencies: ["BlueZ", "BeaconRuntime", "BeaconCore", "Logs"],
-            swiftSettings: [.swiftLanguageMode(.v5)]),
+            path: "bench/beacond-dbus-bench", swiftSettings: [.swiftLanguageMode(.v5)]),
         // libFuzzer's driver when fuzz/run links it in; otherwise absent, and beacond-fuzz replays files.
         .target(name: "CFuzzer"),
         // The parsers of what comes from outside (sightings, config, HTTP) under libFuzzer; see fuzz/README.md.
