@@ -9,17 +9,6 @@ import Synchronization
     import Glibc
 #endif
 
-enum BeaconVersion {
-    static let string = "0.1.0"
-}
-
-/// sysexits.h values the daemon promises (SPEC §5).
-enum ExitStatus {
-    static let noInput: Int32 = 66
-    static let unavailable: Int32 = 69
-    static let config: Int32 = 78
-}
-
 enum ConfigFile {
     static let defaultPath = "/etc/beacond/beacond.yaml"
 
@@ -60,45 +49,5 @@ enum ConfigFile {
         guard gethostname(&buffer, buffer.count) == 0 else { return "beacond" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return name.isEmpty ? "beacond" : name
-    }
-}
-
-func standardError(_ line: String) {
-    var text = line
-    text += "\n"
-    writeAll(fd: 2, text)
-}
-
-/// Buffers standard output so a replay of millions of events is not one write per line.
-struct OutputBuffer {
-    private var pending = ""
-    /// Standard output unless given.
-    let fd: Int32
-
-    init(fd: Int32 = 1) { self.fd = fd }
-
-    mutating func write(_ line: String) {
-        pending += line
-        pending += "\n"
-        if pending.utf8.count >= 64 * 1024 { flush() }
-    }
-
-    mutating func flush() {
-        guard !pending.isEmpty else { return }
-        writeAll(fd: fd, pending)
-        pending = ""
-    }
-}
-
-/// A running total (sightings shed, beacons evicted) told in the log as it grows: at once,
-/// then at most once a minute with the sum since (`LogSummary`).
-final class RunningTotalLog: Sendable {
-    private let state = Mutex((told: 0, summary: LogSummary()))
-
-    func report(total: Int, at t: Timestamp) -> LogSummary.Report? {
-        state.withLock { s in
-            defer { s.told = total }
-            return s.summary.add(total - s.told, at: t)
-        }
     }
 }
