@@ -134,7 +134,11 @@ public final class BootedDebian: @unchecked Sendable {
         nspawn.terminate()
         let deadline = Date().addingTimeInterval(20)
         while nspawn.isRunning, Date() < deadline { usleep(50_000) }
-        if nspawn.isRunning { kill(nspawn.processIdentifier, SIGKILL) }
+        if nspawn.isRunning {
+            // Killed outright, systemd-nspawn would leave the container's init running.
+            kill(leader, SIGKILL)
+            kill(nspawn.processIdentifier, SIGKILL)
+        }
         nspawn.waitUntilExit()
     }
 

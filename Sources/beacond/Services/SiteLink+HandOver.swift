@@ -2,6 +2,7 @@ import API
 import BeaconCore
 import Logging
 import MQTT
+import Publishing
 import Storage
 import Synchronization
 

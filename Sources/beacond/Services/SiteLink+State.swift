@@ -4,6 +4,7 @@ import BeaconCore
 import BeaconRuntime
 import Logging
 import MQTT
+import Publishing
 import Synchronization
 
 /// The site's retained state on the broker (`assets/…`, `regions/…`, Home Assistant

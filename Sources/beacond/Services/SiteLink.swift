@@ -7,6 +7,7 @@ import Dispatch
 import Logging
 import MQTT
 import POSIX
+import Publishing
 import Storage
 import Synchronization
 

@@ -1,5 +1,4 @@
 import BeaconCore
-import Publishing
 import Synchronization
 
 /// Which gateway of a site delivers its webhooks (SPEC §6.3), shared by the webhook workers
@@ -12,7 +11,7 @@ import Synchronization
 /// copies of its alerts carry its ids (`HandOverMatcher`), and go when its mark passes them.
 /// When the locator dies, the next one delivers what is left — what the old one had in
 /// flight, under the same ids, and nothing it had delivered.
-final class SiteDeliveryGate: Sendable {
+public final class SiteDeliveryGate: Sendable {
     private struct State {
         var locator = false
         /// Each gateway's `delivered` marks (this one's too), by webhook, then gateway.
@@ -27,35 +26,35 @@ final class SiteDeliveryGate: Sendable {
     }
 
     /// This gateway.
-    let gateway: String
+    public let gateway: String
     private let state: Mutex<State>
     /// At most this many webhooks' marks, and of gateways per webhook: ids come from the network.
-    static let maxWebhooks = 1024
-    static let maxGateways = 256
+    public static let maxWebhooks = 1024
+    public static let maxGateways = 256
     /// A standby keeps this much of its own alerts before the locator's last delivery: the
     /// gateways' engines make the same event at slightly different times, and an alert the
     /// locator has not decided yet must not be dropped.
-    static let overlap = TimeSpan.seconds(5)
+    public static let overlap = TimeSpan.seconds(5)
     /// A mark further ahead of this gateway's clock than this is refused: no gateway delivered
     /// in the future (NTP keeps a store's clocks within milliseconds), and one forged mark of
     /// "a year from now" would otherwise empty every standby's outbox.
-    static let markAhead = TimeSpan.seconds(30)
+    public static let markAhead = TimeSpan.seconds(30)
     /// A decision the broker has not answered within this is given up waiting for (the
     /// connection dropped with it in flight): the locator delivers rather than stall.
-    static let tellTimeout = TimeSpan.seconds(5)
+    public static let tellTimeout = TimeSpan.seconds(5)
 
-    init(gateway: String, now: Timestamp) {
+    public init(gateway: String, now: Timestamp) {
         self.gateway = gateway
         state = Mutex(State(toldThrough: now))
     }
 
-    var isLocator: Bool { state.withLock { $0.locator } }
+    public var isLocator: Bool { state.withLock { $0.locator } }
 
     /// Becoming the locator, nothing of this gateway's is sent until the alerts it made as a
     /// standby (its own ids, told to no one) have been told (`backlogTold`): its first
     /// deliveries would otherwise be alerts the others hold under their own ids, and the next
     /// hand-over would repeat them.
-    func setLocator(_ locator: Bool, at now: Timestamp) {
+    public func setLocator(_ locator: Bool, at now: Timestamp) {
         state.withLock { s in
             if locator, !s.locator {
                 s.telling.insert((s.toldThrough, [Self.backlog], now), at: 0)
@@ -69,7 +68,7 @@ final class SiteDeliveryGate: Sendable {
     private static let backlog: Int32 = -1
 
     /// The standby-time alerts were published as messages `waiting` (none: there were none).
-    func backlogTold(waiting: Set<Int32>, at now: Timestamp) {
+    public func backlogTold(waiting: Set<Int32>, at now: Timestamp) {
         state.withLock { s in
             guard let i = s.telling.firstIndex(where: { $0.waiting.contains(Self.backlog) }) else { return }
             s.telling[i].waiting = waiting
@@ -78,7 +77,7 @@ final class SiteDeliveryGate: Sendable {
         answered(Self.backlog)
     }
 
-    func role(webhook: String, at now: Timestamp) -> DeliveryRole {
+    public func role(webhook: String, at now: Timestamp) -> DeliveryRole {
         state.withLock { s in
             var others = s.marks[webhook] ?? [:]
             others[gateway] = nil
@@ -95,7 +94,7 @@ final class SiteDeliveryGate: Sendable {
 
     /// The alerts of a batch enqueued at `through` were published to the site as messages
     /// `waiting` (none: nothing to tell, or not the locator).
-    func told(through: Timestamp, waiting: Set<Int32>, at now: Timestamp) {
+    public func told(through: Timestamp, waiting: Set<Int32>, at now: Timestamp) {
         state.withLock { s in
             if waiting.isEmpty, s.telling.isEmpty {
                 s.toldThrough = max(s.toldThrough, through)
@@ -107,7 +106,7 @@ final class SiteDeliveryGate: Sendable {
 
     /// The broker answered message `mid` (took it or refused it: either way, waiting longer
     /// would not help).
-    func answered(_ mid: Int32) {
+    public func answered(_ mid: Int32) {
         state.withLock { s in
             guard !s.telling.isEmpty else { return }
             for i in s.telling.indices { s.telling[i].waiting.remove(mid) }
@@ -119,7 +118,7 @@ final class SiteDeliveryGate: Sendable {
     }
 
     /// A worker of this gateway delivered `webhook` through an event enqueued at `through`.
-    func deliveredHere(webhook: String, through: Timestamp) {
+    public func deliveredHere(webhook: String, through: Timestamp) {
         state.withLock { s in
             s.toPublish[webhook] = max(s.toPublish[webhook] ?? through, through)
             s.marks[webhook, default: [:]][gateway] = max(s.marks[webhook]?[gateway] ?? through, through)
@@ -127,7 +126,7 @@ final class SiteDeliveryGate: Sendable {
     }
 
     /// What to publish on `gateways/<id>/delivered/<webhook>`, once each.
-    func takeToPublish() -> [String: Timestamp] {
+    public func takeToPublish() -> [String: Timestamp] {
         state.withLock { s in
             defer { s.toPublish = [:] }
             return s.toPublish
@@ -137,7 +136,7 @@ final class SiteDeliveryGate: Sendable {
     /// Gateway `from` says it delivered `webhook` through `through`; false when refused (too
     /// far ahead, or too many webhooks or gateways).
     @discardableResult
-    func deliveredElsewhere(from: String, webhook: String, through: Timestamp, at now: Timestamp) -> Bool {
+    public func deliveredElsewhere(from: String, webhook: String, through: Timestamp, at now: Timestamp) -> Bool {
         state.withLock { s in
             guard through - now <= Self.markAhead,
                 s.marks[webhook] != nil || s.marks.count < Self.maxWebhooks,
@@ -149,7 +148,7 @@ final class SiteDeliveryGate: Sendable {
     }
 
     /// `{"through":1763805600.25}`.
-    static func text(_ through: Timestamp) -> String {
+    public static func text(_ through: Timestamp) -> String {
         var w = JSONTextWriter()
         w.openObject()
         w.member("through", through.unixSeconds)
@@ -157,7 +156,7 @@ final class SiteDeliveryGate: Sendable {
         return w.text
     }
 
-    static func through(_ payload: String) -> Timestamp? {
+    public static func through(_ payload: String) -> Timestamp? {
         guard let value = try? JSONParser.parse(payload), let t = value["through"]?.numberValue, t.isFinite,
             abs(t) < 1e11
         else { return nil }
