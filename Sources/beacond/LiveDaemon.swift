@@ -203,7 +203,11 @@ struct LiveDaemon {
                 ])
         allStarted.signal()
         logger.info(
-            "beacond.started", metadata: ["gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)"])
+            "beacond.started",
+            metadata: [
+                "gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)",
+                "services": "\(services.names.joined(separator: ","))",
+            ])
         services.waitForStopRequest()
         reloads.cancel()
         services.stop()

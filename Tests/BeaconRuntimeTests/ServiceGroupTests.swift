@@ -17,10 +17,12 @@ import Testing
         let name: String
         let journal: Journal
         let failsToStart: Bool
-        init(_ name: String, _ journal: Journal, failsToStart: Bool = false) {
+        let startsAfter: [String]
+        init(_ name: String, _ journal: Journal, failsToStart: Bool = false, after: [String] = []) {
             self.name = name
             self.journal = journal
             self.failsToStart = failsToStart
+            startsAfter = after
         }
         struct Refused: Error {}
         func start() throws {
@@ -35,6 +37,30 @@ import Testing
     }
 
     static let silent = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    /// The order is declared by each service (`startsAfter`), not implied by list position:
+    /// a list that starts one before what it needs starts nothing.
+    @Test func aListThatStartsAServiceBeforeWhatItNeedsStartsNothing() throws {
+        let journal = Journal()
+        let group = ServiceGroup(logger: Self.silent)
+        let wrong: [any DaemonService & Sendable] = [
+            Part("api", journal), Part("input", journal, after: ["engine"]), Part("engine", journal),
+        ]
+        #expect(
+            ServiceGroup.orderProblem(wrong)?.description
+                == "service input starts before engine, which it needs running")
+        #expect(throws: ServiceGroup.OrderError.self) { try group.start(wrong) }
+        #expect(journal.all.isEmpty)
+        // What it needs but the list has not (the site's, without `site:`) is no obstacle
+        let right: [any DaemonService & Sendable] = [
+            Part("api", journal), Part("engine", journal, after: ["site-connection"]),
+            Part("input", journal, after: ["engine"]),
+        ]
+        #expect(ServiceGroup.orderProblem(right) == nil)
+        try group.start(right)
+        #expect(journal.all == ["start api", "start engine", "start input"])
+        group.stop()
+    }
 
     @Test func startsInOrderAndStopsInReverse() throws {
         let journal = Journal()

@@ -12,6 +12,11 @@ import Logging
 public protocol DaemonService: AnyObject {
     /// For the log (`service.started name=…`).
     var name: String { get }
+    /// The services this one needs running when it starts, and still running when it stops
+    /// (by name; those not in the daemon's list, such as the site's without `site:`, are
+    /// ignored). `ServiceGroup.start` refuses a list that starts one before what it needs:
+    /// the order is declared here, not implied by list position.
+    var startsAfter: [String] { get }
     /// Begins serving: returns once the service can be relied on (its socket listens, its
     /// thread runs). A throw stops the daemon's start; the services started before it are
     /// stopped, in reverse order.
@@ -26,4 +31,5 @@ public protocol DaemonService: AnyObject {
 
 extension DaemonService {
     public func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata { [:] }
+    public var startsAfter: [String] { [] }
 }

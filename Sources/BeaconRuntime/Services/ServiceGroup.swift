@@ -25,9 +25,29 @@ public final class ServiceGroup: Sendable {
     /// The services' names in start order.
     public var names: [String] { services.withLock { $0.map(\.name) } }
 
+    /// A list that starts a service before one it needs (`DaemonService.startsAfter`).
+    public struct OrderError: Error, CustomStringConvertible {
+        public var service: String
+        public var needs: String
+        public var description: String { "service \(service) starts before \(needs), which it needs running" }
+    }
+
+    /// Why `list` cannot be started in its order, or nil when every service comes after what
+    /// it needs.
+    public static func orderProblem(_ list: [any DaemonService]) -> OrderError? {
+        let position = Dictionary(list.enumerated().map { ($1.name, $0) }) { first, _ in first }
+        for (index, service) in list.enumerated() {
+            for needed in service.startsAfter {
+                if let at = position[needed], at > index { return OrderError(service: service.name, needs: needed) }
+            }
+        }
+        return nil
+    }
+
     /// Starts each in order. If one throws, those started are stopped (in reverse) and the
-    /// error is rethrown.
+    /// error is rethrown; a list in the wrong order (`orderProblem`) starts nothing.
     public func start(_ list: [any DaemonService & Sendable]) throws {
+        if let problem = Self.orderProblem(list) { throw problem }
         services.withLock { $0 = list }
         for (index, service) in list.enumerated() {
             do {

@@ -14,6 +14,8 @@ import Logging
 /// through. A socket that cannot be bound stops the start (exit 69).
 final class APIService: DaemonService, Sendable {
     let name: String
+    /// The TCP listener counts the socket's connections in its answers.
+    var startsAfter: [String] { name == "http" ? ["api"] : [] }
     let server: HTTPServer
     private let socket: String
     private let logger: Logger

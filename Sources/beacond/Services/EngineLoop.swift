@@ -8,6 +8,8 @@ import Logging
 /// region and zone states before the outputs stop.
 final class EngineLoop: DaemonService, Sendable {
     let name = "engine"
+    /// Its final turn's events are stored, and delivered, by the outputs after it stops.
+    let startsAfter = ["webhooks", "held-events"]
     let engine: LiveEngine
     private let threads = ServiceThreads()
     private let maxIdleWait: TimeSpan

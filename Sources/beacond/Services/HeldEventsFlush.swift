@@ -7,6 +7,8 @@ import Publishing
 /// where it is kept for the next start.
 final class HeldEventsFlush: DaemonService, Sendable {
     let name = "held-events"
+    /// What it stores at the stop goes to the webhooks' outboxes before their last attempt.
+    let startsAfter = ["webhooks"]
     private let publisher: EventPublisher
     private let keep: UnsavedKeep
     private let logger: Logger

@@ -15,6 +15,8 @@ import Synchronization
 /// been tried (found or not): the daemon starts and runs without it.
 final class RadioInput: DaemonService, Sendable {
     let name = "bluez"
+    /// Its last batch, at the stop, goes to an engine still running.
+    let startsAfter = ["engine"]
     let scanner: BlueZScanner
     private let threads = ServiceThreads()
     private let ended: @Sendable () -> Void

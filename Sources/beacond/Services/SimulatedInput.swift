@@ -11,6 +11,8 @@ import Synchronization
 /// with no Bluetooth hardware. In the daemon's services it takes the radio input's place.
 final class SimulatedInput: DaemonService, Sendable {
     let name = "simulator"
+    /// Its last batch, at the stop, goes to an engine still running.
+    let startsAfter = ["engine"]
     private let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     private let threads = ServiceThreads()

@@ -21,6 +21,8 @@ import Synchronization
 /// batch sequence the publisher thread's; what is shared is behind locks.
 final class SiteLink: DaemonService, @unchecked Sendable {
     let name = "site"
+    /// It hands other gateways' sightings to the engine and publishes on the connection.
+    let startsAfter = ["engine", "site-connection"]
     let site: SiteSettings
     let gateway: String
     let client: MQTTClient

@@ -17,6 +17,8 @@ import Systemd
 /// hci0, 412 beacons, outbox 0"), and STOPPING=1 first thing at the stop.
 final class SystemdNotices: DaemonService, Sendable {
     let name = "systemd"
+    /// READY=1 says the daemon serves: the API answers, the engine turns, the input hears.
+    let startsAfter = ["api", "engine", "bluez", "simulator", "site", "state-verifier"]
     static let statusInterval = TimeSpan.seconds(5)
     let notifier: ServiceNotifier
     private let engine: LiveEngine

@@ -10,6 +10,8 @@ import Storage
 /// with everything the daemon produced. A reload replaces only the webhooks that changed.
 final class WebhookDelivery: DaemonService, Sendable {
     let name = "webhooks"
+    /// The site's events' worker publishes on the broker connection, to its last attempt.
+    let startsAfter = ["site-connection"]
     private let publisher: EventPublisher
     private let store: StateStore
     /// Outboxes delivered whatever the webhooks say (the site's `events/`): kept on reload.
