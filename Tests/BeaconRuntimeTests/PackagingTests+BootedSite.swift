@@ -60,20 +60,6 @@ extension PackagingTests {
         #expect(posted.stdout.contains("\"accepted\":1"), "\(posted.stdout)\(posted.stderr)")
     }
 
-    /// The events the receiver accepted, each id once, with the gateway that sent it
-    /// (`X-Beacond-Gateway`) as `sender`.
-    static func delivered(_ receiver: WebhookReceiver) -> [[String: Any]] {
-        var seen = Set<String>()
-        return receiver.requests.filter { ($0["status"] as? Int).map { (200..<300).contains($0) } ?? false }
-            .flatMap { request in
-                let sender = (request["headers"] as? [String: Any])?["x-beacond-gateway"] as? String ?? "?"
-                return (request["events"] as? [[String: Any]] ?? []).map {
-                    $0.merging(["sender": sender]) { a, _ in a }
-                }
-            }
-            .filter { seen.insert($0["id"] as? String ?? "").inserted }
-    }
-
     @Test(.enabled(if: booted, "boots a container: needs root and systemd-nspawn (scripts/deps)"))
     func aSiteHandsOverOnRealUnits() throws {
         let gateway = try bootWithPackage()
@@ -137,7 +123,7 @@ extension PackagingTests {
         try Self.hear(major: 1, on: gateway, socket: first)
         try Self.hear(major: 1, on: gateway, socket: second)
         try receiver.waitUntil("the door's event") { _ in
-            Self.delivered(receiver).contains { ($0["subject"] as? String) == "app/door" }
+            receiver.delivered.contains { ($0["subject"] as? String) == "app/door" }
         }
 
         // The locator stops; gw2 takes over, and hears the till alone
@@ -147,7 +133,7 @@ extension PackagingTests {
         }
         try Self.hear(major: 2, on: gateway, socket: second)
         try receiver.waitUntil("the till's event") { _ in
-            Self.delivered(receiver).contains { ($0["subject"] as? String) == "app/till" }
+            receiver.delivered.contains { ($0["subject"] as? String) == "app/till" }
         }
         // gw2 held its own copy of the door: once its outbox is empty, that copy has gone out
         // or been dropped by gw1's decision. It sent the till only.
@@ -160,7 +146,7 @@ extension PackagingTests {
         }
         #expect(crm["delivered"] as? Int == 1, "\(crm)")
 
-        let events = Self.delivered(receiver)
+        let events = receiver.delivered
         let said = events.map { "\($0["type"] ?? "") \($0["subject"] ?? "") from \($0["sender"] ?? "")" }
         #expect(events.filter { ($0["subject"] as? String) == "app/door" }.count == 1, "\(said)")
         #expect(events.filter { ($0["subject"] as? String) == "app/till" }.count == 1, "\(said)")

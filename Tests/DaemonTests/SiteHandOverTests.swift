@@ -40,20 +40,6 @@ import Testing
         }
     }
 
-    /// Events accepted by the receiver (2xx), each id once, with the gateway that sent it
-    /// (`X-Beacond-Gateway`) as `sender`.
-    static func delivered(_ receiver: WebhookReceiver) -> [[String: Any]] {
-        var seen = Set<String>()
-        return receiver.requests.filter { ($0["status"] as? Int).map { (200..<300).contains($0) } ?? false }
-            .flatMap { request in
-                let sender = (request["headers"] as? [String: Any])?["x-beacond-gateway"] as? String ?? "?"
-                return (request["events"] as? [[String: Any]] ?? []).map {
-                    $0.merging(["sender": sender]) { a, _ in a }
-                }
-            }
-            .filter { seen.insert($0["id"] as? String ?? "").inserted }
-    }
-
     /// Pairs of delivered events with different ids that are one alert: of one asset in one
     /// zone, two of the same type in a row (an enter after an enter, with no exit between),
     /// within 30 s. What a consumer de-duplicating by id would count twice.
@@ -142,7 +128,7 @@ import Testing
         for g in gateways { try g.start(arguments: ["--simulate", "--no-print-events"]) }
         let (gw1, gw2, gw3) = (gateways[0], gateways[1], gateways[2])
         try receiver.waitUntil("gw1's alerts", timeout: 60) { _ in
-            Self.delivered(receiver).count >= 8 && Self.senders(receiver).allSatisfy { $0 == "gw1" }
+            receiver.delivered.count >= 8 && Self.senders(receiver).allSatisfy { $0 == "gw1" }
         }
         gw1.crash()
         let killed = Date()
@@ -162,7 +148,7 @@ import Testing
         var lost: [[String: Any]] = []
         let deadline = Date().addingTimeInterval(20)
         repeat {
-            let got = Self.delivered(receiver)
+            let got = receiver.delivered
             lost = made.filter { m in
                 guard let alert = Alert(m), let t = SiteTests.seconds(m["time"] as? String ?? "") else { return false }
                 return !got.contains { d in
@@ -174,7 +160,7 @@ import Testing
         } while Date() < deadline
         #expect(gw2.stop() == 0)
         #expect(gw3.stop() == 0)
-        let events = Self.delivered(receiver)
+        let events = receiver.delivered
         let repeats = Self.repeats(events)
         #expect(repeats.isEmpty, "delivered twice under two ids: \(repeats)")
         #expect(

@@ -205,6 +205,20 @@ public final class WebhookReceiver: @unchecked Sendable {
         }
     }
 
+    /// The events of the accepted (2xx) requests, each id once, in order, with the gateway that
+    /// sent it (`X-Beacond-Gateway`) as `sender`.
+    public var delivered: [[String: Any]] {
+        var seen = Set<String>()
+        return requests.filter { ($0["status"] as? Int).map { (200..<300).contains($0) } ?? false }
+            .flatMap { request in
+                let sender = (request["headers"] as? [String: Any])?["x-beacond-gateway"] as? String ?? "?"
+                return (request["events"] as? [[String: Any]] ?? []).map {
+                    $0.merging(["sender": sender]) { a, _ in a }
+                }
+            }
+            .filter { seen.insert($0["id"] as? String ?? "").inserted }
+    }
+
     /// Event ids of the accepted (2xx) requests, in order.
     public var acceptedIDs: [String] {
         requests.filter { ($0["status"] as? Int).map { (200..<300).contains($0) } ?? false }
