@@ -78,30 +78,6 @@ public final class WebhookWorker: @unchecked Sendable {
     /// What the worker asks and tells the daemon, fixed at construction.
     public let hooks: Hooks
 
-    /// What the worker asks and tells the daemon: given at construction, so that none changes
-    /// under a running worker. All optional: a worker alone delivers always, on the wall clock.
-    public struct Hooks: Sendable {
-        /// Time since boot (`CLOCK_BOOTTIME`): with it, a step of the wall clock moves this
-        /// webhook's waiting events' enqueue times by the step (`StateStore.shiftEnqueued`), so
-        /// that `max_age` counts the time they waited. Without it, NTP setting right a gateway
-        /// that booted days behind would dead-letter every event made before, just as the
-        /// network (and with it NTP and the webhook) came back.
-        public var elapsed: (@Sendable () -> TimeSpan)?
-        /// On a gateway of a site, whether this worker delivers now (this gateway is the site's
-        /// locator) or stands by (SPEC §6.3); nil: always delivers.
-        public var role: (@Sendable () -> DeliveryRole)?
-        /// Told after each delivery the receiver acknowledged: the webhook and the enqueue time
-        /// of the last event in it (the site's locator tells the others, `delivered/<webhook>`).
-        public var onDelivered: (@Sendable (String, Timestamp) -> Void)?
-
-        public init(
-            elapsed: (@Sendable () -> TimeSpan)? = nil, role: (@Sendable () -> DeliveryRole)? = nil,
-            onDelivered: (@Sendable (String, Timestamp) -> Void)? = nil
-        ) {
-            (self.elapsed, self.role, self.onDelivered) = (elapsed, role, onDelivered)
-        }
-    }
-
     private var steps = ClockStepDetector()
     var expiries = LogSummary()
     /// Acknowledged by the receiver through this seq, but not yet deleted from the outbox: the
