@@ -104,101 +104,6 @@ func printError(_ text: String) {
 /// One line on standard output, unbuffered.
 func writeLine(_ text: String) { writeAll(fd: 1, text + "\n") }
 
-struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Gateway, adapters, rates, outbox backlog and last errors.")
-    @OptionGroup var common: Common
-
-    func run() throws {
-        try common.show("/v1/status") { json in
-            let s = StatusReport(json: json)
-            let c = s.counts
-            var lines = [
-                "gateway   \(s.gateway)  (beacond \(s.version), up \(JSONValue.round(s.uptimeSeconds, places: 10).cell) s)",
-                "config    \(s.configFile ?? "-")",
-                s.simulated
-                    ? "input     a simulated site (--simulate); BlueZ not used"
-                    : "bluez     \(s.bluezReachable ? "reachable" : "NOT reachable")",
-                "sightings \(c.sightings) (\(JSONValue.round(s.sightingsPerSecond).cell)/s), beacons \(c.beacons), "
-                    + "asset tags \(c.assetTags), events \(c.events)",
-                "outbox    \(s.outbox.pending) pending, \(s.outbox.deadLetters) dead letters",
-            ]
-            // Only when there is something to say: relays out of time, receivers with no position
-            if c.stale > 0 || c.clockAhead > 0 {
-                lines.append(
-                    "relays    \(c.stale) sightings too old to use, \(c.clockAhead) stamped ahead of this clock")
-            }
-            if let age = s.engineLastTurnAgeSeconds, age >= Doctor.stuckEngineAfter {
-                lines.append(
-                    "engine    has not run for \(Int(age)) s: counts are as of then (beaconctl doctor)")
-            }
-            if let failure = s.stateStoreError {
-                lines.append(
-                    "state     \(c.eventsHeld) events held in memory: the state store cannot be opened: \(failure) "
-                        + "(beaconctl doctor)")
-            } else if c.eventsHeld > 0 {
-                lines.append(
-                    "state     \(c.eventsHeld) events held in memory: the state store cannot write (beaconctl doctor)")
-            }
-            if c.stateEmptied > 0 {
-                lines.append(
-                    "state     found corrupt \(c.stateEmptied) time(s) and emptied in place: the storage may be failing "
-                        + "(beaconctl doctor)")
-            }
-            if !s.unplacedReceivers.isEmpty {
-                lines.append(
-                    "receivers with no position (not used for assets): "
-                        + s.unplacedReceivers.map { "\($0.0) (\($0.1))" }.joined(separator: ", "))
-            }
-            var adapters = Table("ADAPTER", "PRESENT", "POWERED", "DISCOVERING")
-            for a in s.adapters {
-                adapters.add(a.adapter, yes(a.present), yes(a.powered), yes(a.discovering))
-            }
-            lines.append("")
-            lines.append(adapters.text)
-            if let site = s.site { lines += siteLines(site) }
-            if !s.lastErrors.isEmpty {
-                lines.append("")
-                lines.append("last errors:")
-                lines += s.lastErrors.map { "  " + $0 }
-            }
-            return lines.joined(separator: "\n")
-        }
-    }
-}
-
-/// The site's part of `beaconctl status`: the broker, and each gateway as this one sees it.
-func siteLines(_ site: StatusReport.Site) -> [String] {
-    let broker =
-        site.connected
-        ? "connected, \(site.reconnects) reconnects"
-        : "NOT connected: \(site.lastError ?? "connecting") (beaconctl doctor)"
-    var lines = [
-        "",
-        "site      \(site.id) on \(site.broker): \(broker)",
-        "batches   \(site.batchesSent) sent, \(site.batchesReceived) received (\(site.sightingsReceived) sightings), "
-            + "\(site.batchesLost) lost, \(site.sightingsUnsent) own sightings unsent",
-    ]
-    if let l = site.locator {
-        lines.append(
-            "locator   \(l.gateway) (epoch \(l.epoch), since \(l.since))\(l.thisGateway ? ": this gateway" : "")")
-    } else {
-        lines.append("locator   none announced yet")
-    }
-    if !site.dropped.isEmpty {
-        lines.append("dropped   " + site.dropped.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
-    }
-    var gateways = Table("GATEWAY", "ONLINE", "LAST_BATCH", "BATCHES", "LOST", "CLOCK_OFFSET_S")
-    for g in site.gateways {
-        gateways.add(
-            g.id, g.online.map(yes) ?? "-", g.lastBatch ?? "-", "\(g.batches)", "\(g.lost)",
-            g.clockOffsetSeconds.map { JSONValue.round($0, places: 1000).cell } ?? "-")
-    }
-    lines.append("")
-    lines.append(gateways.text)
-    return lines
-}
-
 struct Beacons: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Beacons heard recently.")
     @OptionGroup var common: Common
@@ -226,35 +131,6 @@ struct Beacons: ParsableCommand {
                     + "(the \(shown) most recently heard of \(Int(total)); GET /v1/beacons?offset=\(shown) for more)\n"
             }
             return t.text
-        }
-    }
-}
-
-struct Regions: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Clients' regions and their state.")
-    @OptionGroup var common: Common
-    @Argument(help: "Only this client.") var client: String?
-
-    func run() throws {
-        try common.run { api throws(APIClient.Failure) in
-            var clients: [String]
-            if let client {
-                clients = [client]
-            } else {
-                clients = (try api.get("/v1/clients")["clients"]?.items ?? []).compactMap { $0["id"]?.stringValue }
-            }
-            var t = Table("CLIENT", "REGION", "STATE", "UUID", "MAJOR", "MINOR", "ENTERED")
-            var all: [JSONValue] = []
-            for c in clients {
-                let answer = try api.get("/v1/clients/\(percentEncode(c))/regions")
-                all.append(answer)
-                for r in answer["regions"]?.items ?? [] {
-                    t.add(
-                        c, r["id"]?.cell ?? "-", r["state"]?.cell ?? "-", r["uuid"]?.cell ?? "-",
-                        r["major"]?.cell ?? "-", r["minor"]?.cell ?? "-", r["entered_at"]?.cell ?? "-")
-                }
-            }
-            print(common.json ? JSONValue.array(all).serialized : t.text)
         }
     }
 }
@@ -387,51 +263,6 @@ struct Outbox: ParsableCommand {
     static func dead(_ webhook: StatusReport.Webhook) -> String {
         guard webhook.deadLettersDiscarded > 0 else { return "\(webhook.deadLetters)" }
         return "\(webhook.deadLetters) (+\(webhook.deadLettersDiscarded) discarded)"
-    }
-}
-
-struct Monitor: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Start (or replace) monitoring a region.")
-    @OptionGroup var common: Common
-    @Argument var client: String
-    @Argument var region: String
-    @Option(help: "The beacons' proximity UUID.") var uuid: String
-    @Option var major: Int?
-    @Option var minor: Int?
-    @Option(help: "Dwell alerts, comma-separated durations such as 2m,10m.") var dwell: String?
-    @Flag(help: "Emit ranging updates for this region.") var ranging = false
-    @Flag(name: .customLong("no-notify-entry")) var noNotifyEntry = false
-    @Flag(name: .customLong("no-notify-exit")) var noNotifyExit = false
-
-    func run() throws {
-        var members: [(String, JSONValue)] = [("uuid", .string(uuid))]
-        if let major { members.append(("major", .number(Double(major)))) }
-        if let minor { members.append(("minor", .number(Double(minor)))) }
-        if let dwell { members.append(("dwell", .array(dwell.split(separator: ",").map { .string(String($0)) }))) }
-        members += [
-            ("ranging", .bool(ranging)), ("notify_on_entry", .bool(!noNotifyEntry)),
-            ("notify_on_exit", .bool(!noNotifyExit)),
-        ]
-        try common.run { api throws(APIClient.Failure) in
-            let answer = try api.request(
-                "PUT", "/v1/clients/\(percentEncode(client))/regions/\(percentEncode(region))",
-                body: JSONValue.object(members).serialized)
-            print(common.json ? answer.body.trimmingNewline : "monitoring \(client)/\(region)")
-        }
-    }
-}
-
-struct Unmonitor: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Stop monitoring a region.")
-    @OptionGroup var common: Common
-    @Argument var client: String
-    @Argument var region: String
-
-    func run() throws {
-        try common.run { api throws(APIClient.Failure) in
-            _ = try api.request("DELETE", "/v1/clients/\(percentEncode(client))/regions/\(percentEncode(region))")
-            if !common.json { print("stopped monitoring \(client)/\(region)") }
-        }
     }
 }
 
