@@ -1,0 +1,77 @@
+/// What a fix means for the site: a position published when due, zones entered and left,
+/// a tag gone quiet lost, and the alarms those raise.
+extension AssetTracker {
+    mutating func publishIfDue(_ a: Int, _ estimate: AssetFix, at t: Timestamp, events: inout [Event]) {
+        if let last = states[a].published, let at = states[a].publishedAt {
+            guard t - at >= settings.publishInterval else { return }
+            let dx = estimate.position.x - last.position.x
+            let dy = estimate.position.y - last.position.y
+            let zonesChanged = estimate.zones != last.zones || estimate.level != last.level
+            guard zonesChanged || (dx * dx + dy * dy).squareRoot() >= settings.minMove else { return }
+        }
+        states[a].published = estimate
+        states[a].publishedAt = t
+        events.append(Event(time: t, payload: .assetPosition(estimate)))
+    }
+
+    mutating func updateZones(
+        _ a: Int, estimate: AssetFix, ranges: [Int: Double], at t: Timestamp, events: inout [Event]
+    ) {
+        for z in zones.indices {
+            let (depth, margin) = zones[z].depth(position: estimate.position, level: estimate.level, ranges: ranges)
+            if states[a].zones[z].update(depth: depth, margin: margin, at: t) {
+                let condition: AlarmDefinition.Condition = states[a].zones[z].inside ? .enter : .exit
+                alert(a, zone: z, condition, position: estimate.position, level: estimate.level, at: t, events: &events)
+            }
+            guard states[a].zones[z].inside else { continue }
+            for alarm in alarmsByZone[z] {
+                guard let dwell = alarms[alarm].dwell, alarms[alarm].on.contains(.dwell),
+                    !states[a].zones[z].dwellFired.contains(alarm), t - states[a].zones[z].since >= dwell,
+                    applies(alarm, to: a)
+                else { continue }
+                states[a].zones[z].dwellFired.insert(alarm)
+                guard alarms[alarm].active else { continue }
+                events.append(
+                    Event(
+                        time: t,
+                        payload: .zone(
+                            ZoneAlert(
+                                alarm: alarms[alarm].id, asset: assets[a].id, zone: zones[z].id, condition: .dwell,
+                                position: estimate.position, level: estimate.level, dwell: t - states[a].zones[z].since)
+                        )))
+            }
+        }
+    }
+
+    /// Not heard for `lostAfter`: the asset leaves every zone it was in, at its last position.
+    mutating func lose(_ a: Int, at t: Timestamp, events: inout [Event]) {
+        states[a].lost = true
+        // Heard again, it starts from a fresh belief; meanwhile its cells are not kept.
+        states[a].belief = nil
+        let last = states[a].estimate
+        for z in zones.indices where states[a].zones[z].leave(at: t) {
+            alert(a, zone: z, .exit, position: last?.position, level: last?.level, at: t, events: &events)
+        }
+        states[a].estimate?.zones = []
+    }
+
+    func applies(_ alarm: Int, to a: Int) -> Bool {
+        alarms[alarm].assets.map { $0.contains(assets[a].id) } ?? true
+    }
+
+    func alert(
+        _ a: Int, zone z: Int, _ condition: AlarmDefinition.Condition, position: Point?, level: Int?, at t: Timestamp,
+        events: inout [Event]
+    ) {
+        for alarm in alarmsByZone[z]
+        where alarms[alarm].active && alarms[alarm].on.contains(condition) && applies(alarm, to: a) {
+            events.append(
+                Event(
+                    time: t,
+                    payload: .zone(
+                        ZoneAlert(
+                            alarm: alarms[alarm].id, asset: assets[a].id, zone: zones[z].id, condition: condition,
+                            position: position, level: level))))
+        }
+    }
+}
