@@ -14,18 +14,16 @@ extension APIRouter {
             (alarms.map { engine.tracker?.alarmIsActive($0.id) ?? $0.active }, [])
         }
         guard let flags else { return engineUnavailable() }
-        return Reply.json(
-            .object([("alarms", .array(zip(context.config.alarms, flags).map { alarmJSON($0, active: $1) }))]))
+        var list = AlarmList()
+        list.alarms = zip(context.config.alarms, flags).map { Self.alarm($0, active: $1) }
+        return Reply.json(list.json)
     }
 
-    func alarmJSON(_ alarm: AlarmSpec, active: Bool) -> JSONValue {
-        .object([
-            ("id", .string(alarm.id)), ("zones", .array(alarm.zones.map { .string($0) })),
-            ("on", .array(alarm.on.map { .string($0.rawValue) })),
-            ("dwell", alarm.dwell.map { .string($0.description) } ?? .null),
-            ("assets", alarm.assets.map { .array($0.map { .string($0) }) } ?? .null),
-            ("active", .bool(active)),
-        ])
+    static func alarm(_ spec: AlarmSpec, active: Bool) -> AlarmList.Alarm {
+        var alarm = AlarmList.Alarm()
+        (alarm.id, alarm.zones, alarm.on) = (spec.id, spec.zones, spec.on.map(\.rawValue))
+        (alarm.dwell, alarm.assets, alarm.active) = (spec.dwell?.description, spec.assets, active)
+        return alarm
     }
 
     /// `{"active": true|false}` switches an alarm on or off at runtime.
@@ -52,6 +50,6 @@ extension APIRouter {
             return Reply.error(
                 500, "not_persisted", "the alarm is switched but the change will not survive a restart: \(error)")
         }
-        return Reply.json(alarmJSON(alarm, active: active))
+        return Reply.json(Self.alarm(alarm, active: active).json)
     }
 }

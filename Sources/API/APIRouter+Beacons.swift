@@ -46,31 +46,24 @@ extension APIRouter {
             if case let .response(response) = engineUnavailable() { return response }
             return HTTPResponse(status: 503)
         }
-        let next = offset + list.count < total ? JSONValue.int(offset + list.count) : .null
-        let body: JSONValue = .object([
-            (
-                "beacons",
-                .array(
-                    list.map { b in
-                        .object([
-                            ("beacon", CloudEvent.json(b.identity)),
-                            ("proximity", .string(b.proximity.rawValue)), ("distance", .round(b.distance)),
-                            ("last_seen", .time(b.lastSeen)),
-                            (
-                                "receivers",
-                                .array(
-                                    b.readings.map { r in
-                                        .object([
-                                            ("receiver", .string(r.receiver)), ("rssi", .round(r.rssi, places: 10)),
-                                            ("distance", .round(r.distance)), ("last_seen", .time(r.lastSeen)),
-                                        ])
-                                    })
-                            ),
-                        ])
-                    })
-            ),
-            ("total", .int(total)), ("next", next),
-        ])
-        return Reply.jsonResponse(body)
+        var page = BeaconsPage()
+        page.total = total
+        page.next = offset + list.count < total ? offset + list.count : nil
+        page.beacons = list.map { b in
+            var beacon = BeaconsPage.Beacon()
+            beacon.tag = BeaconTag(b.identity)
+            beacon.proximity = b.proximity.rawValue
+            beacon.distance = b.distance
+            beacon.lastSeen = RFC3339.format(b.lastSeen)
+            beacon.receivers = b.readings.map { r in
+                var reading = BeaconsPage.Reading()
+                reading.receiver = r.receiver
+                (reading.rssi, reading.distance) = (r.rssi, r.distance)
+                reading.lastSeen = RFC3339.format(r.lastSeen)
+                return reading
+            }
+            return beacon
+        }
+        return Reply.jsonResponse(page.json)
     }
 }

@@ -20,36 +20,30 @@ extension APIRouter {
         let config = context.config
         let tallies = currentGlance().receivers
         let now = context.clock()
-        let receivers: [JSONValue] = config.receivers.map { r in
+        var report = FloorReport()
+        report.receivers = config.receivers.map { r in
             let tally = tallies[r.id]
             let age = (now - (tally?.lastHeard ?? context.started)).seconds
-            return .object([
-                ("id", .string(r.id)), ("x", .number(r.x)), ("y", .number(r.y)), ("level", .int(r.level)),
-                ("sightings", .int(tally?.sightings ?? 0)), ("last_heard_age_s", .round(max(0, age), places: 10)),
-                ("silent", .bool(age >= Self.silentAfter)),
-            ])
+            var receiver = FloorReport.Receiver()
+            (receiver.id, receiver.x, receiver.y, receiver.level) = (r.id, r.x, r.y, r.level)
+            receiver.sightings = tally?.sightings ?? 0
+            receiver.lastHeardAgeSeconds = max(0, age)
+            receiver.silent = age >= Self.silentAfter
+            return receiver
         }
-        let outline = config.positioning.floor.map { points in
-            JSONValue.array(points.map { .array([.number($0.x), .number($0.y)]) })
-        }
+        report.floor = config.positioning.floor.map { points in points.map { [$0.x, $0.y] } }
         var levels = Set(config.receivers.map(\.level))
         for zone in config.zones { if case let .polygon(level, _) = zone.shape { levels.insert(level) } }
         if levels.isEmpty { levels.insert(0) }
-        return Reply.json(
-            .object([
-                ("floor", outline ?? .null), ("levels", .array(levels.sorted().map { .int($0) })),
-                ("receivers", .array(receivers)), ("zones", zonesJSON()),
-                ("silent_after_s", .number(Self.silentAfter)),
-                (
-                    "image",
-                    config.floorImage.map { image in
-                        .object([
-                            ("url", .string("/v1/floor/image")), ("scale", .number(image.scale)),
-                            ("origin", .array(image.origin.map { .number($0) })),
-                        ])
-                    } ?? .null
-                ),
-            ]))
+        report.levels = levels.sorted()
+        report.zones = zoneReports()
+        report.silentAfterSeconds = Self.silentAfter
+        report.image = config.floorImage.map { image in
+            var i = FloorReport.Image()
+            (i.url, i.scale, i.origin) = ("/v1/floor/image", image.scale, image.origin)
+            return i
+        }
+        return Reply.json(report.json)
     }
 
     /// `GET /v1/assets/{id}/readings`: what each receiver hears of an asset now (smoothed
@@ -58,28 +52,16 @@ extension APIRouter {
         let answer = onEngine { engine, now in ((engine.tracker?.readings(asset: id), now), []) }
         guard let (readings, now) = answer else { return engineUnavailable() }
         guard let readings else { return Reply.error(404, "unknown_asset", "no asset \"\(id)\"") }
-        return Reply.json(
-            .object([
-                ("asset", .string(id)),
-                (
-                    "readings",
-                    .array(
-                        readings.map { r in
-                            .object([
-                                ("receiver", .string(r.receiver.id)), ("rssi", .round(r.rssi, places: 10)),
-                                ("age_s", .round((now - r.lastSeen).seconds, places: 1000)),
-                                (
-                                    "position",
-                                    .object([
-                                        ("x", .number(r.receiver.position.x)), ("y", .number(r.receiver.position.y)),
-                                        ("z", r.receiver.z.map { .number($0) } ?? .null),
-                                        ("level", .int(r.receiver.level)),
-                                    ])
-                                ),
-                            ])
-                        })
-                ),
-            ]))
+        var report = AssetReadings()
+        report.asset = id
+        report.readings = readings.map { r in
+            var reading = AssetReadings.Reading()
+            (reading.receiver, reading.rssi, reading.ageSeconds) = (r.receiver.id, r.rssi, (now - r.lastSeen).seconds)
+            (reading.x, reading.y, reading.z) = (r.receiver.position.x, r.receiver.position.y, r.receiver.z)
+            reading.level = r.receiver.level
+            return reading
+        }
+        return Reply.json(report.json)
     }
 
     /// The largest floor image served: a plan is a few hundred kilobytes; this bounds what one

@@ -15,22 +15,15 @@ extension APIRouter {
         do {
             let depths = try store.outboxDepths()
             let dead = try store.deadLetters(limit: 100)
-            return Reply.json(
-                .object([
-                    ("webhooks", .array(context.webhooks.map { Self.webhook($0, depths: depths).json })),
-                    (
-                        "dead_letters",
-                        .array(
-                            dead.map { d in
-                                .object([
-                                    ("webhook", .string(d.webhook)), ("id", .string(d.eventID)),
-                                    ("type", .string(d.type)),
-                                    ("enqueued", .time(d.enqueuedAt)), ("dead", .time(d.diedAt)),
-                                    ("reason", .string(d.reason)),
-                                ])
-                            })
-                    ),
-                ]))
+            var report = OutboxReport()
+            report.webhooks = context.webhooks.map { Self.webhook($0, depths: depths) }
+            report.deadLetters = dead.map { d in
+                var letter = OutboxReport.DeadLetter()
+                (letter.webhook, letter.id, letter.type, letter.reason) = (d.webhook, d.eventID, d.type, d.reason)
+                (letter.enqueued, letter.dead) = (RFC3339.format(d.enqueuedAt), RFC3339.format(d.diedAt))
+                return letter
+            }
+            return Reply.json(report.json)
         } catch {
             return Reply.error(500, "store_unreadable", "\(error)")
         }

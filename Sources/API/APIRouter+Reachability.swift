@@ -40,34 +40,23 @@ extension APIRouter {
     }
 
     static func reachabilityBody(_ results: [ReachabilityTarget]) -> JSONValue {
-        .object([
-            ("checked_from", checkedFrom()),
-            (
-                "destinations",
-                .array(
-                    results.map { t in
-                        .object([
-                            ("kind", .string(t.kind)), ("id", .string(t.id)),
-                            ("url", .string(URLRedaction.redact(t.url))),
-                            ("host", t.endpoint.map { .string($0.host) } ?? .null),
-                            ("port", t.endpoint.map { .string($0.port) } ?? .null),
-                            ("reachable", .bool(t.failure == nil)),
-                            ("error", t.failure.map { .string($0) } ?? .null),
-                        ])
-                    })
-            ),
-        ])
+        var report = ReachabilityReport()
+        (report.pid, report.systemdUnit) = (Int(getpid()), systemdUnit())
+        report.destinations = results.map { t in
+            var d = ReachabilityReport.Destination()
+            (d.kind, d.id, d.url) = (t.kind, t.id, URLRedaction.redact(t.url))
+            (d.host, d.port, d.error) = (t.endpoint?.host, t.endpoint?.port, t.failure)
+            return d
+        }
+        return report.json
     }
 
-    /// The process the connections were made from: its pid, and its systemd unit when it
-    /// runs as one (`INVOCATION_ID` is set for every unit's processes; the unit's name is the
-    /// last part of its cgroup).
-    static func checkedFrom() -> JSONValue {
-        var unit: String?
-        if getenv("INVOCATION_ID") != nil, let text = try? readTextFile("/proc/self/cgroup") {
-            unit = text.split(separator: "\n").last.flatMap { $0.split(separator: "/").last.map(String.init) }
-        }
-        return .object([("pid", .int(Int(getpid()))), ("systemd_unit", unit.map { .string($0) } ?? .null)])
+    /// The systemd unit the connections were made from when the daemon runs as one
+    /// (`INVOCATION_ID` is set for every unit's processes; the unit's name is the last part of
+    /// its cgroup).
+    static func systemdUnit() -> String? {
+        guard getenv("INVOCATION_ID") != nil, let text = try? readTextFile("/proc/self/cgroup") else { return nil }
+        return text.split(separator: "\n").last.flatMap { $0.split(separator: "/").last.map(String.init) }
     }
 }
 

@@ -14,16 +14,13 @@ extension APIRouter {
             (engine.clientIDs.map { ($0, engine.regionStatuses(client: $0).count) }, [])
         }
         guard let list else { return engineUnavailable() }
-        return Reply.json(
-            .object([
-                (
-                    "clients",
-                    .array(
-                        list.map { id, count in
-                            .object([("id", .string(id)), ("regions", .int(count)), ("region_limit", .int(limit))])
-                        })
-                )
-            ]))
+        var answer = ClientList()
+        answer.clients = list.map { id, count in
+            var client = ClientList.Client()
+            (client.id, client.regions, client.regionLimit) = (id, count, limit)
+            return client
+        }
+        return Reply.json(answer.json)
     }
 
     func regions(client: String) -> HTTPReply {
@@ -32,14 +29,14 @@ extension APIRouter {
         }
         guard let answer else { return engineUnavailable() }
         guard let statuses = answer else { return Reply.error(404, "unknown_client", "no client \"\(client)\"") }
-        return Reply.json(.object([("client", .string(client)), ("regions", .array(statuses.map(Self.json)))]))
+        var list = RegionList()
+        list.client = client
+        list.regions = statuses.map(Self.region)
+        return Reply.json(list.json)
     }
 
-    static func json(_ status: RegionStatus) -> JSONValue {
-        guard case var .object(members) = status.spec.json else { return .null }
-        members.append(("state", .string(status.state.rawValue)))
-        members.append(("entered_at", .time(status.enteredAt)))
-        return .object(members)
+    static func region(_ status: RegionStatus) -> RegionList.Region {
+        .init(spec: status.spec, state: status.state.rawValue, enteredAt: status.enteredAt.map(RFC3339.format))
     }
 
     /// Starts monitoring (or replaces) a region; 409 when the client is at its limit.
@@ -82,7 +79,7 @@ extension APIRouter {
         }
         if let persisted = saveOverride(.monitor(client: client, region: spec)) { return persisted }
         return Reply.json(
-            Self.json(RegionStatus(client: client, spec: spec, state: .unknown, enteredAt: nil)), status: 200)
+            Self.region(RegionStatus(client: client, spec: spec, state: .unknown, enteredAt: nil)).json, status: 200)
     }
 
     func unmonitor(client: String, region id: String) -> HTTPReply {

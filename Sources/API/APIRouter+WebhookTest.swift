@@ -48,10 +48,9 @@ extension APIRouter {
             return HTTPResponse.error(
                 status: 502, code: "webhook_test_failed", message: "\(id): \(answer) from \(url) after \(took) ms")
         }
-        return Reply.jsonResponse(
-            .object([
-                ("webhook", .string(id)), ("url", .string(url)), ("status", .int(result.status ?? 0)),
-                ("took_ms", .int(took)), ("signed", .bool(signed)),
-            ]))
+        var report = WebhookTestReport()
+        (report.webhook, report.url, report.status) = (id, url, result.status ?? 0)
+        (report.tookMilliseconds, report.signed) = (took, signed)
+        return Reply.jsonResponse(report.json)
     }
 }

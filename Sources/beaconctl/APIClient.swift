@@ -1,3 +1,4 @@
+import APIModel
 import BeaconCore
 import POSIX
 
@@ -31,9 +32,7 @@ struct APIClient {
 
         /// The API's error message, or the body.
         var errorMessage: String {
-            if let message = json?["error"]?["message"]?.stringValue, let code = json?["error"]?["code"]?.stringValue {
-                return "\(message) (\(code))"
-            }
+            if let error = json.flatMap(APIErrorAnswer.init(json:)) { return "\(error.message) (\(error.code))" }
             return body.isEmpty ? "HTTP \(status)" : body
         }
     }

@@ -111,24 +111,17 @@ struct Beacons: ParsableCommand {
     func run() throws {
         try common.show("/v1/beacons") { value in
             var t = Table("BEACON", "PROXIMITY", "DISTANCE_M", "RECEIVERS", "LAST_SEEN")
-            for b in value["beacons"]?.items ?? [] {
-                let id = b["beacon"].map { id -> String in
-                    if let uuid = id["uuid"]?.cell {
-                        return "\(uuid) \(id["major"]?.cell ?? "-")/\(id["minor"]?.cell ?? "-")"
-                    }
-                    return "\(id["namespace"]?.cell ?? "-")/\(id["instance"]?.cell ?? "-")"
-                }
-                let receivers = (b["receivers"]?.items ?? []).map {
-                    "\($0["receiver"]?.cell ?? "?")@\($0["rssi"]?.cell ?? "?")"
-                }
+            let page = BeaconsPage(json: value)
+            for b in page.beacons {
+                let receivers = b.receivers.map { "\($0.receiver)@\(cell($0.rssi))" }
                 t.add(
-                    id ?? "-", b["proximity"]?.cell ?? "-", b["distance"]?.cell ?? "-",
-                    receivers.joined(separator: " "), b["last_seen"]?.cell ?? "-")
+                    b.tag?.text ?? "-", b.proximity, cell(b.distance), receivers.joined(separator: " "),
+                    b.lastSeen ?? "-")
             }
-            let shown = value["beacons"]?.items.count ?? 0
-            if let total = value["total"]?.numberValue, Int(total) > shown {
+            let shown = page.beacons.count
+            if page.total > shown {
                 return t.text
-                    + "(the \(shown) most recently heard of \(Int(total)); GET /v1/beacons?offset=\(shown) for more)\n"
+                    + "(the \(shown) most recently heard of \(page.total); GET /v1/beacons?offset=\(shown) for more)\n"
             }
             return t.text
         }
@@ -142,14 +135,9 @@ struct Assets: ParsableCommand {
     func run() throws {
         try common.show("/v1/assets") { value in
             var t = Table("ASSET", "NAME", "POSITION", "ZONES", "LAST_SEEN")
-            for a in value["assets"]?.items ?? [] {
-                let p = a["position"]
-                let position = p.map {
-                    $0.isNull ? "-" : "\($0["x"]?.cell ?? "?"),\($0["y"]?.cell ?? "?") L\($0["level"]?.cell ?? "?")"
-                }
-                t.add(
-                    a["id"]?.cell ?? "-", a["name"]?.cell ?? "-", position ?? "-", a["zones"]?.cell ?? "-",
-                    a["last_seen"]?.cell ?? "-")
+            for a in AssetList(json: value).assets {
+                let position = a.position.map { "\(cell($0.x)),\(cell($0.y)) L\($0.level)" }
+                t.add(a.id, a.name ?? "-", position ?? "-", list(a.zones), a.lastSeen ?? "-")
             }
             return t.text
         }
@@ -163,12 +151,7 @@ struct Zones: ParsableCommand {
     func run() throws {
         try common.show("/v1/zones") { value in
             var t = Table("ZONE", "SHAPE")
-            for z in value["zones"]?.items ?? [] {
-                let shape =
-                    z["receiver"].map { "within \(z["within"]?.cell ?? "?") m of \($0.cell)" }
-                    ?? "polygon on level \(z["level"]?.cell ?? "?"), \(z["polygon"]?.items.count ?? 0) points"
-                t.add(z["id"]?.cell ?? "-", shape)
-            }
+            for z in FloorReport.zones(json: value) { t.add(z.id, z.shapeText) }
             return t.text
         }
     }
@@ -201,10 +184,8 @@ struct Alarms: ParsableCommand {
     func run() throws {
         try common.show("/v1/alarms") { value in
             var t = Table("ALARM", "ACTIVE", "ZONES", "ON", "ASSETS")
-            for a in value["alarms"]?.items ?? [] {
-                t.add(
-                    a["id"]?.cell ?? "-", a["active"]?.cell ?? "-", a["zones"]?.cell ?? "-", a["on"]?.cell ?? "-",
-                    a["assets"].map { $0.isNull ? "all" : $0.cell } ?? "all")
+            for a in AlarmList(json: value).alarms {
+                t.add(a.id, yes(a.active), list(a.zones), list(a.on), a.assets.map(list) ?? "all")
             }
             return t.text
         }
@@ -243,18 +224,15 @@ struct Outbox: ParsableCommand {
 
     func run() throws {
         try common.show("/v1/outbox") { value in
+            let report = OutboxReport(json: value)
             var hooks = Table("WEBHOOK", "STATE", "PENDING", "OLDEST", "DEAD", "DELIVERED", "LAST_ERROR")
-            for w in value.array("webhooks").map(StatusReport.Webhook.init(json:)) {
+            for w in report.webhooks {
                 hooks.add(
                     w.id, w.state.rawValue, "\(w.pending)", w.oldest ?? "-", Self.dead(w), "\(w.delivered)",
                     w.lastError ?? "-")
             }
             var dead = Table("DEAD LETTER", "WEBHOOK", "TYPE", "ENQUEUED", "REASON")
-            for d in value["dead_letters"]?.items ?? [] {
-                dead.add(
-                    d["id"]?.cell ?? "-", d["webhook"]?.cell ?? "-", d["type"]?.cell ?? "-", d["enqueued"]?.cell ?? "-",
-                    d["reason"]?.cell ?? "-")
-            }
+            for d in report.deadLetters { dead.add(d.id, d.webhook, d.type, d.enqueued ?? "-", d.reason) }
             return hooks.text + "\n\n" + dead.text
         }
     }
@@ -292,12 +270,11 @@ extension String {
     var trimmingNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
 }
 
-extension JSONValue {
-    var boolValue: Bool? {
-        if case let .bool(b) = self { return b }
-        return nil
-    }
-}
+/// A table cell for a figure: "-" when absent, no needless ".0".
+func cell(_ value: Double?) -> String { value.map { JSONValue.number($0).cell } ?? "-" }
+
+/// A table cell for a list: comma-separated, "-" when empty.
+func list(_ items: [String]) -> String { items.isEmpty ? "-" : items.joined(separator: ",") }
 
 struct TestWebhook: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -310,11 +287,10 @@ struct TestWebhook: ParsableCommand {
         try common.run { api throws(APIClient.Failure) in
             let response = try api.request("POST", "/v1/webhooks/\(percentEncode(webhook))/test")
             guard !common.json else { return print(response.body) }
-            let answer = response.json
+            let answer = WebhookTestReport(json: response.json ?? .null)
             print(
-                "\(webhook): HTTP \(answer?["status"]?.cell ?? "-") from \(answer?["url"]?.cell ?? "-") in "
-                    + "\(answer?["took_ms"]?.cell ?? "-") ms"
-                    + (answer?["signed"]?.boolValue == true ? ", signed" : ", unsigned (no secret_file)"))
+                "\(webhook): HTTP \(answer.status) from \(answer.url) in \(answer.tookMilliseconds) ms"
+                    + (answer.signed ? ", signed" : ", unsigned (no secret_file)"))
         }
     }
 }

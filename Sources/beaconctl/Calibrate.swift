@@ -91,12 +91,10 @@ struct Calibrate: ParsableCommand {
                 for second in 0..<max(1, seconds) {
                     if second > 0 { sleep(1) }
                     let answer = try api.get("/v1/assets/\(percentEncode(asset))/readings")
-                    for r in answer.array("readings") where (r.double("age_s") ?? 99) < 1.5 {
-                        guard let id = r.string("receiver"), let rssi = r.double("rssi"), let p = r["position"] else {
-                            continue
-                        }
-                        let dz = (p.double("z") ?? height) - height
-                        let dx = (p.double("x") ?? 0) - parts[0], dy = (p.double("y") ?? 0) - parts[1]
+                    for r in AssetReadings(json: answer).readings where r.ageSeconds < 1.5 {
+                        let (id, rssi) = (r.receiver, r.rssi)
+                        let dz = (r.z ?? height) - height
+                        let dx = r.x - parts[0], dy = r.y - parts[1]
                         let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
                         lines.append(
                             JSONValue.object([

@@ -16,11 +16,9 @@ struct DaemonReachability {
 
     init?(_ json: JSONValue?) {
         guard let json else { return nil }
-        for item in json.array("destinations") {
-            guard let kind = item.string("kind"), let id = item.string("id") else { continue }
-            failures["\(kind)/\(id)"] = .some(item.string("error"))
-        }
-        unit = json["checked_from"]?.string("systemd_unit")
+        let report = ReachabilityReport(json: json)
+        for d in report.destinations { failures["\(d.kind)/\(d.id)"] = .some(d.error) }
+        unit = report.systemdUnit
     }
 
     /// The daemon's verdict on a destination: `.some(nil)` reachable, `.some(why)` not, nil

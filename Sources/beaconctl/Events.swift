@@ -1,3 +1,4 @@
+import APIModel
 import ArgumentParser
 import BeaconCore
 
@@ -39,7 +40,7 @@ struct Events: ParsableCommand {
             query.append("limit=\(last ?? limit)")
             try common.run { api throws(APIClient.Failure) in
                 let answer = try api.get("/v1/events?" + query.joined(separator: "&"))
-                for event in answer["events"]?.items ?? [] { print(line(event)) }
+                for event in EventPage(json: answer).events { print(line(event.json)) }
             }
             return
         }
@@ -69,9 +70,8 @@ struct Events: ParsableCommand {
 
     private func line(_ event: JSONValue) -> String {
         if common.json { return event.serialized }
-        let type = (event["type"]?.cell ?? "-").replacingPrefix("beacond.")
-        return
-            "\(event["time"]?.cell ?? "-")  \(type)  \(event["subject"]?.cell ?? "-")  \(event["data"]?.serialized ?? "")"
+        let e = EventPage.Event(json: event)
+        return "\(e.time)  \(e.type.replacingPrefix("beacond."))  \(e.subject)  \(e.data.serialized)"
     }
 }
 

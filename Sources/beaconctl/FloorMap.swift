@@ -32,27 +32,21 @@ struct FloorMap {
     var level: Int
 
     init(floor answer: JSONValue, assets list: JSONValue, level: Int?) {
-        floor = answer["floor"].flatMap { $0.isNull ? nil : $0.items.map { $0.items.compactMap(\.numberValue) } }
-        receivers = answer.array("receivers").map {
-            Receiver(
-                id: $0.string("id") ?? "?", x: $0.double("x") ?? 0, y: $0.double("y") ?? 0, level: $0.int("level"),
-                silent: $0.bool("silent"))
+        let report = FloorReport(json: answer)
+        floor = report.floor
+        receivers = report.receivers.map { Receiver(id: $0.id, x: $0.x, y: $0.y, level: $0.level, silent: $0.silent) }
+        zones = report.zones.map { zone in
+            switch zone.shape {
+            case let .polygon(level, points):
+                return Zone(id: zone.id, level: level, polygon: points, receiver: nil, within: 0)
+            case let .nearReceiver(receiver, within):
+                return Zone(id: zone.id, level: nil, polygon: [], receiver: receiver, within: within)
+            }
         }
-        zones = answer.array("zones").map {
-            Zone(
-                id: $0.string("id") ?? "?", level: $0["level"]?.numberValue.map { Int($0) },
-                polygon: $0.array("polygon").map { $0.items.compactMap(\.numberValue) },
-                receiver: $0.string("receiver"),
-                within: $0.double("within") ?? 0)
+        assets = AssetList(json: list).assets.compactMap { a in
+            a.position.map { Asset(id: a.id, x: $0.x, y: $0.y, accuracy: $0.accuracy, level: $0.level, zones: a.zones) }
         }
-        assets = list.array("assets").compactMap { a in
-            guard let p = a["position"], !p.isNull else { return nil }
-            return Asset(
-                id: a.string("id") ?? "?", x: p.double("x") ?? 0, y: p.double("y") ?? 0,
-                accuracy: p.double("accuracy_m") ?? 0, level: p.int("level"),
-                zones: a.array("zones").compactMap(\.stringValue))
-        }
-        self.level = level ?? answer.array("levels").first.flatMap { $0.numberValue.map { Int($0) } } ?? 0
+        self.level = level ?? report.levels.first ?? 0
     }
 
     /// The extent of everything on the level, in metres, with a metre's margin.

@@ -19,17 +19,17 @@ struct Regions: ParsableCommand {
             if let client {
                 clients = [client]
             } else {
-                clients = (try api.get("/v1/clients")["clients"]?.items ?? []).compactMap { $0["id"]?.stringValue }
+                clients = ClientList(json: try api.get("/v1/clients")).clients.map(\.id)
             }
             var t = Table("CLIENT", "REGION", "STATE", "UUID", "MAJOR", "MINOR", "ENTERED")
             var all: [JSONValue] = []
             for c in clients {
                 let answer = try api.get("/v1/clients/\(percentEncode(c))/regions")
                 all.append(answer)
-                for r in answer["regions"]?.items ?? [] {
+                for r in RegionList(json: answer).regions {
                     t.add(
-                        c, r["id"]?.cell ?? "-", r["state"]?.cell ?? "-", r["uuid"]?.cell ?? "-",
-                        r["major"]?.cell ?? "-", r["minor"]?.cell ?? "-", r["entered_at"]?.cell ?? "-")
+                        c, r.spec.id, r.state, r.spec.uuid.description, r.spec.major.map(String.init) ?? "-",
+                        r.spec.minor.map(String.init) ?? "-", r.enteredAt ?? "-")
                 }
             }
             print(common.json ? JSONValue.array(all).serialized : t.text)
