@@ -329,12 +329,9 @@ import Testing
             monitoring: "enter_sightings: 1, exit_timeout: 2s")
         try d.start(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.environment["DBUS_SYSTEM_BUS_ADDRESS"]!])
         func waitForStatus(_ what: String, _ done: ([String: Any]) -> Bool) throws {
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if done(try d.client.request("GET", "/v1/status").object) { return }
-                usleep(20_000)
+            try eventually(what, detail: { "\n\(d.daemon?.logs.joined(separator: "\n") ?? "")" }) {
+                done(try d.client.request("GET", "/v1/status").object)
             }
-            throw TestFailure("timed out waiting for \(what)\n\(d.daemon?.logs.joined(separator: "\n") ?? "")")
         }
         func discovering(_ s: [String: Any]) -> Bool {
             (s["adapters"] as? [[String: Any]])?.contains { $0["discovering"] as? Bool == true } == true

@@ -305,14 +305,13 @@ import Testing
         _ d: APIDaemon, at: (x: Double, y: Double) = (2, 5), until what: String,
         _ condition: ([[String: Any]]) -> Bool
     ) throws -> [[String: Any]] {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
+        var events: [[String: Any]] = []
+        try eventually(what, timeout: 15, every: 0.2, detail: { "\(events.map { $0["type"] ?? "" })" }) {
             try d.post(sightings(at: at))
-            let events = try d.history()
-            if condition(events) { return events }
-            usleep(200_000)
+            events = try d.history()
+            return condition(events)
         }
-        throw TestFailure("timed out waiting for \(what): \(try d.history().map { $0["type"] ?? "" })")
+        return events
     }
 
     @Test func assetsShowTheirPositionAndZoneAlertsArePublished() throws {

@@ -355,11 +355,9 @@ import Testing
             arguments: ["events", "--follow", "--json", "--socket", d.socketPath], environment: [:],
             executable: "beaconctl")
         // Connected when the daemon counts its stream (events before that are not its to see)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
+        try? eventually("beaconctl's stream counted") {
             let counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any]
-            if counts?["stream_clients"] as? Int == 1 { break }
-            usleep(20_000)
+            return counts?["stream_clients"] as? Int == 1
         }
         try d.post([APIDaemon.sighting(major: 7)])
         try follow.waitUntil("the exit") { lines, _ in lines.contains { $0.contains("region.exit") } }

@@ -94,14 +94,14 @@ import Testing
         let entity = "device_tracker.beacond_store_1_pallet_9"
         var running = true
         func waitFor(_ what: String, timeout: Double = 90, _ done: () throws -> Bool) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if try done() { return }
+            try eventually(
+                what, timeout: timeout, every: 0.5, detail: { "recorded \((try? Self.recorded(dir, entity)) ?? [])" }
+            ) {
+                if try done() { return true }
                 // Keep the pallet heard, in the dock.
                 if running { try gw1.post(AssetAPITests.sightings(at: (2, 5))) }
-                usleep(500_000)
+                return false
             }
-            throw TestFailure("timed out waiting for \(what); recorded \(try Self.recorded(dir, entity))")
         }
         try waitFor("Home Assistant to record the pallet in the dock") { try Self.recorded(dir, entity).last == "dock" }
 

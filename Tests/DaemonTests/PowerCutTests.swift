@@ -20,16 +20,10 @@ import Testing
             tracer.standardError = FileHandle.nullDevice
             try tracer.run()
             // Attached when the kernel says so
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
+            try eventually("strace to attach to \(pid)", every: 0.01) {
                 let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-                if status.split(separator: "\n").contains(where: { $0.hasPrefix("TracerPid:") && !$0.hasSuffix("\t0") })
-                {
-                    return
-                }
-                usleep(10_000)
+                return status.split(separator: "\n").contains { $0.hasPrefix("TracerPid:") && !$0.hasSuffix("\t0") }
             }
-            throw TestFailure("strace did not attach to \(pid)")
         }
 
         var count: Int {

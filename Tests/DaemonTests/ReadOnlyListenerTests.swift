@@ -132,12 +132,10 @@ import Testing
                 "--web.listen-address=127.0.0.1:\(webPort)",
             ], environment: ["PATH": "/usr/bin:/bin"], executable: "/usr/bin/prometheus")
         defer { _ = prometheus.stop() }
-        let deadline = Date().addingTimeInterval(30)
         var answer = ""
-        while Date() < deadline {
+        try? eventually("Prometheus to scrape beacond", timeout: 30, every: 0.2) {
             answer = (try? Self.curl(webPort, "GET", "/api/v1/query?query=beacond_build_info", []).1) ?? ""
-            if answer.contains("\"value\":[") { break }
-            usleep(200_000)
+            return answer.contains("\"value\":[")
         }
         #expect(answer.contains("\"job\":\"beacond\"") && answer.contains("\"version\":\"0.1.0\""), "\(answer)")
         let up = try Self.curl(webPort, "GET", "/api/v1/query?query=up", []).1

@@ -37,6 +37,10 @@ import Testing
             extra: "site:\n  id: store-1\n  mqtt: {url: \"\(broker.url)\"}\n" + APIEndpointTests.site
                 + "http: {listen: \"127.0.0.1:\(port)\"}\n")
         try d.start()
+        // Logged once every service runs, which may be after the API answers.
+        try eventually("beacond.started in the log") {
+            d.daemon?.logs.contains { $0.contains("event=beacond.started") } == true
+        }
         let line = try #require(d.daemon?.logs.first { $0.contains("event=beacond.started") }, "no beacond.started")
         let started = try #require(line.split(separator: " ").first { $0.hasPrefix("services=") })
             .dropFirst("services=".count).split(separator: ",").map(String.init)

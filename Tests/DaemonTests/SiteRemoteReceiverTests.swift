@@ -53,11 +53,10 @@ import Testing
             try alone.post(try Self.hear(on: broker, at: (3, 6)))
             usleep(250_000)
         }
-        let deadline = Date().addingTimeInterval(10)
         var site = try Self.position(gw1)
-        while Date() < deadline, site?.used.count != 4 {
-            usleep(100_000)
+        try? eventually("gw1 to use four receivers", every: 0.1) {
             site = try Self.position(gw1)
+            return site?.used.count == 4
         }
         let one = try #require(try Self.position(alone))
         let here = try #require(site)
@@ -90,12 +89,11 @@ import Testing
             return hooks.first { $0["id"] as? String == "mqtt:events" }?["delivered"] as? Int ?? 0
         }
         func walk(to at: (x: Double, y: Double), until what: String, _ done: () -> Bool) throws {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline, !done() {
+            try eventually(what, timeout: 20, every: 0.25) {
+                if done() { return true }
                 try Self.hear(on: broker, at: at)
-                usleep(250_000)
+                return false
             }
-            if !done() { throw TestFailure("timed out waiting for \(what)") }
         }
         try walk(to: (2, 5), until: "gw1's zone.enter") { !alerts("enter").isEmpty }
         let entered = try #require(alerts("enter").first?["id"] as? String)

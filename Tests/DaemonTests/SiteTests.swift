@@ -75,15 +75,13 @@ import Testing
         let sent = try gw1.waitForStatus("gw1's batches out") { (Self.site($0)["batches_sent"] as? Int ?? 0) >= 3 }
         #expect(Self.gateway(sent, "gw2")?["online"] as? Bool == true)
         // gw2's engine places the tag with gw1's receivers and its own.
-        let deadline = Date().addingTimeInterval(15)
         var used: Set<String> = []
-        while Date() < deadline, used != ["r1", "r2", "r3"] {
+        try eventually("gw2 to place the tag with r1, r2 and r3", timeout: 15, detail: { "used \(used)" }) {
             let assets = try gw2.client.request("GET", "/v1/assets").object["assets"] as? [[String: Any]] ?? []
             let position = assets.first?["position"] as? [String: Any]
             used = Set(position?["receivers_used"] as? [String] ?? [])
-            usleep(50_000)
+            return used == ["r1", "r2", "r3"]
         }
-        #expect(used == ["r1", "r2", "r3"])
         #expect(try broker.retained("beacond/store-1/gateways/gw1/status") == "online")
         let ctl = try runCommand(Executables.built("beaconctl"), ["--socket", gw2.socketPath, "status"])
         #expect(ctl.stdout.contains("site      store-1 on \(broker.url): connected, 0 reconnects"), "\(ctl.stdout)")

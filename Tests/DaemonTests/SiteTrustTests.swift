@@ -136,13 +136,13 @@ import Testing
         try SiteOutputTests.walk(gw1, to: (2, 5), until: "zone.enter") { !SiteOutputTests.zoneEvents($0).isEmpty }
         let state = "beacond/store-1/assets/pallet-9/state"
         let config = "homeassistant/device_tracker/beacond_store-1_pallet-9/config"
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, try broker.retained(state) != "dock" { usleep(100_000) }
+        try eventually("the pallet's state retained", every: 0.1) { try broker.retained(state) == "dock" }
         let ours = try #require(try broker.retained(config))
         try broker.publish(state, "stockroom", retain: true)
         try broker.publish(config, "{\"name\":\"forged\"}", retain: true)
-        let back = Date().addingTimeInterval(5)
-        while Date() < back, try broker.retained(state) != "dock" || broker.retained(config) != ours { usleep(100_000) }
+        try? eventually("the locator to put its topics right", timeout: 5, every: 0.1) {
+            try broker.retained(state) == "dock" && broker.retained(config) == ours
+        }
         #expect(try broker.retained(state) == "dock")
         #expect(try broker.retained(config) == ours)
         #expect(gw1.stop() == 0)

@@ -22,12 +22,10 @@ import Testing
         let (d, offset) = try Self.startedInsideTheRegion()
         // The clock is set an hour forward; the engine turns at least once a second
         try "+3600\n".write(toFile: offset, atomically: true, encoding: .utf8)
-        let deadline = Date().addingTimeInterval(10)
         var warnings: [String] = []
-        while Date() < deadline {
+        try? eventually("clock.step in last_errors") {
             warnings = try d.client.request("GET", "/v1/status").object["last_errors"] as? [String] ?? []
-            if warnings.contains(where: { $0.contains("clock.step") }) { break }
-            usleep(20_000)
+            return warnings.contains { $0.contains("clock.step") }
         }
         #expect(warnings.contains { $0.isLog("clock.step", ["by_s": "3600"]) }, "\(warnings)")
         // The beacon is heard on the new clock: the region stayed inside all along
@@ -77,13 +75,10 @@ import Testing
         }
         /// Until `n` requests have failed, or an event was given up on.
         func waitForFailures(_ n: Int) throws {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
+            try eventually("\(n) failed requests", timeout: 20, every: 0.05, detail: { "\((try? webhook()) ?? [:])" }) {
                 let hook = try webhook()
-                if hook["failed_requests"] as? Int ?? 0 >= n || hook["dead_letters"] as? Int ?? 0 > 0 { return }
-                usleep(50_000)
+                return hook["failed_requests"] as? Int ?? 0 >= n || hook["dead_letters"] as? Int ?? 0 > 0
             }
-            throw TestFailure("fewer than \(n) failed requests: \(try webhook())")
         }
         try d.post([APIDaemon.sighting(major: 7)])
         try waitForFailures(1)

@@ -68,8 +68,7 @@ import Testing
         #expect(received.withLock { $0 } == nil, "the first connection's /fast waits behind its /slow")
 
         s.answer(0, "slow")
-        let deadline = Date().addingTimeInterval(5)
-        while received.withLock({ $0 }) == nil && Date() < deadline { usleep(1000) }
+        try? eventually("the slow answer", timeout: 5, every: 0.001) { received.withLock { $0 } != nil }
         let text = try #require(received.withLock { $0 })
         let slow = try #require(text.range(of: "\r\n\r\nslow"), "\(text)")
         let fast = try #require(text.range(of: "\r\n\r\nfast"), "\(text)")

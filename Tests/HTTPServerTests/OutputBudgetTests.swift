@@ -46,8 +46,7 @@ import Testing
         var held: [Int32] = []
         defer { for fd in held { close(fd) } }
         for _ in 0..<8 { held.append(try Self.askAndNeverRead(server.settings.socketPath, "/plan")) }
-        let deadline = Date().addingTimeInterval(5)
-        while (server.refusalCounts["output_budget"] ?? 0) < 5, Date() < deadline { usleep(2000) }
+        try? eventually("five refusals", timeout: 5, every: 0.002) { (server.refusalCounts["output_budget"] ?? 0) >= 5 }
         // Two 4 MiB plans fit in 10 MiB (less what the kernel took); the rest were refused.
         #expect((server.refusalCounts["output_budget"] ?? 0) >= 5)
         #expect(server.outputTallyBytes <= 10 << 20)
@@ -66,11 +65,12 @@ import Testing
         var held: [Int32] = []
         defer { for fd in held { close(fd) } }
         for _ in 0..<8 { held.append(try Self.askAndNeverRead(server.settings.socketPath, "/stream")) }
-        let deadline = Date().addingTimeInterval(5)
-        while streams.ids.withLock({ $0.count }) < 8, Date() < deadline { usleep(1000) }
+        try? eventually("eight streams", timeout: 5, every: 0.001) { streams.ids.withLock { $0.count } >= 8 }
         let chunk = [UInt8](repeating: 0x41, count: 64 * 1024)
         for _ in 0..<16 { for id in streams.ids.withLock({ $0 }) { server.send(chunk, to: id) } }  // 8 MiB in all
-        while server.streamsDropped.load(ordering: .relaxed) < 3, Date() < deadline { usleep(1000) }
+        try? eventually("three streams dropped", timeout: 5, every: 0.001) {
+            server.streamsDropped.load(ordering: .relaxed) >= 3
+        }
         #expect(server.streamsDropped.load(ordering: .relaxed) >= 3)
         usleep(200_000)
         #expect(server.outputTallyBytes <= 2 << 20)

@@ -27,15 +27,14 @@ import Testing
 
         // A client that sends its request and then never reads
         let reader = try UnixHTTPClient(socketPath: settings.socketPath).stream()
-        let deadline = Date().addingTimeInterval(5)
-        while opened.withLock({ $0 }) == nil && Date() < deadline { usleep(1000) }
+        try? eventually("the stream opened", timeout: 5, every: 0.001) { opened.withLock { $0 } != nil }
         let id = try #require(opened.withLock { $0 })
 
         let chunk = [UInt8](repeating: 0x41, count: 16 * 1024)
         let started = Date()
         for _ in 0..<256 { server.send(chunk, to: id) }  // 4 MiB, far past the socket's buffer and the limit
         #expect(Date().timeIntervalSince(started) < 1, "send only queues")
-        while closed.load(ordering: .relaxed) == 0 && Date() < deadline { usleep(1000) }
+        try? eventually("the stream closed", timeout: 5, every: 0.001) { closed.load(ordering: .relaxed) != 0 }
         #expect(closed.load(ordering: .relaxed) == 1)
         #expect(server.streamsDropped.load(ordering: .relaxed) == 1)
         #expect(server.openStreams.load(ordering: .relaxed) == 0)

@@ -45,12 +45,9 @@ public final class APIDaemon: @unchecked Sendable {
         daemon = try RunningDaemon(
             arguments: ["--config", configPath] + arguments, environment: environment, launcher: launcher)
         guard waitForSocket else { return }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let response = try? client.request("GET", "/v1/status"), response.status == 200 { return }
-            usleep(20_000)
+        try eventually("the API socket to answer", detail: { "logs:\n\(self.daemon!.logs.joined(separator: "\n"))" }) {
+            (try? client.request("GET", "/v1/status"))?.status == 200
         }
-        throw TestFailure("the API socket never answered\nlogs:\n\(daemon!.logs.joined(separator: "\n"))")
     }
 
     /// SIGTERM and the exit status.
@@ -125,30 +122,30 @@ public final class APIDaemon: @unchecked Sendable {
     public func waitForStatus(_ what: String, timeout: Double = 10, _ condition: ([String: Any]) -> Bool) throws
         -> [String: Any]
     {
-        let deadline = Date().addingTimeInterval(timeout)
         var status: [String: Any] = [:]
-        while Date() < deadline {
+        try eventually(what, timeout: timeout, detail: { "status: \(status)" }) {
             status = try client.request("GET", "/v1/status").object
-            if condition(status) { return status }
-            usleep(20_000)
+            return condition(status)
         }
-        throw TestFailure("timed out waiting for \(what); status: \(status)")
+        return status
     }
 
     /// Waits until the history satisfies `condition`.
     public func waitForHistory(
         _ what: String, timeout: Double = 10, _ condition: ([[String: Any]]) -> Bool
     ) throws -> [[String: Any]] {
-        let deadline = Date().addingTimeInterval(timeout)
         var last: [[String: Any]] = []
-        while Date() < deadline {
+        try eventually(
+            what, timeout: timeout,
+            detail: {
+                "history: \(last.map { "\($0["type"] ?? "") \($0["subject"] ?? "")" })\nlogs:\n"
+                    + (self.daemon?.logs.joined(separator: "\n") ?? "")
+            }
+        ) {
             last = try history()
-            if condition(last) { return last }
-            usleep(20_000)
+            return condition(last)
         }
-        throw TestFailure(
-            "timed out waiting for \(what); history: \(last.map { "\($0["type"] ?? "") \($0["subject"] ?? "")" })\nlogs:\n"
-                + (daemon?.logs.joined(separator: "\n") ?? ""))
+        return last
     }
 }
 
@@ -226,11 +223,6 @@ public final class WebhookReceiver: @unchecked Sendable {
     }
 
     public func waitUntil(_ what: String, timeout: Double = 15, _ condition: ([[String: Any]]) -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition(requests) { return }
-            usleep(20_000)
-        }
-        throw TestFailure("timed out waiting for \(what); requests: \(requests)")
+        try eventually(what, timeout: timeout, detail: { "requests: \(self.requests)" }) { condition(requests) }
     }
 }

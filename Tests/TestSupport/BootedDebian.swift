@@ -114,12 +114,7 @@ public final class BootedDebian: @unchecked Sendable {
 
     /// Polls until `condition` holds (an answer from inside the container), for at most `seconds`.
     public func waitUntil(_ what: String, seconds: Double = 20, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return }
-            usleep(100_000)
-        }
-        throw TestFailure("waited \(Int(seconds)) s for \(what)")
+        try eventually(what, timeout: seconds, every: 0.1, condition)
     }
 
     /// Halts the container (SIGTERM to systemd-nspawn is a clean poweroff) and, if it has not

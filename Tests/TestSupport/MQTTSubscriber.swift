@@ -53,14 +53,17 @@ public final class MQTTSubscriber: @unchecked Sendable {
     /// Waits until `condition` holds for the messages so far; returns them.
     @discardableResult
     public func waitUntil(_ what: String, timeout: Double = 15, _ condition: ([Message]) -> Bool) throws -> [Message] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let now = messages
-            if condition(now) { return now }
-            usleep(20_000)
+        var seen: [Message] = []
+        try eventually(
+            what, timeout: timeout,
+            detail: {
+                "got:\n"
+                    + self.messages.suffix(30).map { "\($0.topic) \($0.payload.prefix(160))" }.joined(separator: "\n")
+            }
+        ) {
+            seen = messages
+            return condition(seen)
         }
-        throw TestFailure(
-            "timed out waiting for \(what); got:\n"
-                + messages.suffix(30).map { "\($0.topic) \($0.payload.prefix(160))" }.joined(separator: "\n"))
+        return seen
     }
 }

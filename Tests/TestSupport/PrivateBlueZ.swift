@@ -161,14 +161,10 @@ public final class RunningDaemon: @unchecked Sendable {
     public func waitUntil(
         _ what: String, timeout: Double = 10, _ condition: (_ events: [String], _ logs: [String]) -> Bool
     ) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition(events, logs) { return }
-            usleep(20_000)
-        }
-        throw TestFailure(
-            "timed out waiting for \(what)\nevents:\n\(events.joined(separator: "\n"))\nlogs:\n\(logs.joined(separator: "\n"))"
-        )
+        try eventually(
+            what, timeout: timeout,
+            detail: { "\nevents:\n\(self.events.joined(separator: "\n"))\nlogs:\n\(self.logs.joined(separator: "\n"))" }
+        ) { condition(events, logs) }
     }
 
     /// SIGTERM, then the exit status (SIGKILL after 10 s, which fails the caller's check).

@@ -122,12 +122,7 @@ public final class PrivateBroker: @unchecked Sendable {
         p.standardError = FileHandle.nullDevice
         try p.run()
         process = p
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if Self.accepts(port) { return }
-            usleep(20_000)
-        }
-        throw TestFailure("mosquitto did not listen on \(port)")
+        try eventually("mosquitto to listen on \(port)") { Self.accepts(port) }
     }
 
     /// SIGSTOP: the broker holds its connections open and answers nothing (a hung broker).
@@ -203,19 +198,25 @@ public final class PrivateBroker: @unchecked Sendable {
     }
 }
 
-/// A loopback TCP port nothing listens on now: bound to 0, read, closed.
+/// A loopback TCP port nothing listens on now, below the kernel's ephemeral range (Linux:
+/// 32768 and up). Outgoing connections take their local ports from that range, so a port
+/// from it could be taken by some test's client while a broker is stopped, and the broker
+/// would not listen on it again; tests that run at the same time each get their own.
 public func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+    for _ in 0..<200 {
+        let port = Int.random(in: 20_000..<32_000)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
+        if bound { return port }
     }
-    guard bound else { throw TestFailure("no free port") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    throw TestFailure("no free port in 20000..<32000")
 }
