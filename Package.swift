@@ -41,7 +41,7 @@ let package = Package(
         // Loaded with dlopen when the first webhook starts, so it costs nothing without webhooks.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Events out: ids, durable history and outbox, webhooks with signatures and retries.
-        .target(name: "Publishing", dependencies: ["BeaconCore", "POSIX", "Storage", "CCurl", logging]),
+        .target(name: "Publishing", dependencies: ["BeaconCore", "MQTT", "POSIX", "Storage", "CCurl", logging]),
         // The API's shapes (status, webhooks, metric names), written by the daemon, read by beaconctl.
         .target(name: "APIModel", dependencies: ["BeaconCore"]),
         // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.
@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Logs", "TestSupport"]),
         .testTarget(
             name: "PublishingTests",
-            dependencies: ["Publishing", "Storage", "BeaconCore", "BeaconRuntime", "Logs", "TestSupport"]),
+            dependencies: ["Publishing", "MQTT", "Storage", "BeaconCore", "BeaconRuntime", "Logs", "TestSupport"]),
         .testTarget(
             name: "SystemdTests", dependencies: ["Systemd", "Logs", "TestSupport", logging]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "Simulation", "TestSupport"]),

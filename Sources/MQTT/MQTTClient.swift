@@ -77,6 +77,7 @@ public final class MQTTClient: @unchecked Sendable {
         public var protocolVersion = 5
         /// Publishes the broker refused (its PUBACK reason), by reason.
         public var refused: [String: Int] = [:]
+        public init() {}
     }
 
     public let settings: Settings

@@ -7,7 +7,7 @@ import POSIX
 
 /// POSTs a webhook batch with libcurl (HTTP and HTTPS, keep-alive to the same host).
 /// One poster per webhook thread: a connection cache is not shared between threads. Only
-/// `abort(after:)` may be called from another thread (it sets an atomic deadline).
+/// `abort(at:)` may be called from another thread (it sets an atomic deadline).
 /// `@unchecked Sendable`: the curl handle is its worker thread's; only the atomic deadline
 /// crosses.
 final class HTTPPoster: @unchecked Sendable {
@@ -21,10 +21,9 @@ final class HTTPPoster: @unchecked Sendable {
     init() { client = beacond_http_client_new() }
     deinit { beacond_http_client_free(client) }
 
-    /// Aborts any request still running `seconds` from now (from any thread).
-    func abort(after seconds: Double) {
-        beacond_http_client_set_deadline(client, SystemClock.monotonicMillis + Int64(seconds * 1000))
-    }
+    /// Aborts any request still running at `millis` of `SystemClock.monotonicMillis` (from
+    /// any thread).
+    func abort(at millis: Int64) { beacond_http_client_set_deadline(client, millis) }
 
     func post(url: String, body: [UInt8], headers: [String], timeoutMillis: Int) -> Outcome {
         guard let client else {

@@ -40,7 +40,8 @@ extension WebhookWorker {
     public func sendTest(_ event: String, at t: Timestamp) -> TestResult {
         let body = Array(("[" + event + "]").utf8)
         let outcome = HTTPPoster().post(
-            url: settings.url, body: body, headers: headers(body: body, at: t, messageID: "test_\(t.nanoseconds)"),
+            url: settings.url, body: body,
+            headers: HTTPBatchTransport.headers(settings, body: body, at: t, messageID: "test_\(t.nanoseconds)"),
             timeoutMillis: Int(settings.timeout.nanoseconds / 1_000_000))
         let millis = (clock() - t).seconds * 1000
         switch outcome {

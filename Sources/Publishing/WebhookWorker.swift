@@ -88,9 +88,8 @@ public final class WebhookWorker: @unchecked Sendable {
     var outboxFailures = FailureEpisode()
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
-    private let poster = Mutex<HTTPPoster?>(nil)
-    /// Set: batches go there instead of to `settings.url` over HTTP.
-    let transport: (any BatchTransport)?
+    /// Where batches go: `settings.url` over HTTP unless the worker was given another.
+    let transport: any BatchTransport
     /// A test delivery is under way (`startTest`).
     let testRunning = Atomic<Bool>(false)
 
@@ -100,7 +99,7 @@ public final class WebhookWorker: @unchecked Sendable {
     ) {
         self.hooks = hooks
         self.settings = settings
-        self.transport = transport
+        self.transport = transport ?? HTTPBatchTransport(settings: settings, clock: clock)
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -148,8 +147,7 @@ public final class WebhookWorker: @unchecked Sendable {
         stopReason.store(reason.rawValue, ordering: .relaxed)
         stoppedAt.store(clock().nanoseconds, ordering: .releasing)
         stopRequested.store(true, ordering: .relaxed)
-        poster.withLock { $0?.abort(after: WebhookWorker.flushSeconds) }
-        transport?.abort(after: WebhookWorker.flushSeconds)
+        transport.abort(after: WebhookWorker.flushSeconds)
         wake.signal()
     }
 
@@ -160,21 +158,14 @@ public final class WebhookWorker: @unchecked Sendable {
     /// `flushSeconds`, to send what is waiting (SIGTERM flushes the outbox); what is not
     /// acknowledged stays stored.
     public func run() {
-        // With a transport, no libcurl handle: its TLS set-up alone costs megabytes.
-        let poster = transport == nil ? HTTPPoster() : nil
-        self.poster.withLock { $0 = poster }
         defer {
-            self.poster.withLock { $0 = nil }
             if let report = expiries.flush(at: clock()) { tell(report, at: clock()) }
             finished.signal()
         }
-        // Stopped before it ran (a reload's successor, then SIGTERM): the last attempt is bounded too.
-        if stopRequested.load(ordering: .relaxed) {
-            poster?.abort(after: WebhookWorker.flushSeconds)
-            transport?.abort(after: WebhookWorker.flushSeconds)
-        }
+        // Stopped before it ran (a reload's successor, then SIGTERM): the transport keeps the
+        // abort for its first send, so the last attempt is bounded too.
         while !stopRequested.load(ordering: .relaxed) {
-            let wait = step(poster)
+            let wait = step()
             guard let wait else { continue }
             _ = self.wake.wait(timeout: .now() + .nanoseconds(Int(max(0, min(wait.nanoseconds, 5_000_000_000)))))
         }
@@ -195,7 +186,7 @@ public final class WebhookWorker: @unchecked Sendable {
                 _ = wake.wait(timeout: .now() + .milliseconds(20))
                 continue
             }
-            guard deliver(Array(batch), poster: poster) else { break }
+            guard deliver(Array(batch)) else { break }
         }
         if reason == .removed {
             do {
@@ -228,7 +219,7 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     /// One look at the outbox: expires, sends or decides how long to wait (nil: look again now).
-    private func step(_ poster: HTTPPoster?) -> TimeSpan? {
+    private func step() -> TimeSpan? {
         if isDisabled { return .seconds(5) }
         let now = clock()
         let role = hooks.role?() ?? .deliver
@@ -281,7 +272,7 @@ public final class WebhookWorker: @unchecked Sendable {
             case let .wait(until):
                 return until - now
             case let .send(count):
-                _ = deliver(Array(batch.prefix(count)), poster: poster)
+                _ = deliver(Array(batch.prefix(count)))
                 return nil
             }
         } catch {
@@ -344,38 +335,20 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
-    /// Sends one batch; true on a 2xx (or when the transport took it).
-    private func deliver(_ batch: [StateStore.OutboxEntry], poster: HTTPPoster?) -> Bool {
-        if let transport {
-            let started = clock()
-            if let problem = transport.send(batch, timeout: settings.timeout) {
-                failed(problem, at: clock())
-                return false
-            }
-            acknowledged(batch, latency: clock() - started)
-            return true
-        }
-        let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
+    /// Sends one batch; true when the transport took it. A 410 disables the webhook.
+    private func deliver(_ batch: [StateStore.OutboxEntry]) -> Bool {
         let started = clock()
-        guard let poster else { return false }
-        let outcome = poster.post(
-            url: settings.url, body: body, headers: headers(body: body, at: started, messageID: Self.messageID(batch)),
-            timeoutMillis: Int(settings.timeout.nanoseconds / 1_000_000))
-        let now = clock()
-        switch outcome {
-        case let .status(code) where (200..<300).contains(code):
-            acknowledged(batch, latency: now - started)
-            return true
-        case .status(410):
-            disable(reason: "410 Gone", at: now)
+        do {
+            try transport.send(batch, timeout: settings.timeout)
+        } catch .status(410) {
+            disable(reason: "410 Gone", at: clock())
             return false
-        case let .status(code):
-            failed("HTTP \(code)", at: now)
-            return false
-        case let .failed(message):
-            failed(message, at: now)
+        } catch {
+            failed(error.description, at: clock())
             return false
         }
+        acknowledged(batch, latency: clock() - started)
+        return true
     }
 
     private func acknowledged(_ batch: [StateStore.OutboxEntry], latency: TimeSpan) {

@@ -37,7 +37,7 @@ extension LiveDaemon {
     /// can; what an earlier run held is adopted and tried at once.
     func makePublisher(
         store: StateStore, keep: UnsavedKeep, unsaved: (events: [StateStore.StoredEvent], state: EngineSnapshot?)?,
-        siteEvents: MQTTEventTransport?
+        siteEvents: MQTTBatchTransport?
     ) -> EventPublisher {
         let workers = makeWebhookWorkers(store: store) + [siteEvents.flatMap { makeSiteEventsWorker($0, store: store) }]
         let persistFailures = Mutex(FailureEpisode())

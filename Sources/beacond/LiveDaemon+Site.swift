@@ -31,18 +31,18 @@ extension LiveDaemon {
     }
 
     /// The locator's worker for `events/<type>`: an outbox like a webhook's, delivered to the
-    /// broker (`MQTTEventTransport`), standing by on the other gateways as webhooks do.
-    func makeSiteEventsWorker(_ transport: MQTTEventTransport, store: StateStore) -> WebhookWorker? {
+    /// broker (`MQTTBatchTransport`), standing by on the other gateways as webhooks do.
+    func makeSiteEventsWorker(_ transport: MQTTBatchTransport, store: StateStore) -> WebhookWorker? {
         guard let site = config.site else { return nil }
         let settings = WebhookWorker.Settings(
-            id: MQTTEventTransport.outboxID, url: site.mqtt.url, events: EventTypeGlob(site.mqtt.events), secret: nil,
+            id: MQTTBatchTransport.outboxID, url: site.mqtt.url, events: EventTypeGlob(site.mqtt.events), secret: nil,
             schedule: DeliverySchedule(maxEvents: 100, maxDelay: .seconds(0), maxAge: site.mqtt.maxAge),
             timeout: .seconds(10))
         return makeWebhookWorker(settings, store: store, transport: transport)
     }
 
     /// Outboxes the configuration's webhooks do not name but the daemon delivers.
-    var siteOutboxes: Set<String> { config.site == nil ? [] : [MQTTEventTransport.outboxID] }
+    var siteOutboxes: Set<String> { config.site == nil ? [] : [MQTTBatchTransport.outboxID] }
 
     /// The site link, on the client `makeSiteClient` made. Each connect wakes the events'
     /// worker, which may be waiting on its backoff while the broker was away.
@@ -55,7 +55,7 @@ extension LiveDaemon {
             version: BeaconVersion.string,
             logger: logger, clock: WallClock.now,
             onConnect: {
-                publisher.workers.first { $0.settings.id == MQTTEventTransport.outboxID }?.retryNow()
+                publisher.workers.first { $0.settings.id == MQTTBatchTransport.outboxID }?.retryNow()
             })
     }
 }

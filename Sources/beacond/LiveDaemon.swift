@@ -95,7 +95,7 @@ struct LiveDaemon {
             directory: UnsavedKeep.directory(apiSocket: config.api.socket), reserve: openReserve(store), logger: logger)
         let core = restoredEngine(store: store, keep: keep, start: started)
         let siteClient = try makeSiteClient()
-        let siteEvents = siteClient.map { MQTTEventTransport(client: $0, topics: SiteTopics(site: config.site!.id)) }
+        let siteEvents = siteClient.map { MQTTBatchTransport(client: $0, topics: SiteTopics(site: config.site!.id)) }
         let published: @Sendable (Int32, String?) -> Void = { [deliveryGate] mid, refused in
             siteEvents?.published(mid, refused: refused)
             deliveryGate?.answered(mid)

@@ -85,7 +85,7 @@ extension SiteLink {
     func deliveredMessage(from: String, webhook: String, _ payload: UnsafeRawBufferPointer) {
         let now = clock()
         guard from != gateway, Identifier.problem(from) == nil,
-            Identifier.problem(webhook) == nil || webhook == MQTTEventTransport.outboxID
+            Identifier.problem(webhook) == nil || webhook == MQTTBatchTransport.outboxID
         else { return }
         guard isKnownGateway(from) else { return refused("unknown_gateway", from: from, at: now) }
         guard let through = SiteDeliveryGate.through(String(decoding: payload, as: UTF8.self)) else {

@@ -2,7 +2,6 @@ import BeaconCore
 import Dispatch
 import MQTT
 import POSIX
-import Publishing
 import Storage
 import Synchronization
 
@@ -12,12 +11,12 @@ import Synchronization
 /// broker holds it; a broker that is down, or drops the connection mid-batch, gets the batch
 /// again (at-least-once, in order, with the same event ids). `asset.position`, `ranging` and
 /// `beacon.proximity` go at QoS 0: the next one replaces them.
-final class MQTTEventTransport: BatchTransport, Sendable {
+public final class MQTTBatchTransport: BatchTransport, Sendable {
     /// The outbox these events wait in: not a valid webhook id, so no webhook can share it.
-    static let outboxID = "mqtt:events"
-    static let lossy: Set<String> = ["asset.position", "ranging", "beacon.proximity"]
+    public static let outboxID = "mqtt:events"
+    public static let lossy: Set<String> = ["asset.position", "ranging", "beacon.proximity"]
 
-    private let client: MQTTClient
+    private let client: any MQTTConnection
     private let topics: SiteTopics
     /// Message ids the broker answered since the current batch began: nil when it took the
     /// message, else why it refused it.
@@ -26,28 +25,28 @@ final class MQTTEventTransport: BatchTransport, Sendable {
     /// `SystemClock.monotonicMillis` after which a send gives up (a stop); `.max`: none.
     private let abortAt = Atomic<Int64>(.max)
 
-    init(client: MQTTClient, topics: SiteTopics) {
+    public init(client: any MQTTConnection, topics: SiteTopics) {
         self.client = client
         self.topics = topics
     }
 
     /// The broker answered message `mid` (the client's thread): took it, or refused it (an
     /// ACL that denies `events/#`), which fails the batch: it stays in the outbox.
-    func published(_ mid: Int32, refused: String?) {
+    public func published(_ mid: Int32, refused: String?) {
         acknowledged.withLock { $0[mid] = .some(refused) }
         wake.signal()
     }
 
-    func abort(after seconds: Double) {
+    public func abort(after seconds: Double) {
         abortAt.store(SystemClock.monotonicMillis + Int64(seconds * 1000), ordering: .relaxed)
         wake.signal()
     }
 
     /// An outbox entry's event type as the topic names it (`beacond.zone.enter` → `zone.enter`).
-    static func kind(_ type: String) -> String { type.hasPrefix("beacond.") ? String(type.dropFirst(8)) : type }
+    public static func kind(_ type: String) -> String { type.hasPrefix("beacond.") ? String(type.dropFirst(8)) : type }
 
-    func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) -> String? {
-        guard client.state.connected else { return "not connected to the broker" }
+    public func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) throws(DeliveryFailure) {
+        guard client.state.connected else { throw .unreachable("not connected to the broker") }
         acknowledged.withLock { $0.removeAll(keepingCapacity: true) }
         var waiting = Set<Int32>()
         for entry in batch {
@@ -56,7 +55,7 @@ final class MQTTEventTransport: BatchTransport, Sendable {
             let message = MQTTClient.Message(
                 topic: topics[.events(kind: kind)], text: entry.body, qos: qos, retain: false)
             guard let mid = client.publish(message) else {
-                return "the broker connection dropped while publishing"
+                throw .unreachable("the broker connection dropped while publishing")
             }
             if qos == 1 { waiting.insert(mid) }
         }
@@ -64,16 +63,16 @@ final class MQTTEventTransport: BatchTransport, Sendable {
         while true {
             let answers = acknowledged.withLock { $0 }
             if let refusal = waiting.lazy.compactMap({ answers[$0] ?? nil }).first {
-                return "the broker refused the events: \(refusal)"
+                throw .refused("the broker refused the events: \(refusal)")
             }
             waiting.subtract(answers.keys)
-            if waiting.isEmpty { return nil }
+            if waiting.isEmpty { return }
             guard client.state.connected else {
-                return "the broker connection dropped before it acknowledged \(waiting.count) events"
+                throw .unreachable("the broker connection dropped before it acknowledged \(waiting.count) events")
             }
             let now = SystemClock.monotonicMillis
             if now >= min(deadline, abortAt.load(ordering: .relaxed)) {
-                return "the broker did not acknowledge \(waiting.count) events within \(timeout)"
+                throw .unreachable("the broker did not acknowledge \(waiting.count) events within \(timeout)")
             }
             _ = wake.wait(timeout: .now() + .milliseconds(100))
         }

@@ -1,0 +1,84 @@
+import BeaconCore
+import POSIX
+import Storage
+import Synchronization
+
+/// A webhook's receiver: each batch POSTed as a CloudEvents JSON batch with the webhook's
+/// headers and signature (SPEC §4.2), a 2xx taking it. The libcurl handle is made at the
+/// first send, on the worker's thread, and kept for its connection cache: a worker that never
+/// sends (a standby, a test's) costs no TLS set-up.
+/// `@unchecked Sendable`: the handle is used by the worker's thread alone; `abort` (any
+/// thread) goes through the poster's atomic deadline, or is kept until the handle exists.
+public final class HTTPBatchTransport: BatchTransport, @unchecked Sendable {
+    let settings: WebhookWorker.Settings
+    let clock: @Sendable () -> Timestamp
+    private let poster = Mutex<HTTPPoster?>(nil)
+    /// An abort asked before the first send: `SystemClock.monotonicMillis` to give up at.
+    private let abortAt = Mutex<Int64?>(nil)
+
+    public init(settings: WebhookWorker.Settings, clock: @escaping @Sendable () -> Timestamp) {
+        self.settings = settings
+        self.clock = clock
+    }
+
+    public func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) throws(DeliveryFailure) {
+        let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
+        let headers = Self.headers(settings, body: body, at: clock(), messageID: Self.messageID(batch))
+        let outcome = currentPoster().post(
+            url: settings.url, body: body, headers: headers, timeoutMillis: Int(timeout.nanoseconds / 1_000_000))
+        switch outcome {
+        case let .status(code) where (200..<300).contains(code): return
+        case let .status(code): throw .status(code)
+        case let .failed(message): throw .unreachable(message)
+        }
+    }
+
+    public func abort(after seconds: Double) {
+        let at = SystemClock.monotonicMillis + Int64(seconds * 1000)
+        abortAt.withLock { $0 = at }
+        poster.withLock { $0?.abort(at: at) }
+    }
+
+    private func currentPoster() -> HTTPPoster {
+        poster.withLock { poster in
+            if let poster { return poster }
+            let made = HTTPPoster()
+            if let at = abortAt.withLock({ $0 }) { made.abort(at: at) }
+            poster = made
+            return made
+        }
+    }
+
+    /// A delivery's headers. `messageID` names the batch, the same on every retry of it (a
+    /// Standard Webhooks receiver de-duplicates by `webhook-id`).
+    static func headers(_ settings: WebhookWorker.Settings, body: [UInt8], at t: Timestamp, messageID: String)
+        -> [String]
+    {
+        var headers = [
+            "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
+            "X-Beacond-Webhook: \(settings.id)",
+        ]
+        if let gateway = settings.gateway { headers.append("X-Beacond-Gateway: \(gateway)") }
+        guard let secret = settings.secret else { return headers }
+        let timestamp = String(t.nanoseconds / 1_000_000_000)
+        switch settings.signature {
+        case .beacond:
+            let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body)
+            headers.append("X-Beacond-Timestamp: \(timestamp)")
+            headers.append("X-Beacond-Signature: sha256=\(signature)")
+        case .standard:
+            let signed = Array("\(messageID).\(timestamp).".utf8) + body
+            headers.append("webhook-id: \(messageID)")
+            headers.append("webhook-timestamp: \(timestamp)")
+            headers.append("webhook-signature: v1,\(Base64.encode(HMACSHA256.mac(key: secret, message: signed)))")
+        }
+        return headers
+    }
+
+    /// A batch's message id: its first and last events' ids, so a retry of the same events
+    /// carries the same id.
+    static func messageID(_ batch: [StateStore.OutboxEntry]) -> String {
+        guard let first = batch.first, let last = batch.last else { return "empty" }
+        return first.eventID == last.eventID ? first.eventID : "\(first.eventID)_\(last.eventID)"
+    }
+}
