@@ -83,14 +83,19 @@ public struct GatewaySettings: Sendable, Equatable {
     public var id = "beacond"
     /// SQLite state, outbox and event history. Default `/var/lib/beacond`.
     public var stateDir = "/var/lib/beacond"
-    /// Extension: the lowest level logged (error, warning, notice, info, debug); `--log-level`
-    /// overrides it. Nothing is logged per advertisement at any level above debug.
-    public var logLevel = "info"
+    /// Extension: the lowest level logged; `--log-level` overrides it. Nothing is logged per
+    /// advertisement at any level above debug.
+    public var logLevel = LogLevel.info
+}
+
+/// `gateway.log_level`: the journal's priorities beacond logs at, most severe first.
+public enum LogLevel: String, Sendable, CaseIterable {
+    case error, warning, notice, info, debug
 }
 
 /// `bluetooth:`.
 public struct BluetoothSettings: Sendable, Equatable {
-    public enum ScanMode: String, Sendable { case active, passive }
+    public enum ScanMode: String, Sendable, CaseIterable { case active, passive }
     /// Adapters to scan with; nil means every adapter BlueZ has.
     public var adapters: [String]? = nil
     public var scan = ScanMode.active
@@ -154,7 +159,7 @@ public struct ZoneSpec: Sendable, Equatable {
 
 /// `alarms[]`: which zone conditions raise `zone.*` events, for which assets.
 public struct AlarmSpec: Sendable, Equatable {
-    public enum Condition: String, Sendable { case enter, exit, dwell }
+    public enum Condition: String, Sendable, CaseIterable { case enter, exit, dwell }
     public var id: String
     public var zones: [String]
     public var on: [Condition]

@@ -21,21 +21,21 @@ public struct CalibrationSettings: Sendable, Equatable {
 
 extension SectionReader {
     func readCalibration(_ node: Node, _ c: inout CalibrationSettings, receivers: [ReceiverSpec]) {
-        guard
-            let f = reader.mapping(node, "calibration", allowed: ["advertise", "uuid", "tx_power", "tag_offset_db"])
-        else { return }
-        with(f, "advertise") { n, p in
-            guard let v = reader.bool(n, p) else { return }
-            c.advertise = v
-            for (a, b) in AutoCalibration.collisions(receivers.map(\.id)) where v {
-                reader.fail(
-                    n, p,
-                    "receivers \"\(a)\" and \"\(b)\" would advertise as the same major and minor "
-                        + "(their ids hash alike); rename one")
-            }
-        }
-        with(f, "uuid") { n, p in if let v = reader.uuid(n, p) { c.uuid = v } }
-        with(f, "tx_power") { n, p in if let v = reader.int(n, p, -127...20) { c.txPower = v } }
-        with(f, "tag_offset_db") { n, p in if let v = reader.double(n, p, -40...40) { c.tagOffset = v } }
+        read(
+            node, "calibration",
+            [
+                .init("advertise") { r, n, p, c in
+                    guard let v = r.reader.bool(n, p) else { return }
+                    c.advertise = v
+                    for (a, b) in AutoCalibration.collisions(receivers.map(\.id)) where v {
+                        r.reader.fail(
+                            n, p,
+                            "receivers \"\(a)\" and \"\(b)\" would advertise as the same major and minor "
+                                + "(their ids hash alike); rename one")
+                    }
+                },
+                .init("uuid") { r, n, p, c in if let v = r.reader.uuid(n, p) { c.uuid = v } },
+                .int("tx_power", -127...20, \.txPower), .number("tag_offset_db", -40...40, \.tagOffset),
+            ], into: &c)
     }
 }

@@ -36,7 +36,18 @@ public enum FileHead: Sendable {
 
 extension SectionReader {
     func readFloorImage(_ node: Node, _ path: String) -> FloorImage? {
-        guard let f = reader.mapping(node, path, allowed: ["file", "scale", "origin"]),
+        let fields: [ConfigField<FloorImage>] = [
+            .number("scale", 0.001...100_000, \.scale).required,
+            .init("origin") { r, n, p, image in
+                guard let list = r.reader.sequence(n, p), list.count == 2,
+                    case let values = list.enumerated().compactMap({ r.reader.double($1, "\(p)[\($0)]", -1e7...1e7) }),
+                    values.count == 2
+                else { return r.reader.fail(n, p, "expected [x, y]: the pixel where the site's (0, 0) is") }
+                image.origin = values
+            },
+        ]
+        // The file first: what it is decides whether the rest matters.
+        guard let f = reader.mapping(node, path, allowed: ["file"] + fields.map(\.key)),
             let fileNode = required(f, "file", in: node), let file = absolutePath(fileNode, f.path("file"))
         else { return nil }
         var image = FloorImage(file: file, scale: 1, origin: [0, 0], mediaType: "")
@@ -52,16 +63,7 @@ extension SectionReader {
             }
             image.mediaType = type
         }
-        if let n = required(f, "scale", in: node), let v = reader.double(n, f.path("scale"), 0.001...100_000) {
-            image.scale = v
-        }
-        with(f, "origin") { n, p in
-            guard let list = reader.sequence(n, p), list.count == 2,
-                let values = Optional(list.enumerated().compactMap({ reader.double($1, "\(p)[\($0)]", -1e7...1e7) })),
-                values.count == 2
-            else { return reader.fail(n, p, "expected [x, y]: the pixel where the site's (0, 0) is") }
-            image.origin = values
-        }
+        apply(fields, f, in: node, into: &image)
         return image
     }
 }

@@ -30,8 +30,12 @@ public struct HTTPListenSettings: Sendable, Equatable {
 
 extension SectionReader {
     func readHTTP(_ node: Node) -> HTTPListenSettings? {
-        guard
-            let f = reader.mapping(node, "http", allowed: ["listen", "token_file", "allow_unauthenticated"]),
+        let fields: [ConfigField<HTTPListenSettings>] = [
+            .init("token_file") { r, n, p, http in http.tokenFile = r.readableFile(n, p) },
+            .flag("allow_unauthenticated", \.allowUnauthenticated),
+        ]
+        // The address first: the rest is read into a listener that has one.
+        guard let f = reader.mapping(node, "http", allowed: ["listen"] + fields.map(\.key)),
             let listenNode = required(f, "listen", in: node), let text = reader.string(listenNode, f.path("listen"))
         else { return nil }
         guard let (host, port) = Self.hostAndPort(text) else {
@@ -41,14 +45,7 @@ extension SectionReader {
             return nil
         }
         var http = HTTPListenSettings(host: host, port: port)
-        with(f, "token_file") { n, p in
-            guard let file = absolutePath(n, p) else { return }
-            if let problem = fileReadable(file) { reader.fail(n, p, "cannot use \"\(file)\": \(problem)") }
-            http.tokenFile = file
-        }
-        with(f, "allow_unauthenticated") { n, p in
-            if let v = reader.bool(n, p) { http.allowUnauthenticated = v }
-        }
+        apply(fields, f, in: node, into: &http)
         if http.tokenFile == nil && !http.isLoopback && !http.allowUnauthenticated {
             reader.fail(
                 listenNode, f.path("listen"),

@@ -3,60 +3,50 @@ import BeaconCore
 /// `simulation:` (extension): the radio channel and the tags' behaviour of a simulated site.
 extension SectionReader {
     func readSimulation(_ node: Node) -> SimulationSettings? {
-        let keys = [
-            "floor", "sigma_db", "shadowing_distance", "shadowing_time", "noise_db", "fast_fading", "packet_loss",
-            "multipath", "body_loss_db",
-            "advertising_hz", "rssi_at_1m", "path_loss_exponent", "walking_speed", "pause", "zone_visits", "walls",
-            "receiver_gain_db",
-        ]
-        guard let f = reader.mapping(node, "simulation", allowed: keys) else { return nil }
         var s = SimulationSettings()
-        with(f, "floor") { n, p in
-            guard let floor = reader.mapping(n, p, allowed: ["width", "depth"]) else { return }
-            with(floor, "width") { n, p in if let v = reader.double(n, p, 1...10_000) { s.width = v } }
-            with(floor, "depth") { n, p in if let v = reader.double(n, p, 1...10_000) { s.depth = v } }
-        }
-        with(f, "sigma_db") { n, p in if let v = reader.double(n, p, 0...30) { s.sigmaDB = v } }
-        with(f, "shadowing_distance") { n, p in if let v = reader.double(n, p, 0.1...100) { s.shadowingDistance = v } }
-        with(f, "shadowing_time") { n, p in
-            if let v = reader.duration(n, p, min: .milliseconds(100), max: .hours(24)) { s.shadowingTime = v }
-        }
-        with(f, "noise_db") { n, p in if let v = reader.double(n, p, 0...30) { s.noiseDB = v } }
-        with(f, "fast_fading") { n, p in if let v = reader.bool(n, p) { s.fastFading = v } }
-        with(f, "packet_loss") { n, p in if let v = reader.double(n, p, 0...0.99) { s.packetLoss = v } }
-        with(f, "multipath") { n, p in if let v = reader.double(n, p, 0...1) { s.multipath = v } }
-        with(f, "body_loss_db") { n, p in if let v = reader.double(n, p, 0...30) { s.bodyLossDB = v } }
-        with(f, "advertising_hz") { n, p in if let v = reader.double(n, p, 0.1...50) { s.advertisingHz = v } }
-        with(f, "rssi_at_1m") { n, p in if let v = reader.double(n, p, -127...20) { s.rssiAt1m = v } }
-        with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1...6) { s.pathLossExponent = v } }
-        with(f, "walking_speed") { n, p in
-            if let v = pair(n, p, { reader.double($0, $1, 0.01...10) }) { s.walkingSpeed = v.0...v.1 }
-        }
-        with(f, "pause") { n, p in
-            if let v = pair(n, p, { reader.duration($0, $1, min: .seconds(0), max: .hours(24)) }) {
-                s.pause = v.0...v.1
-            }
-        }
-        with(f, "receiver_gain_db") { n, p in if let v = reader.double(n, p, 0...20) { s.receiverGainDB = v } }
-        with(f, "zone_visits") { n, p in if let v = reader.double(n, p, 0...1) { s.zoneVisits = v } }
-        with(f, "walls") { n, p in
-            guard let items = reader.sequence(n, p) else { return }
-            for (i, item) in items.enumerated() {
-                let path = "\(p)[\(i)]"
-                guard let numbers = reader.sequence(item, path), numbers.count == 5 else {
-                    reader.fail(item, path, "expected [x0, y0, x1, y1, loss_db]")
-                    continue
+        let floor: [ConfigField<SimulationSettings>] = [
+            .number("width", 1...10_000, \.width), .number("depth", 1...10_000, \.depth),
+        ]
+        let fields: [ConfigField<SimulationSettings>] = [
+            .init("floor") { r, n, p, s in r.read(n, p, floor, into: &s) },
+            .number("sigma_db", 0...30, \.sigmaDB), .number("shadowing_distance", 0.1...100, \.shadowingDistance),
+            .duration("shadowing_time", .milliseconds(100)...(.hours(24)), \.shadowingTime),
+            .number("noise_db", 0...30, \.noiseDB), .flag("fast_fading", \.fastFading),
+            .number("packet_loss", 0...0.99, \.packetLoss), .number("multipath", 0...1, \.multipath),
+            .number("body_loss_db", 0...30, \.bodyLossDB), .number("advertising_hz", 0.1...50, \.advertisingHz),
+            .number("rssi_at_1m", -127...20, \.rssiAt1m), .number("path_loss_exponent", 1...6, \.pathLossExponent),
+            .init("walking_speed") { r, n, p, s in
+                if let v = r.pair(n, p, { r.reader.double($0, $1, 0.01...10) }) { s.walkingSpeed = v.0...v.1 }
+            },
+            .init("pause") { r, n, p, s in
+                if let v = r.pair(n, p, { r.reader.duration($0, $1, min: .seconds(0), max: .hours(24)) }) {
+                    s.pause = v.0...v.1
                 }
-                let v = numbers.enumerated().compactMap { reader.double($1, "\(path)[\($0)]", -1e6...1e6) }
-                guard v.count == 5 else { continue }
-                s.walls.append(.init(from: Point(x: v[0], y: v[1]), to: Point(x: v[2], y: v[3]), lossDB: v[4]))
-            }
-        }
+            },
+            .number("zone_visits", 0...1, \.zoneVisits), .init("walls", Self.readWalls),
+            .number("receiver_gain_db", 0...20, \.receiverGainDB),
+        ]
+        guard read(node, "simulation", fields, into: &s) != nil else { return nil }
         return s
     }
 
+    /// `walls: [[x0, y0, x1, y1, loss_db], ...]`.
+    private static func readWalls(_ r: SectionReader, _ n: Node, _ p: String, _ s: inout SimulationSettings) {
+        guard let items = r.reader.sequence(n, p) else { return }
+        for (i, item) in items.enumerated() {
+            let path = "\(p)[\(i)]"
+            guard let numbers = r.reader.sequence(item, path), numbers.count == 5 else {
+                r.reader.fail(item, path, "expected [x0, y0, x1, y1, loss_db]")
+                continue
+            }
+            let v = numbers.enumerated().compactMap { r.reader.double($1, "\(path)[\($0)]", -1e6...1e6) }
+            guard v.count == 5 else { continue }
+            s.walls.append(.init(from: Point(x: v[0], y: v[1]), to: Point(x: v[2], y: v[3]), lossDB: v[4]))
+        }
+    }
+
     /// `[low, high]`.
-    private func pair<T: Comparable>(_ node: Node, _ path: String, _ read: (Node, String) -> T?) -> (T, T)? {
+    func pair<T: Comparable>(_ node: Node, _ path: String, _ read: (Node, String) -> T?) -> (T, T)? {
         guard let items = reader.sequence(node, path), items.count == 2 else {
             reader.fail(node, path, "expected [low, high]")
             return nil

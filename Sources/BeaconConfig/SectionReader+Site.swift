@@ -3,38 +3,57 @@ import BeaconCore
 /// `site:` (SPEC §6.1): the broker, the locator's eligibility and Home Assistant discovery.
 extension SectionReader {
     func readSite(_ node: Node, gateway: String) -> SiteSettings? {
-        guard
-            let f = reader.mapping(
-                node, "site", allowed: ["id", "mqtt", "locator", "locator_priority", "home_assistant", "gateways"]),
+        let fields: [ConfigField<SiteSettings>] = [
+            .identifier("id", \.id), .flag("locator", \.locator),
+            .int("locator_priority", 0...1_000_000, \.locatorPriority),
+            .init("gateways") { r, n, p, site in
+                guard let list = r.reader.sequence(n, p) else { return }
+                site.gateways = list.enumerated().compactMap { j, e in r.reader.identifier(e, "\(p)[\(j)]") }
+            },
+            .init("home_assistant") { r, n, p, site in
+                site.homeAssistantPrefix = "homeassistant"
+                r.read(n, p, [.init("discovery_prefix", Self.readTopicLevel)], into: &site)
+            },
+        ]
+        // The broker first: the rest is read into a site that has one.
+        guard let f = reader.mapping(node, "site", allowed: ["mqtt"] + fields.map(\.key)),
             let mqttNode = required(f, "mqtt", in: node), let broker = readBroker(mqttNode, f.path("mqtt"))
         else { return nil }
         var site = SiteSettings(id: gateway, mqtt: broker)
-        with(f, "id") { n, p in if let v = reader.identifier(n, p) { site.id = v } }
-        with(f, "locator") { n, p in if let v = reader.bool(n, p) { site.locator = v } }
-        with(f, "locator_priority") { n, p in if let v = reader.int(n, p, 0...1_000_000) { site.locatorPriority = v } }
-        with(f, "gateways") { n, p in
-            guard let list = reader.sequence(n, p) else { return }
-            site.gateways = list.enumerated().compactMap { j, e in reader.identifier(e, "\(p)[\(j)]") }
-        }
-        with(f, "home_assistant") { n, p in
-            guard let ha = reader.mapping(n, p, allowed: ["discovery_prefix"]) else { return }
-            site.homeAssistantPrefix = "homeassistant"
-            with(ha, "discovery_prefix") { n, p in
-                if let v = reader.string(n, p) {
-                    guard Self.isTopicLevel(v) else {
-                        return reader.fail(n, p, "expected a topic level without '/', '+', '#' or spaces, got \"\(v)\"")
-                    }
-                    site.homeAssistantPrefix = v
-                }
-            }
-        }
+        apply(fields, f, in: node, into: &site)
         return site
     }
 
+    /// `site.home_assistant.discovery_prefix`: one topic level.
+    private static func readTopicLevel(_ r: SectionReader, _ n: Node, _ p: String, _ site: inout SiteSettings) {
+        guard let v = r.reader.string(n, p) else { return }
+        guard isTopicLevel(v) else {
+            return r.reader.fail(n, p, "expected a topic level without '/', '+', '#' or spaces, got \"\(v)\"")
+        }
+        site.homeAssistantPrefix = v
+    }
+
     private func readBroker(_ node: Node, _ path: String) -> MQTTBroker? {
-        guard
-            let f = reader.mapping(
-                node, path, allowed: ["url", "username", "password_file", "ca_file", "keepalive", "events", "max_age"]),
+        let fields: [ConfigField<MQTTBroker>] = [
+            .init("username") { r, n, p, broker in broker.username = r.reader.string(n, p) },
+            .init("password_file") { r, n, p, broker in broker.passwordFile = r.readableFile(n, p) },
+            .init("ca_file") { r, n, p, broker in
+                guard let file = r.absolutePath(n, p) else { return }
+                guard broker.tls else {
+                    return r.reader.fail(n, p, "a CA file is for mqtts:// only; the url is \"\(broker.url)\"")
+                }
+                r.checkReadable(file, n, p)
+                broker.caFile = file
+            },
+            .duration("keepalive", .seconds(5)...(.minutes(10)), \.keepalive),
+            .init("events") { r, n, p, broker in
+                guard let list = r.reader.sequence(n, p) else { return }
+                broker.events = list.enumerated().compactMap { j, e in r.reader.string(e, "\(p)[\(j)]") }
+            },
+            .duration("max_age", .seconds(1)...(.hours(24 * 30)), \.maxAge),
+        ]
+        // The url first: the rest is read into the broker it names.
+        guard let f = reader.mapping(node, path, allowed: ["url"] + fields.map(\.key)),
             let urlNode = required(f, "url", in: node), let url = reader.string(urlNode, f.path("url"))
         else { return nil }
         var broker: MQTTBroker
@@ -44,34 +63,23 @@ extension SectionReader {
             reader.fail(urlNode, f.path("url"), error.reason)
             return nil
         }
-        with(f, "username") { n, p in broker.username = reader.string(n, p) }
-        with(f, "password_file") { n, p in
-            guard let file = absolutePath(n, p) else { return }
-            if let problem = fileReadable(file) { reader.fail(n, p, "cannot use \"\(file)\": \(problem)") }
-            broker.passwordFile = file
-        }
-        with(f, "ca_file") { n, p in
-            guard let file = absolutePath(n, p) else { return }
-            guard broker.tls else {
-                return reader.fail(n, p, "a CA file is for mqtts:// only; the url is \"\(url)\"")
-            }
-            if let problem = fileReadable(file) { reader.fail(n, p, "cannot use \"\(file)\": \(problem)") }
-            broker.caFile = file
-        }
-        with(f, "keepalive") { n, p in
-            if let v = reader.duration(n, p, min: .seconds(5), max: .minutes(10)) { broker.keepalive = v }
-        }
-        with(f, "events") { n, p in
-            guard let list = reader.sequence(n, p) else { return }
-            broker.events = list.enumerated().compactMap { j, e in reader.string(e, "\(p)[\(j)]") }
-        }
-        with(f, "max_age") { n, p in
-            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24 * 30)) { broker.maxAge = v }
-        }
+        apply(fields, f, in: node, into: &broker)
         if broker.passwordFile != nil, broker.username == nil, let n = f["password_file"] {
             reader.fail(n, f.path("password_file"), "a password needs a username (site.mqtt.username)")
         }
         return broker
+    }
+
+    /// An absolute path to a file, kept even when beacond cannot read it (the error says why
+    /// not, once).
+    func readableFile(_ node: Node, _ path: String) -> String? {
+        guard let file = absolutePath(node, path) else { return nil }
+        checkReadable(file, node, path)
+        return file
+    }
+
+    func checkReadable(_ file: String, _ node: Node, _ path: String) {
+        if let problem = fileReadable(file) { reader.fail(node, path, "cannot use \"\(file)\": \(problem)") }
     }
 
     /// Receivers that are the same adapter of the same gateway twice: each sighting would

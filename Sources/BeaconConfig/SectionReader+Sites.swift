@@ -3,39 +3,26 @@ import BeaconCore
 /// Receivers, assets, zones, alarms and webhooks: the sections that describe the site.
 extension SectionReader {
     func readReceivers(_ node: Node, ids written: inout Set<String>) -> [ReceiverSpec] {
-        return entries(
-            node, "receivers", allowed: ["id", "position", "rssi_at_1m", "path_loss_exponent", "gateway", "adapter"],
-            ids: &written
-        ) { f, id, item in
-            var r = ReceiverSpec(id: id, x: 0, y: 0, level: 0)
-            if let posNode = required(f, "position", in: item),
-                let pos = reader.mapping(posNode, f.path("position"), allowed: ["x", "y", "z", "level"])
-            {
-                if let n = required(pos, "x", in: posNode), let v = reader.double(n, pos.path("x"), -1e6...1e6) {
-                    r.x = v
-                }
-                if let n = required(pos, "y", in: posNode), let v = reader.double(n, pos.path("y"), -1e6...1e6) {
-                    r.y = v
-                }
-                with(pos, "level") { n, p in if let v = reader.int(n, p, -100...200) { r.level = v } }
-                with(pos, "z") { n, p in if let v = reader.double(n, p, -100...1000) { r.z = v } }
-            }
-            with(f, "rssi_at_1m") { n, p in if let v = reader.double(n, p, -127...20) { r.rssiAt1m = v } }
-            with(f, "gateway") { n, p in r.gateway = reader.identifier(n, p) }
-            with(f, "adapter") { n, p in r.adapter = reader.identifier(n, p) }
-            with(f, "path_loss_exponent") { n, p in if let v = reader.double(n, p, 1.0...6.0) { r.pathLossExponent = v }
-            }
-            return r
+        let position: [ConfigField<ReceiverSpec>] = [
+            .number("x", -1e6...1e6, \.x).required, .number("y", -1e6...1e6, \.y).required,
+            .number("z", -100...1000, \.z), .int("level", -100...200, \.level),
+        ]
+        let fields: [ConfigField<ReceiverSpec>] = [
+            ConfigField("position") { r, n, p, receiver in r.read(n, p, position, into: &receiver) }.required,
+            .number("rssi_at_1m", -127...20, \.rssiAt1m), .number("path_loss_exponent", 1.0...6.0, \.pathLossExponent),
+            .identifier("gateway", \.gateway), .identifier("adapter", \.adapter),
+        ]
+        return entries(node, "receivers", fields, ids: &written) { _, id, _ in
+            ReceiverSpec(id: id, x: 0, y: 0, level: 0)
         }
     }
 
     func readAssets(_ node: Node, ids written: inout Set<String>) -> [AssetSpec] {
-        return entries(node, "assets", allowed: ["id", "name", "beacon"], ids: &written) { f, id, item in
-            var name: String?
-            with(f, "name") { n, p in name = reader.string(n, p) }
+        let fields: [ConfigField<AssetSpec>] = [.string("name", \.name)]
+        return entries(node, "assets", required: ["beacon"], fields, ids: &written) { f, id, item in
             guard let beaconNode = required(f, "beacon", in: item), let tag = readTag(beaconNode, f.path("beacon"))
             else { return nil }
-            return AssetSpec(id: id, name: name, beacon: tag)
+            return AssetSpec(id: id, name: nil, beacon: tag)
         }
     }
 
@@ -190,35 +177,33 @@ extension SectionReader {
 
     func readAlarms(_ node: Node, zones: Set<String>, assets: Set<String>) -> [AlarmSpec] {
         var ids: Set<String> = []
-        return entries(node, "alarms", allowed: ["id", "zones", "on", "dwell", "assets", "active"], ids: &ids) {
-            f, id, item in
-            let path = f.path
-            var alarm = AlarmSpec(id: id, zones: [], on: [.enter, .exit])
-            if let zonesNode = required(f, "zones", in: item) {
-                alarm.zones = references(zonesNode, f.path("zones"), known: zones, kind: "zone", section: "zones")
-            }
-            with(f, "on") { n, p in
-                guard let list = reader.sequence(n, p) else { return }
-                alarm.on = list.enumerated().compactMap { j, c in
-                    reader.oneOf(c, "\(p)[\(j)]", ["enter", "exit", "dwell"]).flatMap(AlarmSpec.Condition.init)
+        let fields: [ConfigField<AlarmSpec>] = [
+            .choices("on", \.on),
+            .init("dwell") { r, n, p, alarm in
+                alarm.dwell = r.reader.duration(n, p, min: .seconds(1), max: SectionReader.maxDwell)
+            },
+            .init("assets") { r, n, p, alarm in
+                alarm.assets = r.references(n, p, known: assets, kind: "asset", section: "assets")
+            },
+            .flag("active", \.active),
+        ]
+        return entries(
+            node, "alarms", required: ["zones"], fields, ids: &ids,
+            make: { f, id, item in
+                var alarm = AlarmSpec(id: id, zones: [], on: [.enter, .exit])
+                if let zonesNode = required(f, "zones", in: item) {
+                    alarm.zones = references(zonesNode, f.path("zones"), known: zones, kind: "zone", section: "zones")
                 }
-            }
-            with(f, "dwell") { n, p in
-                alarm.dwell = reader.duration(n, p, min: .seconds(1), max: SectionReader.maxDwell)
-            }
-            if alarm.on.contains(.dwell), alarm.dwell == nil, f["dwell"] == nil {
-                reader.fail(item, path, "on: [dwell] needs a dwell duration, like dwell: 5m")
-            }
-            with(f, "assets") { n, p in
-                alarm.assets = references(n, p, known: assets, kind: "asset", section: "assets")
-            }
-            with(f, "active") { n, p in if let v = reader.bool(n, p) { alarm.active = v } }
-            return alarm
-        }
+                return alarm
+            },
+            check: { alarm, f, item in
+                if alarm.on.contains(.dwell), alarm.dwell == nil, f["dwell"] == nil {
+                    reader.fail(item, f.path, "on: [dwell] needs a dwell duration, like dwell: 5m")
+                }
+            })
     }
 
-    private func references(_ node: Node, _ path: String, known: Set<String>, kind: String, section: String) -> [String]
-    {
+    func references(_ node: Node, _ path: String, known: Set<String>, kind: String, section: String) -> [String] {
         guard let list = reader.sequence(node, path) else { return [] }
         return list.enumerated().compactMap { j, item in
             guard let ref = reader.identifier(item, "\(path)[\(j)]") else { return nil }
@@ -232,71 +217,60 @@ extension SectionReader {
 
     func readWebhooks(_ node: Node) -> [WebhookSpec] {
         var ids: Set<String> = []
-        return entries(
-            node, "webhooks",
-            allowed: ["id", "url", "events", "secret_file", "signature", "batch", "timeout", "max_age"],
-            ids: &ids
-        ) { f, id, item in
+        let batch: [ConfigField<WebhookSpec>] = [
+            .int("max_events", 1...1000, \.batchMaxEvents),
+            .duration("max_delay", .seconds(0)...(.minutes(5)), \.batchMaxDelay),
+        ]
+        let fields: [ConfigField<WebhookSpec>] = [
+            .strings("events", \.events),
+            .init("secret_file") { r, n, p, hook in hook.secretFile = r.readableFile(n, p) },
+            // After secret_file: a standard signature checks the secret it holds.
+            .init("signature", Self.readSignature),
+            .init("batch") { r, n, p, hook in r.read(n, p, batch, into: &hook) },
+            .duration("timeout", .milliseconds(100)...(.minutes(5)), \.timeout),
+            .duration("max_age", .seconds(1)...(.hours(24 * 30)), \.maxAge),
+        ]
+        return entries(node, "webhooks", required: ["url"], fields, ids: &ids) { f, id, item in
             guard let urlNode = required(f, "url", in: item), let url = reader.string(urlNode, f.path("url")) else {
                 return nil
             }
-            guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.utf8.count > 8 else {
-                reader.fail(urlNode, f.path("url"), "expected an http:// or https:// URL, got \"\(url)\"")
+            if let problem = Self.webhookURLProblem(url) {
+                reader.fail(urlNode, f.path("url"), problem)
                 return nil
             }
-            if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-                let what =
-                    bad == " " ? "a space" : "control character U+\(String(bad.value, radix: 16, uppercase: true))"
-                reader.fail(urlNode, f.path("url"), "a URL may not contain \(what) (write a space as %20)")
-                return nil
-            }
-            let authority = url.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-            guard !authority.isEmpty, !authority.hasPrefix(":"), !authority.hasPrefix("@") else {
-                reader.fail(urlNode, f.path("url"), "expected a host after the scheme, got \"\(url)\"")
-                return nil
-            }
-            var hook = WebhookSpec(id: id, url: url)
-            with(f, "events") { n, p in
-                guard let list = reader.sequence(n, p) else { return }
-                hook.events = list.enumerated().compactMap { j, e in reader.string(e, "\(p)[\(j)]") }
-            }
-            with(f, "secret_file") { n, p in
-                guard let file = absolutePath(n, p) else { return }
-                if let problem = fileReadable(file) {
-                    reader.fail(n, p, "cannot use \"\(file)\": \(problem)")
-                }
-                hook.secretFile = file
-            }
-            with(f, "signature") { n, p in
-                guard let name = reader.string(n, p) else { return }
-                guard let scheme = WebhookSignature(rawValue: name) else {
-                    reader.fail(n, p, "expected beacond or standard, got \"\(name)\"")
-                    return
-                }
-                hook.signature = scheme
-                guard scheme == .standard else { return }
-                guard let file = hook.secretFile else {
-                    reader.fail(n, p, "signature: standard needs secret_file, a file holding a whsec_ secret")
-                    return
-                }
-                if let text = secretText(file), case let .failure(problem) = WebhookSignature.standardKey(text) {
-                    reader.fail(n, p, "\(file) is not a Standard Webhooks secret: \(problem.message)")
-                }
-            }
-            with(f, "batch") { n, p in
-                guard let b = reader.mapping(n, p, allowed: ["max_events", "max_delay"]) else { return }
-                with(b, "max_events") { n, p in if let v = reader.int(n, p, 1...1000) { hook.batchMaxEvents = v } }
-                with(b, "max_delay") { n, p in
-                    if let v = reader.duration(n, p, min: .seconds(0), max: .minutes(5)) { hook.batchMaxDelay = v }
-                }
-            }
-            with(f, "timeout") { n, p in
-                if let v = reader.duration(n, p, min: .milliseconds(100), max: .minutes(5)) { hook.timeout = v }
-            }
-            with(f, "max_age") { n, p in
-                if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24 * 30)) { hook.maxAge = v }
-            }
-            return hook
+            return WebhookSpec(id: id, url: url)
+        }
+    }
+
+    /// Why `url` cannot be a webhook's, or nil.
+    static func webhookURLProblem(_ url: String) -> String? {
+        guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.utf8.count > 8 else {
+            return "expected an http:// or https:// URL, got \"\(url)\""
+        }
+        if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            let what = bad == " " ? "a space" : "control character U+\(String(bad.value, radix: 16, uppercase: true))"
+            return "a URL may not contain \(what) (write a space as %20)"
+        }
+        let authority = url.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.isEmpty, !authority.hasPrefix(":"), !authority.hasPrefix("@") else {
+            return "expected a host after the scheme, got \"\(url)\""
+        }
+        return nil
+    }
+
+    /// `signature: beacond | standard`; standard needs a `whsec_` secret in `secret_file`.
+    private static func readSignature(_ r: SectionReader, _ n: Node, _ p: String, _ hook: inout WebhookSpec) {
+        guard let name = r.reader.string(n, p) else { return }
+        guard let scheme = WebhookSignature(rawValue: name) else {
+            return r.reader.fail(n, p, "expected beacond or standard, got \"\(name)\"")
+        }
+        hook.signature = scheme
+        guard scheme == .standard else { return }
+        guard let file = hook.secretFile else {
+            return r.reader.fail(n, p, "signature: standard needs secret_file, a file holding a whsec_ secret")
+        }
+        if let text = r.secretText(file), case let .failure(problem) = WebhookSignature.standardKey(text) {
+            r.reader.fail(n, p, "\(file) is not a Standard Webhooks secret: \(problem.message)")
         }
     }
 }

@@ -77,12 +77,12 @@ struct SectionReader {
     }
 
     func readGateway(_ node: Node, _ g: inout GatewaySettings) {
-        guard let f = reader.mapping(node, "gateway", allowed: ["id", "state_dir", "log_level"]) else { return }
-        with(f, "log_level") { n, p in
-            if let v = reader.oneOf(n, p, ["error", "warning", "notice", "info", "debug"]) { g.logLevel = v }
-        }
-        with(f, "id") { n, p in if let v = reader.identifier(n, p) { g.id = v } }
-        with(f, "state_dir") { n, p in if let v = absolutePath(n, p) { g.stateDir = v } }
+        read(
+            node, "gateway",
+            [
+                .identifier("id", \.id), .choice("log_level", \.logLevel),
+                .init("state_dir") { r, n, p, g in if let v = r.absolutePath(n, p) { g.stateDir = v } },
+            ], into: &g)
     }
 
     func absolutePath(_ node: Node, _ path: String) -> String? {
@@ -95,47 +95,29 @@ struct SectionReader {
     }
 
     func readBluetooth(_ node: Node, _ b: inout BluetoothSettings) {
-        guard
-            let f = reader.mapping(
-                node, "bluetooth", allowed: ["adapters", "scan", "min_rssi", "silence_restart", "device_ttl"])
-        else {
-            return
-        }
-        with(f, "adapters") { n, p in
-            guard let items = reader.sequence(n, p) else { return }
-            b.adapters = items.enumerated().compactMap { i, item in reader.identifier(item, "\(p)[\(i)]") }
-        }
-        with(f, "scan") { n, p in
-            if let v = reader.oneOf(n, p, ["active", "passive"]) { b.scan = BluetoothSettings.ScanMode(rawValue: v)! }
-        }
-        with(f, "min_rssi") { n, p in if let v = reader.int(n, p, -127...20) { b.minRSSI = v } }
-        with(f, "silence_restart") { n, p in
-            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(1)) { b.silenceRestart = v }
-        }
-        with(f, "device_ttl") { n, p in
-            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24)) { b.deviceTTL = v }
-        }
+        read(
+            node, "bluetooth",
+            [
+                .init("adapters") { r, n, p, b in
+                    guard let items = r.reader.sequence(n, p) else { return }
+                    b.adapters = items.enumerated().compactMap { i, item in r.reader.identifier(item, "\(p)[\(i)]") }
+                },
+                .choice("scan", \.scan), .int("min_rssi", -127...20, \.minRSSI),
+                .duration("silence_restart", .seconds(1)...(.hours(1)), \.silenceRestart),
+                .duration("device_ttl", .seconds(1)...(.hours(24)), \.deviceTTL),
+            ], into: &b)
     }
 
     func readMonitoring(_ node: Node, _ m: inout MonitoringSettings) {
-        let keys = [
-            "region_limit", "enter_sightings", "enter_window", "exit_timeout", "min_rssi", "hysteresis_db",
-            "ranging_interval",
-        ]
-        guard let f = reader.mapping(node, "monitoring", allowed: keys) else { return }
-        with(f, "region_limit") { n, p in if let v = reader.int(n, p, 1...1000) { m.regionLimit = v } }
-        with(f, "enter_sightings") { n, p in if let v = reader.int(n, p, 1...100) { m.enterSightings = v } }
-        with(f, "enter_window") { n, p in
-            if let v = reader.duration(n, p, min: .milliseconds(1), max: .hours(1)) { m.enterWindow = v }
-        }
-        with(f, "exit_timeout") { n, p in
-            if let v = reader.duration(n, p, min: .seconds(1), max: .hours(24)) { m.exitTimeout = v }
-        }
-        with(f, "min_rssi") { n, p in if let v = reader.int(n, p, -127...20) { m.minRSSI = v } }
-        with(f, "hysteresis_db") { n, p in if let v = reader.int(n, p, 0...50) { m.hysteresisDB = v } }
-        with(f, "ranging_interval") { n, p in
-            if let v = reader.duration(n, p, min: .milliseconds(100), max: .hours(1)) { m.rangingInterval = v }
-        }
+        read(
+            node, "monitoring",
+            [
+                .int("region_limit", 1...1000, \.regionLimit), .int("enter_sightings", 1...100, \.enterSightings),
+                .duration("enter_window", .milliseconds(1)...(.hours(1)), \.enterWindow),
+                .duration("exit_timeout", .seconds(1)...(.hours(24)), \.exitTimeout),
+                .int("min_rssi", -127...20, \.minRSSI), .int("hysteresis_db", 0...50, \.hysteresisDB),
+                .duration("ranging_interval", .milliseconds(100)...(.hours(1)), \.rangingInterval),
+            ], into: &m)
     }
 
     func readClients(_ node: Node, limit: Int) -> [ClientSpec] {
@@ -220,47 +202,38 @@ struct SectionReader {
     }
 
     func readPositioning(_ node: Node, _ p: inout PositioningSettings, image: inout FloorImage?) {
-        let keys = [
-            "publish_interval", "max_receivers", "max_speed", "min_move", "tag_height", "zone_hysteresis", "floor",
-            "estimator", "motion", "body_loss_db", "floor_image",
-        ]
-        guard let f = reader.mapping(node, "positioning", allowed: keys) else { return }
-        with(f, "floor_image") { n, path in image = readFloorImage(n, path) }
-        with(f, "publish_interval") { n, path in
-            if let v = reader.duration(n, path, min: .milliseconds(100), max: .hours(1)) { p.publishInterval = v }
-        }
-        with(f, "max_receivers") { n, path in if let v = reader.int(n, path, 1...50) { p.maxReceivers = v } }
-        with(f, "max_speed") { n, path in if let v = reader.double(n, path, 0.01...100) { p.maxSpeed = v } }
-        with(f, "min_move") { n, path in if let v = reader.double(n, path, 0...100) { p.minMove = v } }
-        with(f, "tag_height") { n, path in if let v = reader.double(n, path, -100...1000) { p.tagHeight = v } }
-        with(f, "zone_hysteresis") { n, path in if let v = reader.double(n, path, 0...20) { p.zoneHysteresis = v } }
-        with(f, "floor") { n, path in
-            if let points = readPolygon(n, path) { p.floor = points.map { Point(x: $0[0], y: $0[1]) } }
-        }
-        with(f, "estimator") { n, path in
-            if let v = reader.oneOf(n, path, PositioningSettings.Estimator.allCases.map(\.rawValue)) {
-                p.estimator = PositioningSettings.Estimator(rawValue: v)!
-            }
-        }
-        with(f, "body_loss_db") { n, path in if let v = reader.double(n, path, 0...30) { p.bodyLossDB = v } }
-        with(f, "motion") { n, path in
-            if let v = reader.oneOf(n, path, PositioningSettings.Motion.allCases.map(\.rawValue)) {
-                p.motion = PositioningSettings.Motion(rawValue: v)!
-            }
-        }
+        var floorImage: FloorImage?
+        read(
+            node, "positioning",
+            [
+                .duration("publish_interval", .milliseconds(100)...(.hours(1)), \.publishInterval),
+                .int("max_receivers", 1...50, \.maxReceivers), .number("max_speed", 0.01...100, \.maxSpeed),
+                .number("min_move", 0...100, \.minMove), .number("tag_height", -100...1000, \.tagHeight),
+                .number("zone_hysteresis", 0...20, \.zoneHysteresis),
+                .init("floor") { r, n, path, p in
+                    if let points = r.readPolygon(n, path) { p.floor = points.map { Point(x: $0[0], y: $0[1]) } }
+                },
+                .choice("estimator", \.estimator), .choice("motion", \.motion),
+                .number("body_loss_db", 0...30, \.bodyLossDB),
+                .init("floor_image") { r, n, path, _ in floorImage = r.readFloorImage(n, path) },
+            ], into: &p)
+        if let floorImage { image = floorImage }
     }
 
     func readAPI(_ node: Node, _ a: inout APISettings) {
-        guard let f = reader.mapping(node, "api", allowed: ["socket", "admin_group"]) else { return }
-        with(f, "socket") { n, p in
-            guard let v = absolutePath(n, p) else { return }
-            // sun_path holds 108 bytes with its terminating NUL; a longer path passed the check
-            // and then stopped the daemon at every start (exit 69, restarted by systemd).
-            guard v.utf8.count <= 107 else {
-                return reader.fail(n, p, "a Unix socket path may be at most 107 bytes, got \(v.utf8.count)")
-            }
-            a.socket = v
-        }
-        with(f, "admin_group") { n, p in if let v = reader.identifier(n, p) { a.adminGroup = v } }
+        read(
+            node, "api",
+            [
+                .init("socket") { r, n, p, a in
+                    guard let v = r.absolutePath(n, p) else { return }
+                    // sun_path holds 108 bytes with its terminating NUL; a longer path passed the
+                    // check and then stopped the daemon at every start (exit 69, restarted by systemd).
+                    guard v.utf8.count <= 107 else {
+                        return r.reader.fail(n, p, "a Unix socket path may be at most 107 bytes, got \(v.utf8.count)")
+                    }
+                    a.socket = v
+                },
+                .identifier("admin_group", \.adminGroup),
+            ], into: &a)
     }
 }

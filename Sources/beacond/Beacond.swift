@@ -66,7 +66,7 @@ struct Daemon: ParsableCommand {
             standardError("\(config): --simulate needs receivers and assets in the configuration")
             throw ExitCode(ExitStatus.config)
         }
-        guard let level = JournalLog.Level(name: logLevel ?? loaded.gateway.logLevel) else {
+        guard let level = JournalLog.Level(name: logLevel ?? loaded.gateway.logLevel.rawValue) else {
             throw ValidationError(
                 "--log-level: expected error, warning, notice, info or debug, got \"\(logLevel ?? "")\"")
         }

@@ -113,7 +113,8 @@ extension LiveDaemon {
     /// `gateway.log_level` on a reload, unless `--log-level` set it: the daemon logs at the new
     /// level from this line on. (The loader has checked the name.)
     func applyLogLevel(from old: Config, to new: Config) {
-        guard new.gateway.logLevel != old.gateway.logLevel, let level = JournalLog.Level(name: new.gateway.logLevel)
+        guard new.gateway.logLevel != old.gateway.logLevel,
+            let level = JournalLog.Level(name: new.gateway.logLevel.rawValue)
         else { return }
         if logLevelFromCommandLine {
             logger.warning(

@@ -54,7 +54,7 @@ import Testing
         #expect(reload.needsRestart == ["gateway.id", "gateway.state_dir", "api.socket"])
         #expect(reload.running.gateway.id == "gw" && reload.running.gateway.stateDir == "/var/lib/a")
         #expect(reload.running.api.socket == "/run/a/api.sock")
-        #expect(reload.running.gateway.logLevel == "debug" && reload.running.api.adminGroup == "wheel")
+        #expect(reload.running.gateway.logLevel == .debug && reload.running.api.adminGroup == "wheel")
     }
 
     /// The scanner takes a new `bluetooth:` section live (`BluetoothReloadTests`).
