@@ -138,7 +138,7 @@ let package = Package(
                 "API", "APIModel", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Logs", "Publishing",
                 "Storage",
             ]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Logs", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["BeaconCore", "HTTPServer", "Logs", "TestSupport"]),
         .testTarget(
             name: "PublishingTests",
             dependencies: ["Publishing", "MQTT", "Storage", "BeaconCore", "BeaconRuntime", "Logs", "TestSupport"]),

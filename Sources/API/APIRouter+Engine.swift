@@ -9,7 +9,7 @@ import HTTPServer
 /// at once, with how long it has been stuck, and the rest of the API stays live around it.
 extension APIRouter {
     /// The longest a request waits for the engine's answer.
-    static let engineWait = 2.0
+    static let engineWait = TimeSpan.seconds(2)
     /// An engine that has not finished a turn for this long is stuck: requests do not wait.
     static let engineStuckAfter = TimeSpan.seconds(3)
 
@@ -23,7 +23,7 @@ extension APIRouter {
     /// The engine's counts for status and metrics: as of now, or as of its last turn when it
     /// is stuck or does not answer within a second.
     func currentGlance() -> LiveEngine.Glance {
-        stuckFor() != nil ? context.engine.glance : context.engine.glance(waiting: 1)
+        stuckFor() != nil ? context.engine.glance : context.engine.glance(waiting: .seconds(1))
     }
 
     /// 503 for a request the engine could not answer, saying why.
@@ -37,7 +37,7 @@ extension APIRouter {
         }
         return Reply.error(
             503, "engine_unavailable",
-            "the engine did not answer within \(Int(Self.engineWait)) s (stopping or overloaded)")
+            "the engine did not answer within \(Self.engineWait) (stopping or overloaded)")
     }
 
     /// How long the engine has not run, when that is past `engineStuckAfter`.

@@ -14,7 +14,7 @@ import Synchronization
 /// that the page needs no knowledge of the configuration file. `GET /` is the view itself.
 extension APIRouter {
     /// A receiver not heard for this long is drawn grey (it is silent, or unplugged).
-    static let silentAfter = 30.0
+    static let silentAfter = TimeSpan.seconds(30)
 
     func floor() -> HTTPReply {
         let config = context.config
@@ -28,7 +28,7 @@ extension APIRouter {
             (receiver.id, receiver.x, receiver.y, receiver.level) = (r.id, r.x, r.y, r.level)
             receiver.sightings = tally?.sightings ?? 0
             receiver.lastHeardAgeSeconds = max(0, age)
-            receiver.silent = age >= Self.silentAfter
+            receiver.silent = age >= Self.silentAfter.seconds
             return receiver
         }
         report.floor = config.positioning.floor.map { points in points.map { [$0.x, $0.y] } }
@@ -37,7 +37,7 @@ extension APIRouter {
         if levels.isEmpty { levels.insert(0) }
         report.levels = levels.sorted()
         report.zones = zoneReports()
-        report.silentAfterSeconds = Self.silentAfter
+        report.silentAfterSeconds = Self.silentAfter.seconds
         report.image = config.floorImage.map { image in
             var i = FloorReport.Image()
             (i.url, i.scale, i.origin) = ("/v1/floor/image", image.scale, image.origin)

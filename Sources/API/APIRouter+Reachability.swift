@@ -87,10 +87,10 @@ final class ReachabilityProbe: Sendable {
     private let waiting = Mutex<[@Sendable ([ReachabilityTarget]) -> Void]?>(nil)
     /// The last probe's answer, and when it ended (`SystemClock.monotonicMillis`).
     private let last = Mutex<(results: [ReachabilityTarget], at: Int64)?>(nil)
-    static let reuseMillis: Int64 = 1_000
+    static let reuse = TimeSpan.seconds(1)
 
     func run(_ targets: [ReachabilityTarget], _ done: @escaping @Sendable ([ReachabilityTarget]) -> Void) {
-        if let last = last.withLock({ $0 }), SystemClock.monotonicMillis - last.at < Self.reuseMillis,
+        if let last = last.withLock({ $0 }), SystemClock.monotonicMillis - last.at < Self.reuse.nanoseconds / 1_000_000,
             last.results.map(\.url) == targets.map(\.url), last.results.map(\.id) == targets.map(\.id)
         {
             return done(last.results)

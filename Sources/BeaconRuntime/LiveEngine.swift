@@ -86,9 +86,9 @@ public final class LiveEngine: @unchecked Sendable {
     /// As of the end of the last turn, without waiting.
     public var glance: Glance { glanceState.withLock { $0 } }
 
-    /// As of now, when the engine answers within `timeout` seconds (so that what was queued
-    /// before this call is counted); else as of the end of its last turn.
-    public func glance(waiting timeout: Double) -> Glance {
+    /// As of now, when the engine answers within `timeout` (so that what was queued before
+    /// this call is counted); else as of the end of its last turn.
+    public func glance(waiting timeout: TimeSpan) -> Glance {
         let elapsed = hooks.elapsed
         return perform(timeout: timeout) { [self] engine, now in
             var glance = Glance(engine, lastTurn: now, elapsed: elapsed?())
@@ -280,9 +280,9 @@ public final class LiveEngine: @unchecked Sendable {
 
     /// Runs `body` on the engine's thread at the engine's current time and returns its
     /// result; the events it returns are published like any others. Nil when the engine has
-    /// stopped or does not answer within `timeout` seconds.
+    /// stopped or does not answer within `timeout`.
     public func perform<T: Sendable>(
-        timeout: Double = 5, _ body: @escaping @Sendable (inout BeaconEngine, Timestamp) -> (T, [Event])
+        timeout: TimeSpan = .seconds(5), _ body: @escaping @Sendable (inout BeaconEngine, Timestamp) -> (T, [Event])
     ) -> T? {
         guard !finished.load(ordering: .relaxed) else { return nil }
         let result = Mutex<T?>(nil)
@@ -294,7 +294,7 @@ public final class LiveEngine: @unchecked Sendable {
                 done.signal()
                 return events
             })
-        guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else { return nil }
         return result.withLock { $0 }
     }
 

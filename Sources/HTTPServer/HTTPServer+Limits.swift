@@ -1,3 +1,4 @@
+import BeaconCore
 import CLinux
 import Logging
 import Synchronization
@@ -158,13 +159,13 @@ extension HTTPServer {
             case .streaming, .waiting, .closing:
                 continue
             case .head, .body:
-                if let started = c.requestStarted, now - started > settings.requestTimeoutMillis {
+                if let started = c.requestStarted, now - started > settings.requestTimeout.nanoseconds / 1_000_000 {
                     fail(
                         c, status: 408,
-                        message: "the request did not arrive whole within \(settings.requestTimeoutMillis / 1000) s",
+                        message: "the request did not arrive whole within \(settings.requestTimeout)",
                         reason: .requestTimeout)
                     finishWrite(c)
-                } else if c.requestStarted == nil, now - c.idleSince > settings.idleTimeoutMillis {
+                } else if c.requestStarted == nil, now - c.idleSince > settings.idleTimeout.nanoseconds / 1_000_000 {
                     refused.withLock { $0.count(.idleTimeout) }
                     drop(fd)
                 }
@@ -254,9 +255,9 @@ public struct Refusals: Sendable {
         case outputBudget = "output_budget"
         /// Out of file descriptors: shed with the spare one.
         case descriptors
-        /// No request for `idleTimeoutMillis`: closed.
+        /// No request for `idleTimeout`: closed.
         case idleTimeout = "idle_timeout"
-        /// A request not whole within `requestTimeoutMillis`: 408.
+        /// A request not whole within `requestTimeout`: 408.
         case requestTimeout = "request_timeout"
         case headTooLarge = "head_too_large"
         case bodyTooLarge = "body_too_large"

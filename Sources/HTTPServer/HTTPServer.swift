@@ -57,9 +57,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var rootReserve = 32
         /// A connection with no request under way is closed after this long (streams and
         /// answers owed excepted).
-        public var idleTimeoutMillis: Int64 = 60_000
+        public var idleTimeout = TimeSpan.seconds(60)
         /// A request must have arrived whole this long after its first byte, or gets 408.
-        public var requestTimeoutMillis: Int64 = 30_000
+        public var requestTimeout = TimeSpan.seconds(30)
         /// Bytes of request bodies held at once across all connections, beyond the first
         /// 16 KiB of each; past it, senders are not read until others finish.
         public var bodyBudgetBytes = 16 << 20
@@ -110,7 +110,7 @@ public final class HTTPServer: @unchecked Sendable {
     public let pausedSenders = Atomic<Int>(0)
     let refused = Mutex(Refusals())
 
-    static let lingerMillis: Int64 = 2000
+    static let linger = TimeSpan.seconds(2)
     /// Every connection may hold this much input outside the shared body budget, so that a
     /// spent budget never holds up a small request such as a status read.
     static let unbudgetedBytes = HTTPRequestParser.maxHeadBytes
@@ -293,7 +293,7 @@ public final class HTTPServer: @unchecked Sendable {
             // A lingering close: the client may still be sending the body we refused; read
             // and drop it so that it sees our answer rather than a reset (EPIPE).
             shutdown(c.fd, Int32(SHUT_WR))
-            c.lingerUntil = monotonicMillis() + HTTPServer.lingerMillis
+            c.lingerUntil = monotonicMillis() + HTTPServer.linger.nanoseconds / 1_000_000
         }
         if case let .streaming(id) = c.state, c.pendingOutput <= settings.drainedBytes,
             drainWatched.remove(id.raw) != nil

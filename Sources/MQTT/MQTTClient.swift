@@ -150,13 +150,13 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     /// Publishes `last` (the clean stop's "offline"), disconnects cleanly, so that the broker
-    /// does not send the will, and waits up to `seconds` for the thread to end.
-    public func stop(last: Message? = nil, seconds: Double = 2) {
+    /// does not send the will, and waits up to `wait` for the thread to end.
+    public func stop(last: Message? = nil, within wait: TimeSpan = .seconds(2)) {
         if let last, state.connected { _ = publish(last) }
         stopRequested.store(true, ordering: .relaxed)
         _ = mosquitto_disconnect(handle)
         wake.signal()
-        _ = done.wait(timeout: .now() + .milliseconds(Int(seconds * 1000)))
+        _ = done.wait(timeout: .now() + .nanoseconds(Int(wait.nanoseconds)))
         // Stopped is not connected, whatever the loop last saw.
         stateBox.withLock { $0.connected = false }
     }

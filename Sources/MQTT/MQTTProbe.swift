@@ -1,3 +1,4 @@
+import BeaconCore
 import Dispatch
 import Glibc
 import Logging
@@ -6,21 +7,21 @@ import Logging
 /// the connection (name, port, TLS and credentials all good), else what went wrong, in
 /// libmosquitto's words ("refused: Not authorized", "Connection refused", a TLS error).
 public enum MQTTProbe {
-    public static func failure(_ settings: MQTTClient.Settings, seconds: Double = 5) -> String? {
+    public static func failure(_ settings: MQTTClient.Settings, within wait: TimeSpan = .seconds(5)) -> String? {
         var settings = settings
         settings.will = nil
         settings.clientID += "-doctor"
         let client = MQTTClient(
             settings: settings, logger: Logger(label: "beacond.doctor", factory: { _ in SwiftLogNoOpLogHandler() }))
         client.start(threadName: "doctor-mqtt")
-        defer { client.stop(seconds: 1) }
-        let deadline = DispatchTime.now() + .milliseconds(Int(seconds * 1000))
+        defer { client.stop(within: .seconds(1)) }
+        let deadline = DispatchTime.now() + .nanoseconds(Int(wait.nanoseconds))
         while DispatchTime.now() < deadline {
             let state = client.state
             if state.connected { return nil }
             if let error = state.lastError { return error }
             usleep(20_000)
         }
-        return "no answer within \(Int(seconds)) s"
+        return "no answer within \(wait)"
     }
 }

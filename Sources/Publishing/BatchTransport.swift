@@ -10,8 +10,8 @@ public protocol BatchTransport: Sendable {
     /// Returns when it did (the entries may be deleted); throws why not (the batch is sent
     /// again, or for `.status(410)` the webhook is disabled).
     func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) throws(DeliveryFailure)
-    /// Makes a `send` under way, or the next, give up within `seconds` (any thread; a stop).
-    func abort(after seconds: Double)
+    /// Makes a `send` under way, or the next, give up within `wait` (any thread; a stop).
+    func abort(after wait: TimeSpan)
 }
 
 /// Why a batch was not taken, as a worker acts on it: a 410 disables the webhook; every other

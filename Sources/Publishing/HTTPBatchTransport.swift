@@ -6,10 +6,10 @@ import Synchronization
 /// A webhook's receiver: each batch POSTed as a CloudEvents JSON batch with the webhook's
 /// headers and signature (SPEC §4.2), a 2xx taking it. The libcurl handle is made at the
 /// first send, on the worker's thread, and kept for its connection cache: a worker that never
-/// sends (a standby, a test's) costs no TLS set-up.
-/// `@unchecked Sendable`: the handle is used by the worker's thread alone; `abort` (any
-/// thread) goes through the poster's atomic deadline, or is kept until the handle exists.
-public final class HTTPBatchTransport: BatchTransport, @unchecked Sendable {
+/// sends (a standby, a test's) costs no TLS set-up. The handle is used by the worker's thread
+/// alone; `abort` (any thread) goes through the poster's atomic deadline, or is kept until
+/// the handle exists.
+public final class HTTPBatchTransport: BatchTransport, Sendable {
     let settings: WebhookWorker.Settings
     let clock: @Sendable () -> Timestamp
     private let poster = Mutex<HTTPPoster?>(nil)
@@ -33,8 +33,8 @@ public final class HTTPBatchTransport: BatchTransport, @unchecked Sendable {
         }
     }
 
-    public func abort(after seconds: Double) {
-        let at = SystemClock.monotonicMillis + Int64(seconds * 1000)
+    public func abort(after wait: TimeSpan) {
+        let at = SystemClock.monotonicMillis + wait.nanoseconds / 1_000_000
         abortAt.withLock { $0 = at }
         poster.withLock { $0?.abort(at: at) }
     }

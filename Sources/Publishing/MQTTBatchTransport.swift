@@ -37,8 +37,8 @@ public final class MQTTBatchTransport: BatchTransport, Sendable {
         wake.signal()
     }
 
-    public func abort(after seconds: Double) {
-        abortAt.store(SystemClock.monotonicMillis + Int64(seconds * 1000), ordering: .relaxed)
+    public func abort(after wait: TimeSpan) {
+        abortAt.store(SystemClock.monotonicMillis + wait.nanoseconds / 1_000_000, ordering: .relaxed)
         wake.signal()
     }
 

@@ -70,7 +70,7 @@ public final class WebhookWorker: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let retryRequested = Atomic<Bool>(false)
     private let stopReason = Atomic<UInt8>(StopReason.shutdown.rawValue)
-    /// When `stop()` was called (nanoseconds of `clock`): the last attempt ends `flushSeconds`
+    /// When `stop()` was called (nanoseconds of `clock`): the last attempt ends `flushTime`
     /// after it, however long the request in flight took to be cut.
     private let stoppedAt = Atomic<Int64>(0)
     let state = Mutex(Counters())
@@ -141,21 +141,21 @@ public final class WebhookWorker: @unchecked Sendable {
         case removed
     }
 
-    /// Asks `run()` to return: a request in flight gets `flushSeconds` to finish, then is
+    /// Asks `run()` to return: a request in flight gets `flushTime` to finish, then is
     /// cut, so a hung receiver cannot hold up a stop (SIGTERM must end within 5 s).
     public func stop(_ reason: StopReason = .shutdown) {
         stopReason.store(reason.rawValue, ordering: .relaxed)
         stoppedAt.store(clock().nanoseconds, ordering: .releasing)
         stopRequested.store(true, ordering: .relaxed)
-        transport.abort(after: WebhookWorker.flushSeconds)
+        transport.abort(after: WebhookWorker.flushTime)
         wake.signal()
     }
 
     /// How long a stopping worker may still spend delivering.
-    public static let flushSeconds = 2.5
+    public static let flushTime = TimeSpan.milliseconds(2500)
 
     /// Delivers until `stop()`; then, unless replaced, makes one last attempt, within
-    /// `flushSeconds`, to send what is waiting (SIGTERM flushes the outbox); what is not
+    /// `flushTime`, to send what is waiting (SIGTERM flushes the outbox); what is not
     /// acknowledged stays stored.
     public func run() {
         defer {
@@ -172,7 +172,7 @@ public final class WebhookWorker: @unchecked Sendable {
         let reason = StopReason(rawValue: stopReason.load(ordering: .relaxed)) ?? .shutdown
         // One budget from the stop on: a request in flight that had to be cut (a hung
         // receiver) has spent it, and the last attempt is not given a second one.
-        let budget = TimeSpan.milliseconds(Int64(WebhookWorker.flushSeconds * 1000))
+        let budget = WebhookWorker.flushTime
         let stopped = stoppedAt.load(ordering: .acquiring)
         let deadline = (stopped == 0 ? clock() : min(clock(), Timestamp(nanoseconds: stopped))) + budget
         while reason != .replaced, clock() < deadline, !isDisabled, schedule.retryAt == nil,
@@ -201,7 +201,7 @@ public final class WebhookWorker: @unchecked Sendable {
     /// Blocks until `run()` has returned, after `stop()`. A reload that changes a webhook
     /// starts its new worker only then: both would otherwise read the same waiting batch, and
     /// the old worker's last attempt and the new worker's first would send it twice. Bounded
-    /// (its request in flight is cut after `flushSeconds`), so that a worker that never ran
+    /// (its request in flight is cut after `flushTime`), so that a worker that never ran
     /// cannot hold its successor, and with it the daemon's stop, for ever.
     public func waitUntilFinished() {
         guard finished.wait(timeout: .now() + .seconds(10)) == .success else { return }

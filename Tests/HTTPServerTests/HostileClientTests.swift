@@ -1,3 +1,4 @@
+import BeaconCore
 import Foundation
 import Logs
 import Synchronization
@@ -126,8 +127,8 @@ import Testing
 
     @Test func anIdleConnectionIsClosedAndAHalfSentRequestGets408() throws {
         let s = try Server {
-            $0.idleTimeoutMillis = 200
-            $0.requestTimeoutMillis = 300
+            $0.idleTimeout = .milliseconds(200)
+            $0.requestTimeout = .milliseconds(300)
         }
         let idle = try s.client.open(sending: [])
         defer { close(idle) }

@@ -123,7 +123,7 @@ import Testing
         let transport = MQTTBatchTransport(client: connection, topics: SiteTopics(site: "store-1"))
         let sending = Sending(transport, try Self.batch(), timeout: .seconds(60))
         try eventually("the alerts published") { connection.qos1.count == 2 }
-        transport.abort(after: 0)
+        transport.abort(after: .milliseconds(0))
         guard case let .failed(.unreachable(why)) = try sending.wait() else {
             Issue.record("expected the batch to fail unacknowledged")
             return

@@ -32,7 +32,7 @@ import Testing
             if let answer { throw answer }
         }
 
-        func abort(after seconds: Double) { aborted.store(true, ordering: .relaxed) }
+        func abort(after wait: TimeSpan) { aborted.store(true, ordering: .relaxed) }
     }
 
     static func store(events ids: [String]) throws -> StateStore {

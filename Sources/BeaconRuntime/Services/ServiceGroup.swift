@@ -1,4 +1,5 @@
 import BeaconConfig
+import BeaconCore
 import Dispatch
 import Logging
 import POSIX
@@ -120,8 +121,8 @@ public final class ServiceThreads: Sendable {
     /// Blocks until every thread spawned so far has ended.
     public func join() { group.wait() }
 
-    /// The same, for at most `seconds`: false if a thread is still running then.
-    public func join(seconds: Double) -> Bool {
-        group.wait(timeout: .now() + .milliseconds(Int(seconds * 1000))) == .success
+    /// The same, for at most `wait`: false if a thread is still running then.
+    public func join(within wait: TimeSpan) -> Bool {
+        group.wait(timeout: .now() + .nanoseconds(Int(wait.nanoseconds))) == .success
     }
 }

@@ -23,7 +23,7 @@ final class RadioInput: DaemonService, Sendable {
 
     private let logger: Logger
     /// How long the stop waits for the scanner's thread.
-    static let stopWait = 5.0
+    static let stopWait = TimeSpan.seconds(5)
 
     /// `ended`: the scanner's loop returned without `stop()`.
     init(scanner: BlueZScanner, logger: Logger, ended: @escaping @Sendable () -> Void) {
@@ -76,15 +76,15 @@ final class RadioInput: DaemonService, Sendable {
 
     /// Hands over the last batch before returning. A scanner stuck inside libdbus (a system
     /// bus that took the connection and never answers, whose connect has no deadline of ours)
-    /// is left behind after `stopWait` seconds: it holds no batch then, and the daemon's stop
+    /// is left behind after `stopWait`: it holds no batch then, and the daemon's stop
     /// must not wait on it until systemd's kill.
     func stop() {
         scanner.stop()
-        guard !threads.join(seconds: Self.stopWait) else { return }
+        guard !threads.join(within: Self.stopWait) else { return }
         logger.warning(
             "bluez.stop_abandoned",
             metadata: [
-                "waited_s": "\(Int(Self.stopWait))",
+                "waited_s": "\(Int(Self.stopWait.seconds))",
                 "next":
                     "the scanner's thread is stuck in D-Bus (a system bus that does not answer); stopping without it",
             ])

@@ -27,7 +27,7 @@ extension SiteLink {
         let names = assetNames
         let discovery = discovery
         let (previous, tagOffset) = calibrationBasis
-        let current = engine.perform(timeout: 1) {
+        let current = engine.perform(timeout: .seconds(1)) {
             engine, _ -> (([RetainedState.Message], AutoCalibration?), [Event]) in
             let lost = engine.tracker?.lostAssetIDs ?? []
             let assets = (engine.tracker?.fixes ?? []).map { a in
