@@ -8,7 +8,7 @@ import Testing
     /// Random payloads, half of them starting with a real prefix so every branch is reached.
     static func payload(_ rng: inout SeededRandom) -> [UInt8] {
         let prefixes: [[UInt8]] = [
-            [], [0x02, 0x15], [0xBE, 0xAC], [0x00], [0x10], [0x20, 0x00], [0x20, 0x01], [0x30],
+            [], [0x02, 0x15], [0xBE, 0xAC], [0x00], [0x10], [0x20, 0x00], [0x20, 0x01], [0x30], [0x05],
         ]
         let length = Int.random(in: 0...40, using: &rng)
         var bytes = Bool.random(using: &rng) ? prefixes.randomElement(using: &rng)! : []
@@ -30,7 +30,10 @@ import Testing
                 time: .seconds(Int64(i / 1000)), receiver: "hci0", address: "AA",
                 rssi: Int.random(in: -127...20, using: &rng),
                 manufacturerData: i % 2 == 0
-                    ? [ManufacturerDatum(company: [0x004C, 0x0118, 0xFFFF].randomElement(using: &rng)!, payload: p)]
+                    ? [
+                        ManufacturerDatum(
+                            company: [0x004C, 0x0118, 0x0499, 0xFFFF].randomElement(using: &rng)!, payload: p)
+                    ]
                     : [],
                 serviceData: i % 2 == 1 ? [ServiceDatum(uuid: DecoderTests.eddystone, payload: p)] : [])
             _ = engine.ingest(s)
@@ -40,6 +43,7 @@ import Testing
         #expect(engine.counters.decode.decoded + engine.counters.decode.totalNonMatches == total)
         #expect(engine.counters.decode.decoded > 1000)
         #expect(engine.counters.decode[.iBeaconLength] > 0 && engine.counters.decode[.eddystoneLength] > 0)
+        #expect(engine.counters.decode[.ruuviLength] > 0 && engine.counters.decode[.ruuviFormat] > 0)
     }
 
     @Test func randomSightingLinesNeverTrap() {

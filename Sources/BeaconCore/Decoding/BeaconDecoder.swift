@@ -34,7 +34,9 @@ public enum BeaconDecoder {
 
     /// iBeacon: Apple, `02 15`, uuid(16) major(2) minor(2) power(1) = 23 bytes.
     /// AltBeacon: any company, `BE AC`, id(20) refRSSI(1) reserved(1) = 24 bytes.
+    /// Ruuvi (0x0499): `RuuviDecoder`.
     public static func decodeManufacturer(company: UInt16, payload p: [UInt8]) -> Result<BeaconFrame, NonMatchError> {
+        if company == RuuviDecoder.company { return RuuviDecoder.decode(p) }
         guard p.count >= 2 else { return .failure(NonMatchError(.notABeacon)) }
         if company == appleCompany, p[0] == 0x02, p[1] == 0x15 {
             guard p.count == 23 else { return .failure(NonMatchError(.iBeaconLength)) }

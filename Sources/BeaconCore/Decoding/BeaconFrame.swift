@@ -6,6 +6,8 @@ public enum BeaconFrame: Equatable, Sendable {
     case eddystoneURL(EddystoneURLFrame)
     case eddystoneTLM(EddystoneTLMFrame)
     case eddystoneEID(EddystoneEIDFrame)
+    /// Telemetry only, like TLM: joined to an asset by the address that sends it.
+    case ruuvi(RuuviFrame)
 
     /// The identity regions and ranging are keyed by, for the formats that carry one.
     /// URL, TLM and EID frames carry no stable identity (EID rotates by design).
@@ -14,7 +16,7 @@ public enum BeaconFrame: Equatable, Sendable {
         case let .iBeacon(f): return .ibeacon(f.id)
         case let .altBeacon(f): return .ibeacon(f.id)
         case let .eddystoneUID(f): return .eddystone(f.id)
-        case .eddystoneURL, .eddystoneTLM, .eddystoneEID: return nil
+        case .eddystoneURL, .eddystoneTLM, .eddystoneEID, .ruuvi: return nil
         }
     }
 
@@ -27,7 +29,7 @@ public enum BeaconFrame: Equatable, Sendable {
         case let .eddystoneUID(f): return f.txPowerAt0m - 41
         case let .eddystoneURL(f): return f.txPowerAt0m - 41
         case let .eddystoneEID(f): return f.txPowerAt0m - 41
-        case .eddystoneTLM: return nil
+        case .eddystoneTLM, .ruuvi: return nil
         }
     }
 }

@@ -15,6 +15,10 @@ public enum NonMatch: Int, CaseIterable, Sendable, CustomStringConvertible {
     case eddystoneLength
     /// Eddystone-URL with an unknown scheme or a reserved byte in the URL.
     case eddystoneURLEncoding
+    /// Ruuvi data format 5 of the wrong length, or an empty Ruuvi payload.
+    case ruuviLength
+    /// A Ruuvi data format other than 5 (3 is deprecated; 6, C5 and E1 are not decoded).
+    case ruuviFormat
 
     public var description: String {
         switch self {
@@ -25,6 +29,8 @@ public enum NonMatch: Int, CaseIterable, Sendable, CustomStringConvertible {
         case .eddystoneFrameType: return "eddystone_frame_type"
         case .eddystoneLength: return "eddystone_length"
         case .eddystoneURLEncoding: return "eddystone_url_encoding"
+        case .ruuviLength: return "ruuvi_length"
+        case .ruuviFormat: return "ruuvi_format"
         }
     }
 }
