@@ -32,10 +32,16 @@ extension BeaconEngine {
         return slot
     }
 
-    /// Updates the beacon's filter for this receiver and returns the smoothed RSSI.
+    /// Updates the beacon's filter for this receiver and returns the smoothed RSSI. The gap
+    /// since this receiver last heard it teaches the beacon's interval when this receiver is
+    /// the one that hears it best.
     mutating func updateReading(slot: Int32, receiver: Int32, rssi: Int, at t: Timestamp) -> Double {
         let s = Int(slot)
         if let i = records[s]!.readings.firstIndex(where: { $0.receiver == receiver }) {
+            let reading = records[s]!.readings[i]
+            if records[s]!.readings.allSatisfy({ $0.filter.estimate <= reading.filter.estimate }) {
+                records[s]!.interval.add(gap: t - reading.lastSeen)
+            }
             records[s]!.readings[i].filter.update(rssi: rssi, at: t)
             records[s]!.readings[i].lastSeen = t
             return records[s]!.readings[i].filter.estimate

@@ -209,10 +209,12 @@ public struct BeaconEngine: Sendable {
         if records[Int(slot)]!.matchGeneration != indexGeneration { refreshMatches(slot: slot, id: id) }
         let matches = records[Int(slot)]!.matches
         guard !matches.isEmpty else { return }
+        let patience = records[Int(slot)]!.interval.patience
         for match in matches {
             let regionSlot = match.slot
+            let before = regions[Int(regionSlot)].patience
             if let transition = regions[Int(regionSlot)].sighted(
-                at: t, heard: sighting.time, rssi: sighting.rssi, settings: settings)
+                at: t, heard: sighting.time, rssi: sighting.rssi, patience: patience, settings: settings)
             {
                 if case .entered = transition {
                     let info = regionInfo[Int(regionSlot)]
@@ -228,6 +230,9 @@ public struct BeaconEngine: Sendable {
                 } else {
                     appendEvent(for: transition, slot: regionSlot, to: &events)
                 }
+                arm(regionSlot)
+            } else if regions[Int(regionSlot)].patience < before {
+                // A faster pace learned: the exit may now be due sooner than the timer armed.
                 arm(regionSlot)
             }
             if match.ranging { rangingMembers[regionSlot]!.insert(slot) }

@@ -16,6 +16,9 @@ struct BeaconRecord: Sendable {
     var proximity = ProximityTracker()
     /// The asset whose tag this beacon is, if any (looked up once, when first heard).
     var asset: Int32?
+    /// Its pace, learned at the receiver that hears it best: no region exits sooner than
+    /// three of its intervals (SPEC §7.3).
+    var interval = AdvertisingInterval()
 }
 
 extension BeaconRecord {

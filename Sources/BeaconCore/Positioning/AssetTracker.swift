@@ -84,6 +84,9 @@ public struct AssetTracker: Sendable {
         var publishedAt: Timestamp?
         var zones: [ZoneMembership]
         var lost = false
+        /// The tag's pace at the receiver that hears it best: it is not lost sooner than
+        /// three of its intervals (SPEC §7.3).
+        var interval = AdvertisingInterval()
         /// The Bayes locator's belief, its level and when it was last moved.
         var belief: PositionBelief?
         var beliefLevel = 0
@@ -162,6 +165,9 @@ public struct AssetTracker: Sendable {
         states[asset].hold = nil
         if grid != nil { states[asset].heard[r, default: PacketSums()].add(rssi) }
         if var reading = states[asset].readings[r] {
+            if states[asset].readings.values.allSatisfy({ $0.filter.estimate <= reading.filter.estimate }) {
+                states[asset].interval.add(gap: t - reading.lastSeen)
+            }
             reading.filter.update(rssi: rssi, at: t)
             reading.lastSeen = t
             if let power = frameRSSIAt1m { reading.frameRSSIAt1m = Double(power) }
@@ -187,6 +193,10 @@ public struct AssetTracker: Sendable {
         assets.indices.map { (assets[$0].id, states[$0].estimate, states[$0].lastHeard) }
     }
 
+    /// How long asset `a` must be silent to be lost: `lostAfter`, or three of its tag's
+    /// intervals when that is longer.
+    func lostAfter(_ a: Int) -> TimeSpan { max(lostAfter, states[a].interval.patience) }
+
     /// Assets heard once and then not for `lostAfter`: off site (Home Assistant's `not_home`).
     public var lostAssetIDs: Set<String> {
         Set(assets.indices.filter { states[$0].lost }.map { assets[$0].id })
@@ -197,7 +207,7 @@ public struct AssetTracker: Sendable {
     public mutating func tick(at t: Timestamp, events: inout [Event]) {
         for a in assets.indices {
             guard let fix = locate(a, at: t) else {
-                if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter,
+                if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter(a),
                     states[a].hold?.allows(t) ?? true
                 {
                     lose(a, at: t, events: &events)
