@@ -24,9 +24,11 @@ extension BeaconEngine {
         if let free = freeBeaconSlots.popLast() {
             slot = free
             records[Int(slot)] = record
+            intervals[Int(slot)] = AdvertisingInterval()
         } else {
             slot = Int32(records.count)
             records.append(record)
+            intervals.append(AdvertisingInterval())
         }
         beaconSlots[identity] = slot
         return slot
@@ -38,10 +40,7 @@ extension BeaconEngine {
     mutating func updateReading(slot: Int32, receiver: Int32, rssi: Int, at t: Timestamp) -> Double {
         let s = Int(slot)
         if let i = records[s]!.readings.firstIndex(where: { $0.receiver == receiver }) {
-            let reading = records[s]!.readings[i]
-            if records[s]!.readings.allSatisfy({ $0.filter.estimate <= reading.filter.estimate }) {
-                records[s]!.interval.add(gap: t - reading.lastSeen)
-            }
+            if records[s]!.hearsBest(i) { intervals[s].add(gap: t - records[s]!.readings[i].lastSeen) }
             records[s]!.readings[i].filter.update(rssi: rssi, at: t)
             records[s]!.readings[i].lastSeen = t
             return records[s]!.readings[i].filter.estimate

@@ -51,10 +51,12 @@ extension BeaconEngine {
             slot = free
             regions[Int(slot)] = monitor
             regionInfo[Int(slot)] = info
+            regionPatience[Int(slot)] = .milliseconds(0)
         } else {
             slot = Int32(regions.count)
             regions.append(monitor)
             regionInfo.append(info)
+            regionPatience.append(.milliseconds(0))
             generations.append(0)
         }
         regionsOfClient.slots[region.id] = slot
@@ -128,8 +130,18 @@ extension BeaconEngine {
     }
 
     /// Puts the region's deadline in the heap unless an earlier entry is already there.
+    /// The settings a region's timers run on: its exit waits `exit_timeout`, or three of its
+    /// beacon's intervals when that is longer (SPEC §7.3).
+    func settings(forRegion slot: Int32) -> MonitoringSettings {
+        let patience = regionPatience[Int(slot)]
+        guard patience > settings.exitTimeout else { return settings }
+        var paced = settings
+        paced.exitTimeout = patience
+        return paced
+    }
+
     mutating func arm(_ slot: Int32) {
-        guard let due = regions[Int(slot)].deadline(settings) else { return }
+        guard let due = regions[Int(slot)].deadline(settings(forRegion: slot)) else { return }
         if let armed = regions[Int(slot)].armedAt, armed <= due { return }
         regions[Int(slot)].armedAt = due
         timers.push(TimerHeap.Entry(due: due, slot: slot, generation: generations[Int(slot)]))
@@ -140,7 +152,7 @@ extension BeaconEngine {
         guard generations[s] == entry.generation, regions[s].armedAt == entry.due else { return }
         regions[s].armedAt = nil
         var transitions: [RegionTransition] = []
-        regions[s].fire(at: entry.due, settings: settings, into: &transitions)
+        regions[s].fire(at: entry.due, settings: settings(forRegion: entry.slot), into: &transitions)
         for transition in transitions { appendEvent(for: transition, slot: entry.slot, to: &events) }
         arm(entry.slot)
     }

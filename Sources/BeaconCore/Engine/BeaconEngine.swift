@@ -23,6 +23,13 @@ public struct BeaconEngine: Sendable {
     var regions: [RegionMonitor] = []
     /// Who monitors each region and how (cold: read only when a region changes state).
     var regionInfo: [RegionInfo] = []
+    /// Three advertising intervals of the slowest beacon each region has heard (SPEC §7.3):
+    /// it does not exit sooner than this after its last sighting, whatever `exit_timeout`
+    /// says (its timers run on `settings(forRegion:)`). Zero until an interval is learned;
+    /// raised when a beacon's learned pace is slower, never lowered, so a region of a slow
+    /// and a fast tag does not exit between the slow one's packets once the fast one left.
+    /// Beside the monitors, not in them, which a sighting reads and writes whole.
+    var regionPatience: [TimeSpan] = []
     var generations: [UInt32] = []
     var freeRegionSlots: [Int32] = []
     var clients: [String: ClientRegions] = [:]
@@ -33,6 +40,11 @@ public struct BeaconEngine: Sendable {
 
     var beaconSlots: [BeaconIdentity: Int32] = [:]
     var records: [BeaconRecord?] = []
+    /// Each beacon slot's pace, learned at the receiver that hears it best: no region exits
+    /// sooner than three of its intervals (SPEC §7.3). Beside the records, not in them: a
+    /// record is copied on paths a sighting takes, and 80 more bytes in each cost the
+    /// engine a tenth of its throughput (BENCHMARKS.md).
+    var intervals: [AdvertisingInterval] = []
     var freeBeaconSlots: [Int32] = []
     var receiverIDs: [String: Int32] = [:]
     var receiverNames: [String] = []
@@ -195,7 +207,10 @@ public struct BeaconEngine: Sendable {
         let t = now
         let receiver = internReceiver(sighting.receiver)
         let slot = beaconSlot(for: identity, frame: frame, at: t)
+        let paceBefore = intervals[Int(slot)].patience
         let smoothed = updateReading(slot: slot, receiver: receiver, rssi: sighting.rssi, at: t)
+        let patience = intervals[Int(slot)].patience
+        var paceChanged = patience != paceBefore
         if let asset = records[Int(slot)]!.asset {
             tracker!.observe(
                 asset: Int(asset), receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: frame.rssiAt1m,
@@ -206,15 +221,20 @@ public struct BeaconEngine: Sendable {
             calibration!.observe(
                 hearer: sighting.receiver, major: id.major, minor: id.minor, rssi: sighting.rssi, at: t)
         }
-        if records[Int(slot)]!.matchGeneration != indexGeneration { refreshMatches(slot: slot, id: id) }
+        if records[Int(slot)]!.matchGeneration != indexGeneration {
+            refreshMatches(slot: slot, id: id)
+            paceChanged = true
+        }
         let matches = records[Int(slot)]!.matches
         guard !matches.isEmpty else { return }
-        let patience = records[Int(slot)]!.interval.patience
         for match in matches {
             let regionSlot = match.slot
-            let before = regions[Int(regionSlot)].patience
+            // Only when the beacon's pace changed (a few times in its life) or its regions did:
+            // each of ~37 regions a beacon matches read at every sighting cost 5 % of the
+            // engine. Raised, never lowered: the slowest of its beacons sets a region's pace.
+            if paceChanged, regionPatience[Int(regionSlot)] < patience { regionPatience[Int(regionSlot)] = patience }
             if let transition = regions[Int(regionSlot)].sighted(
-                at: t, heard: sighting.time, rssi: sighting.rssi, patience: patience, settings: settings)
+                at: t, heard: sighting.time, rssi: sighting.rssi, settings: settings)
             {
                 if case .entered = transition {
                     let info = regionInfo[Int(regionSlot)]
@@ -230,9 +250,6 @@ public struct BeaconEngine: Sendable {
                 } else {
                     appendEvent(for: transition, slot: regionSlot, to: &events)
                 }
-                arm(regionSlot)
-            } else if regions[Int(regionSlot)].patience < before {
-                // A faster pace learned: the exit may now be due sooner than the timer armed.
                 arm(regionSlot)
             }
             if match.ranging { rangingMembers[regionSlot]!.insert(slot) }

@@ -16,12 +16,16 @@ struct BeaconRecord: Sendable {
     var proximity = ProximityTracker()
     /// The asset whose tag this beacon is, if any (looked up once, when first heard).
     var asset: Int32?
-    /// Its pace, learned at the receiver that hears it best: no region exits sooner than
-    /// three of its intervals (SPEC §7.3).
-    var interval = AdvertisingInterval()
 }
 
 extension BeaconRecord {
+    /// Reading `i` is the strongest (smoothed) of its readings: its receiver hears it best.
+    func hearsBest(_ i: Int) -> Bool {
+        let mine = readings[i].filter.estimate
+        for j in readings.indices where readings[j].filter.estimate > mine { return false }
+        return true
+    }
+
     /// Moves every time it holds with a step of the wall clock (`BeaconEngine.shiftClock`).
     mutating func shift(by d: TimeSpan) {
         lastSeen = lastSeen + d

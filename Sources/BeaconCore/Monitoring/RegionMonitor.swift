@@ -15,10 +15,6 @@ struct RegionMonitor: Sendable {
     private(set) var enteredAt: Timestamp
     /// The earliest deadline this region has in the engine's timer heap, if any.
     var armedAt: Timestamp?
-    /// Three advertising intervals of the beacon last heard inside (SPEC §7.3): the region
-    /// does not exit sooner than this after it, whatever `exitTimeout` says. Zero until a
-    /// beacon's interval is learned.
-    private(set) var patience = TimeSpan.milliseconds(0)
     /// After a restart, or once the gateway's blind radios hear again, a region inside waits
     /// until here for its beacons to be heard before it exits (dated, if they are not,
     /// `exitTimeout` after its last sighting).
@@ -81,17 +77,13 @@ struct RegionMonitor: Sendable {
         hold = hold?.released(at: t, grace: settings.exitTimeout)
     }
 
-    /// How long after its last sighting the region exits (or an unknown one is outside):
-    /// `exitTimeout`, or three of its beacon's intervals when that is longer.
-    func quiet(_ settings: MonitoringSettings) -> TimeSpan { max(settings.exitTimeout, patience) }
-
     /// When `fire` must next be called, or nil when only a sighting can change the state.
     func deadline(_ settings: MonitoringSettings) -> Timestamp? {
         switch state {
         case .unknown:
-            return lastSeen + quiet(settings)
+            return lastSeen + settings.exitTimeout
         case .inside:
-            let exitAt = lastSeen + quiet(settings)
+            let exitAt = lastSeen + settings.exitTimeout
             // Held: not before the hold's time, and not at all while blind
             let exitDue: Timestamp? =
                 switch hold {
@@ -115,20 +107,17 @@ struct RegionMonitor: Sendable {
     /// counts as that many sightings, not as one taken at the instant the batch arrived.
     /// Returns the transition it caused, if any.
     mutating func sighted(
-        at t: Timestamp, heard: Timestamp? = nil, rssi: Int, patience: TimeSpan = .milliseconds(0),
-        settings: MonitoringSettings
+        at t: Timestamp, heard: Timestamp? = nil, rssi: Int, settings: MonitoringSettings
     ) -> RegionTransition? {
         switch state {
         case .inside:
             if rssi >= settings.keepInsideRSSI {
                 lastSeen = t
                 hold = nil
-                self.patience = patience
             }
             return nil
         case .unknown, .outside:
             guard rssi >= settings.minRSSI else { return nil }
-            self.patience = patience
             if state == .unknown { lastSeen = t }
             guard record(min(heard ?? t, t), settings) else { return nil }
             let wasUnknown = state == .unknown
@@ -202,7 +191,7 @@ struct RegionMonitor: Sendable {
                 hold = nil
                 // At its own time: `due` itself, unless a hold after a restart kept it waiting
                 transitions.append(
-                    .exited(at: lastSeen + quiet(settings), lastSeen: lastSeen, duration: lastSeen - enteredAt))
+                    .exited(at: lastSeen + settings.exitTimeout, lastSeen: lastSeen, duration: lastSeen - enteredAt))
             case .outside:
                 return
             }
