@@ -194,6 +194,9 @@ public struct BeaconEngine: Sendable {
             counters.decode.decoded += 1
             guard let identity = frame.identity else {
                 counters.framesWithoutIdentity += 1
+                if tracker != nil, tracker!.telemetry(frame, address: sighting.address, at: now) {
+                    counters.telemetryFrames += 1
+                }
                 return events
             }
             observe(identity, frame: frame, sighting: sighting, events: &events)
@@ -212,6 +215,7 @@ public struct BeaconEngine: Sendable {
         let patience = intervals[Int(slot)].patience
         var paceChanged = patience != paceBefore
         if let asset = records[Int(slot)]!.asset {
+            tracker!.learn(address: sighting.address, asset: Int(asset))
             tracker!.observe(
                 asset: Int(asset), receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: frame.rssiAt1m,
                 at: t)
@@ -261,8 +265,11 @@ public struct BeaconEngine: Sendable {
 public struct EngineCounters: Sendable, Equatable {
     public var sightings = 0
     public var decode = DecodeCounters()
-    /// Eddystone URL, TLM and EID frames: recognised, but they carry no beacon identity.
+    /// Eddystone URL, TLM and EID frames and Ruuvi's: recognised, but they carry no beacon
+    /// identity.
     public var framesWithoutIdentity = 0
+    /// Of those, telemetry frames kept on an asset (SPEC §7.1).
+    public var telemetryFrames = 0
     /// Sightings whose time was behind the engine's clock; processed at the engine's time.
     public var lateSightings = 0
     /// Sightings older than `exit_timeout` by the engine's clock: dropped, as history.

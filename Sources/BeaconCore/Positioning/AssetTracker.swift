@@ -39,6 +39,8 @@ public struct AssetTracker: Sendable {
     /// configuration is the usual reason positions never come: `/v1/status` and
     /// `beaconctl doctor` name them.
     public private(set) var unplacedReceivers: [String: Int] = [:]
+    /// Addresses asset identity frames came from, for their telemetry frames.
+    var learnedAddresses: [String: Int] = [:]
     static let unplacedLimit = 16
 
     /// Seconds: the RSSI filter's time constant for positions, shorter than ranging's 3 s
@@ -87,6 +89,8 @@ public struct AssetTracker: Sendable {
         /// The tag's pace at the receiver that hears it best: it is not lost sooner than
         /// three of its intervals (SPEC §7.3).
         var interval = AdvertisingInterval()
+        /// Battery, temperature, movement, from its telemetry frames.
+        var telemetry = TagTelemetry()
         /// The Bayes locator's belief, its level and when it was last moved.
         var belief: PositionBelief?
         var beliefLevel = 0

@@ -1,0 +1,29 @@
+/// Telemetry frames joined to assets (SPEC §7.1): by the tag's address, which an asset's
+/// `beacon: {address}` names, or which the tracker learns from the asset's own identity
+/// frames (an Eddystone tag sends its UID and its TLM from one address; a Ruuvi tag with an
+/// iBeacon firmware, its iBeacon and its format 5).
+extension AssetTracker {
+    /// Addresses learned at most; past it the table starts afresh (a flood of made-up
+    /// addresses cannot grow it, and real tags teach theirs again with their next frame).
+    static let learnedAddressLimit = 4096
+
+    /// An identity frame of asset `a` came from `address`.
+    public mutating func learn(address: String, asset a: Int) {
+        guard learnedAddresses[address] != a else { return }
+        if learnedAddresses.count >= Self.learnedAddressLimit { learnedAddresses.removeAll(keepingCapacity: true) }
+        learnedAddresses[address] = a
+    }
+
+    /// A telemetry frame (TLM, Ruuvi) from `address` at `t`: kept on the asset whose tag
+    /// sends from it. False when it is no asset's, or the frame is not telemetry.
+    @discardableResult
+    public mutating func telemetry(_ frame: BeaconFrame, address: String, at t: Timestamp) -> Bool {
+        guard let a = asset(address: address) ?? learnedAddresses[address] else { return false }
+        return states[a].telemetry.take(frame, at: t)
+    }
+
+    /// What asset `id`'s tag last said of itself; nil for an asset the site does not have.
+    public func telemetry(asset id: String) -> TagTelemetry? {
+        assets.firstIndex { $0.id == id }.map { states[$0].telemetry }
+    }
+}
