@@ -60,6 +60,7 @@ extension APIRouter {
         APIRoute("GET", "v1/assets", network: true) { r, _, _ in r.assets(id: nil) },
         APIRoute("GET", "v1/assets/*", network: true) { r, _, c in r.assets(id: c[0]) },
         APIRoute("GET", "v1/assets/*/readings") { r, _, c in r.assetReadings(id: c[0]) },
+        APIRoute("GET", "v1/tags", network: true) { r, q, _ in r.tags(q.query) },
         APIRoute("GET", "v1/zones", network: true) { r, _, _ in r.zones() },
         APIRoute("GET", "v1/floor", network: true) { r, _, _ in r.floor() },
         APIRoute("GET", "v1/floor/image", network: true) { r, _, _ in r.floorImage() },

@@ -28,6 +28,8 @@ public struct Config: Sendable, Equatable {
     public var site: SiteSettings?
     /// Extension: the gateways advertise as calibration beacons (`beaconctl calibrate --auto`).
     public var calibration = CalibrationSettings()
+    /// `tags:` (SPEC §7.3): when a tag's battery is low and when it is missing.
+    public var tags = TagSettings()
 
     public init() {}
 
@@ -139,6 +141,8 @@ public struct AssetSpec: Sendable, Equatable {
     public var id: String
     public var name: String?
     public var beacon: Tag
+    /// `missing_after` for this asset (SPEC §7.3), over `tags.missing_after`.
+    public var missingAfter: TimeSpan?
 
     public init(id: String, name: String?, beacon: Tag) {
         self.id = id

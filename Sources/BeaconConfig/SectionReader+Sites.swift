@@ -18,7 +18,13 @@ extension SectionReader {
     }
 
     func readAssets(_ node: Node, ids written: inout Set<String>) -> [AssetSpec] {
-        let fields: [ConfigField<AssetSpec>] = [.string("name", \.name)]
+        let fields: [ConfigField<AssetSpec>] = [
+            .string("name", \.name),
+            .init("missing_after") { r, n, p, asset in
+                let range = TagSettings.missingRange
+                asset.missingAfter = r.reader.duration(n, p, min: range.lowerBound, max: range.upperBound)
+            },
+        ]
         return entries(node, "assets", required: ["beacon"], fields, ids: &written) { f, id, item in
             guard let beaconNode = required(f, "beacon", in: item), let tag = readTag(beaconNode, f.path("beacon"))
             else { return nil }

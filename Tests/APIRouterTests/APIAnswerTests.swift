@@ -157,6 +157,21 @@ import Testing
         #expect(heard.readings.first { $0.receiver == "r3" }?.z == 2.5)
     }
 
+    /// `GET /v1/tags`: the heard cart with its pace, the silent pallet after it, nothing
+    /// missing yet (missing_after is 10 min; the fixture's clock is 5 s in).
+    @Test func tagsReadBackWholeWorstFirst() throws {
+        let f = try Fixture()
+        let body = try f.get("/v1/tags")
+        let list = TagList(json: body)
+        #expect(list.json == body)
+        #expect(list.tags.map(\.asset) == ["cart-7", "pallet-1"])
+        let cart = list.tags[0]
+        #expect(cart.lastSeen != nil && cart.advertisingIntervalMilliseconds == 1000 && !cart.missing)
+        #expect(cart.battery == nil && cart.moving == nil && !cart.batteryLow)
+        #expect(list.tags[1].lastSeen == nil && !list.tags[1].missing)
+        #expect(TagList(json: try f.get("/v1/tags?missing=true")).tags.isEmpty)
+    }
+
     @Test func alarmsClientsRegionsAndTheOutboxReadBackWhole() throws {
         let f = try Fixture()
         let alarms = try f.get("/v1/alarms")

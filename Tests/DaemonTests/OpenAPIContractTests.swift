@@ -105,6 +105,9 @@ import Testing
         try call("GET", "/v1/assets/cart-99", "/v1/assets/{asset}", expect: 404)
         try call("GET", "/v1/assets/cart-17/readings", "/v1/assets/{asset}/readings", expect: 200)
         try call("GET", "/v1/assets/cart-99/readings", "/v1/assets/{asset}/readings", expect: 404)
+        try call("GET", "/v1/tags", "/v1/tags", expect: 200)
+        try call("GET", "/v1/tags?missing=true&battery_low=false", "/v1/tags", expect: 200)
+        try call("GET", "/v1/tags?missing=maybe", "/v1/tags", expect: 400)
         try call("GET", "/v1/zones", "/v1/zones", expect: 200)
         try d.post(
             Array(repeating: APIDaemon.calibrationSighting(advertiser: "rx-east", hearer: "hci0", rssi: -85), count: 5))

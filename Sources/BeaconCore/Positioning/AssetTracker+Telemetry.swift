@@ -27,3 +27,27 @@ extension AssetTracker {
         assets.firstIndex { $0.id == id }.map { states[$0].telemetry }
     }
 }
+
+/// An asset's tag as `GET /v1/tags` shows it (SPEC §7.2): what it said of itself, its pace,
+/// when it was last heard and where it was last placed (kept once it falls silent).
+public struct TagState: Sendable, Equatable {
+    public var asset: String
+    public var telemetry: TagTelemetry
+    /// The learned advertising interval; nil until its second packet.
+    public var interval: TimeSpan?
+    public var lastSeen: Timestamp?
+    public var lastPosition: AssetFix?
+    /// When `lastPosition` was made.
+    public var positionAt: Timestamp?
+}
+
+extension AssetTracker {
+    /// Every asset's tag, in configuration order.
+    public var tagStates: [TagState] {
+        assets.indices.map { a in
+            TagState(
+                asset: assets[a].id, telemetry: states[a].telemetry, interval: states[a].interval.interval,
+                lastSeen: states[a].lastHeard, lastPosition: states[a].estimate, positionAt: states[a].estimatedAt)
+        }
+    }
+}
