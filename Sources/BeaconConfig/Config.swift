@@ -58,7 +58,7 @@ public struct Config: Sendable, Equatable {
                     tag = .eddystone(namespace: namespace.lowercased(), instance: instance.lowercased())
                 case let .address(address): tag = .address(address.uppercased())
                 }
-                return AssetDefinition(id: asset.id, tag: tag)
+                return AssetDefinition(id: asset.id, tag: tag, missingAfter: asset.missingAfter)
             },
             zones: zones.map { zone in
                 switch zone.shape {
@@ -75,7 +75,7 @@ public struct Config: Sendable, Equatable {
                     on: Set(alarm.on.map { AlarmDefinition.Condition(rawValue: $0.rawValue)! }), dwell: alarm.dwell,
                     assets: alarm.assets.map(Set.init), active: alarm.active)
             },
-            positioning: positioning, calibrationUUID: calibration.uuid)
+            positioning: positioning, calibrationUUID: calibration.uuid, tags: tags.rules)
     }
 }
 

@@ -17,9 +17,15 @@ public struct TagSettings: Sendable, Equatable {
 
     /// Whether a battery reading is low by these thresholds.
     public func batteryIsLow(millivolts: Int?, percent: Int?) -> Bool {
-        if let mv = millivolts, mv < batteryLowMillivolts { return true }
-        if let p = percent, p < batteryLowPercent { return true }
-        return false
+        rules.batteryIsLow(millivolts: millivolts, percent: percent)
+    }
+
+    /// As the engine applies them.
+    public var rules: TagRules {
+        var rules = TagRules()
+        (rules.batteryLowMillivolts, rules.batteryLowPercent) = (batteryLowMillivolts, batteryLowPercent)
+        rules.missingAfter = missingAfter
+        return rules
     }
 
     static let missingRange = TimeSpan.minutes(1)...TimeSpan.hours(24 * 7)

@@ -231,7 +231,7 @@ public final class LiveEngine: @unchecked Sendable {
         if savesState {
             let stateChanged = events.contains {
                 switch $0.payload {
-                case .regionState, .regionEnter, .regionExit, .regionDwell, .zone: return true
+                case .regionState, .regionEnter, .regionExit, .regionDwell, .zone, .tag: return true
                 case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition: return false
                 }
             }

@@ -47,7 +47,28 @@ import Testing
         .zone(
             ZoneAlert(
                 alarm: "door", asset: "cart-7", zone: "exit", condition: .exit, position: Point(x: 0, y: 0), level: 3)),
+        .tag(CloudEventTextTests.batteryLow), .tag(CloudEventTextTests.missing), .tag(CloudEventTextTests.found),
+        .tag(TagAlert(asset: hostile, condition: .missing)),
     ]
+
+    static let batteryLow: TagAlert = {
+        var a = TagAlert(asset: "pallet-9", condition: .batteryLow)
+        (a.batteryMillivolts, a.batteryAt, a.temperatureC) = (2410, .seconds(1_763_805_600), 21.456)
+        return a
+    }()
+    static let missing: TagAlert = {
+        var a = TagAlert(asset: "pallet-9", condition: .missing)
+        a.lastSeen = .seconds(1_763_805_600)
+        a.position = AssetFix(
+            asset: "pallet-9", position: Point(x: 2.345, y: 5), level: 1, accuracy: 1, zones: ["dock"], receivers: [])
+        a.positionAt = .seconds(1_763_805_599)
+        return a
+    }()
+    static let found: TagAlert = {
+        var a = TagAlert(asset: "pallet-9", condition: .found)
+        a.missingFor = .milliseconds(3_600_123)
+        return a
+    }()
 
     @Test(arguments: payloads)
     func eachKindIsWrittenAsItsDocumentedTree(payload: EventPayload) {
@@ -160,6 +181,42 @@ import Testing
             ]
             if let dwell = alert.dwell { members.append(("dwell_s", n(r(dwell.seconds, 1000)))) }
             return .object(members)
+        case let .tag(alert):
+            // SPEC §7.4's data for each condition.
+            func place(_ fix: AssetFix?, _ at: Timestamp?) -> JSONValue {
+                guard let fix else { return .null }
+                var members: [(String, JSONValue)] = [
+                    ("x", n(r(fix.position.x, 100))), ("y", n(r(fix.position.y, 100))), ("level", n(Double(fix.level))),
+                    ("zones", .array(fix.zones.map { .string($0) })),
+                ]
+                if let at { members.append(("at", .string(RFC3339.format(at)))) }
+                return .object(members)
+            }
+            switch alert.condition {
+            case .batteryLow:
+                return .object([
+                    ("asset", .string(alert.asset)),
+                    (
+                        "battery",
+                        .object([
+                            ("millivolts", n(alert.batteryMillivolts.map(Double.init))),
+                            ("percent", n(alert.batteryPercent.map(Double.init))),
+                            ("at", alert.batteryAt.map { .string(RFC3339.format($0)) } ?? .null),
+                        ])
+                    ), ("temperature_c", n(alert.temperatureC.map { r($0, 100) })),
+                ])
+            case .missing:
+                return .object([
+                    ("asset", .string(alert.asset)),
+                    ("last_seen", alert.lastSeen.map { .string(RFC3339.format($0)) } ?? .null),
+                    ("last_position", place(alert.position, alert.positionAt)),
+                ])
+            case .found:
+                return .object([
+                    ("asset", .string(alert.asset)), ("missing_s", n(r(alert.missingFor?.seconds ?? 0, 1000))),
+                    ("position", place(alert.position, nil)),
+                ])
+            }
         }
     }
 }

@@ -150,6 +150,7 @@ func line(_ e: Event) -> String {
     case let .beaconProximity(b, p, _): return "\(t) beacon.proximity \(b) \(p.rawValue)"
     case let .assetPosition(f): return "\(t) asset.position \(f.asset) \(f.position.x),\(f.position.y)"
     case let .zone(a): return "\(t) zone.\(a.condition.rawValue) \(a.alarm) \(a.asset) \(a.zone)"
+    case let .tag(a): return "\(t) asset.\(a.condition.rawValue) \(a.asset)"
     case let .adapterState(a, present, powered, discovering):
         return "\(t) adapter.state \(a) present=\(present) powered=\(powered) discovering=\(discovering)"
     }

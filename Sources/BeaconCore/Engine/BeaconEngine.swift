@@ -194,7 +194,7 @@ public struct BeaconEngine: Sendable {
             counters.decode.decoded += 1
             guard let identity = frame.identity else {
                 counters.framesWithoutIdentity += 1
-                if tracker != nil, tracker!.telemetry(frame, address: sighting.address, at: now) {
+                if tracker != nil, tracker!.telemetry(frame, address: sighting.address, at: now, events: &events) {
                     counters.telemetryFrames += 1
                 }
                 return events

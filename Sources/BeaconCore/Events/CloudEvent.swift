@@ -66,6 +66,8 @@ public enum CloudEvent {
             return fix.asset
         case let .zone(alert):
             return alert.asset
+        case let .tag(alert):
+            return alert.asset
         }
     }
 
@@ -145,7 +147,45 @@ public enum CloudEvent {
                 w.null()
             }
             if let dwell = alert.dwell { w.member("dwell_s", round3(dwell.seconds)) }
+        case let .tag(alert):
+            writeTag(alert, into: &w)
         }
+        w.closeObject()
+    }
+
+    /// SPEC §7.4's data: battery_low `{asset, battery, temperature_c}`; missing `{asset,
+    /// last_seen, last_position}`; found `{asset, missing_s, position}`.
+    private static func writeTag(_ alert: TagAlert, into w: inout JSONTextWriter) {
+        w.member("asset", alert.asset)
+        switch alert.condition {
+        case .batteryLow:
+            w.key("battery")
+            w.openObject()
+            w.member("millivolts", alert.batteryMillivolts.map(Double.init))
+            w.member("percent", alert.batteryPercent.map(Double.init))
+            w.member("at", alert.batteryAt.map(RFC3339.format))
+            w.closeObject()
+            w.member("temperature_c", alert.temperatureC.map(round2))
+        case .missing:
+            w.member("last_seen", alert.lastSeen.map(RFC3339.format))
+            w.key("last_position")
+            writePlace(alert.position, at: alert.positionAt, into: &w)
+        case .found:
+            w.member("missing_s", round3(alert.missingFor?.seconds ?? 0))
+            w.key("position")
+            writePlace(alert.position, at: nil, into: &w)
+        }
+    }
+
+    /// `{x, y, level, zones[, at]}`, or null.
+    private static func writePlace(_ fix: AssetFix?, at: Timestamp?, into w: inout JSONTextWriter) {
+        guard let fix else { return w.null() }
+        w.openObject()
+        w.member("x", round2(fix.position.x))
+        w.member("y", round2(fix.position.y))
+        w.member("level", Double(fix.level))
+        writeStrings("zones", fix.zones, into: &w)
+        if let at { w.member("at", RFC3339.format(at)) }
         w.closeObject()
     }
 

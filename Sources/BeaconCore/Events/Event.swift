@@ -66,11 +66,14 @@ public enum EventPayload: Sendable, Equatable {
     case assetPosition(AssetFix)
     /// An active alarm's condition for an asset in a zone.
     case zone(ZoneAlert)
+    /// A tag's own condition: its battery low, missing, found again (SPEC §7.4).
+    case tag(TagAlert)
 
     /// Every kind an event can have, for checking a configuration's type globs.
     public static let allKinds = [
         "region.state", "region.enter", "region.exit", "region.dwell", "region.failed", "ranging", "beacon.proximity",
-        "adapter.state", "asset.position", "zone.enter", "zone.exit", "zone.dwell",
+        "adapter.state", "asset.position", "zone.enter", "zone.exit", "zone.dwell", "asset.battery_low",
+        "asset.missing", "asset.found",
     ]
 
     /// The CloudEvents type suffix: `beacond.<kind>`.
@@ -86,6 +89,7 @@ public enum EventPayload: Sendable, Equatable {
         case .adapterState: return "adapter.state"
         case .assetPosition: return "asset.position"
         case let .zone(alert): return "zone.\(alert.condition.rawValue)"
+        case let .tag(alert): return "asset.\(alert.condition.rawValue)"
         }
     }
 }

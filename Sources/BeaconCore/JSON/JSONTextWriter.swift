@@ -139,6 +139,12 @@ public struct JSONTextWriter {
         if let n { number(n) } else { null() }
     }
 
+    /// A string, or `null` when there is none.
+    public mutating func member(_ name: StaticString, _ s: String?) {
+        key(name)
+        if let s { string(s) } else { null() }
+    }
+
     private mutating func separate() {
         if afterValue { bytes.append(UInt8(ascii: ",")) }
         afterValue = true

@@ -16,10 +16,55 @@ extension AssetTracker {
 
     /// A telemetry frame (TLM, Ruuvi) from `address` at `t`: kept on the asset whose tag
     /// sends from it. False when it is no asset's, or the frame is not telemetry.
+    /// Its battery falling below `battery_low` raises `asset.battery_low`, once per fall.
     @discardableResult
-    public mutating func telemetry(_ frame: BeaconFrame, address: String, at t: Timestamp) -> Bool {
+    public mutating func telemetry(_ frame: BeaconFrame, address: String, at t: Timestamp, events: inout [Event])
+        -> Bool
+    {
         guard let a = asset(address: address) ?? learnedAddresses[address] else { return false }
-        return states[a].telemetry.take(frame, at: t)
+        guard states[a].telemetry.take(frame, at: t) else { return false }
+        let reading = states[a].telemetry
+        if !states[a].batteryLow,
+            tagRules.batteryIsLow(millivolts: reading.batteryMillivolts, percent: reading.batteryPercent)
+        {
+            states[a].batteryLow = true
+            var alert = TagAlert(asset: assets[a].id, condition: .batteryLow)
+            (alert.batteryMillivolts, alert.batteryPercent) = (reading.batteryMillivolts, reading.batteryPercent)
+            (alert.batteryAt, alert.temperatureC) = (reading.batteryAt, reading.temperatureC)
+            events.append(Event(time: t, payload: .tag(alert)))
+        } else if states[a].batteryLow,
+            tagRules.batteryIsBack(millivolts: reading.batteryMillivolts, percent: reading.batteryPercent)
+        {
+            states[a].batteryLow = false
+        }
+        return true
+    }
+
+    /// How long asset `a` may be silent before it is missing.
+    func missingAfter(_ a: Int) -> TimeSpan { assets[a].missingAfter ?? tagRules.missingAfter }
+
+    /// Heard once and silent for its `missing_after` by `t`: `asset.missing`, at the time it
+    /// became so, with where it was last placed.
+    mutating func checkMissing(_ a: Int, at t: Timestamp, events: inout [Event]) {
+        guard states[a].missingSince == nil, let heard = states[a].lastHeard else { return }
+        let due = heard + missingAfter(a)
+        guard t >= due else { return }
+        (states[a].missingSince, states[a].missingLastSeen, states[a].heardAgainAt) = (due, heard, nil)
+        var alert = TagAlert(asset: assets[a].id, condition: .missing)
+        (alert.lastSeen, alert.position, alert.positionAt) = (heard, states[a].estimate, states[a].estimatedAt)
+        events.append(Event(time: due, payload: .tag(alert)))
+    }
+
+    /// A missing asset heard again: `asset.found` at this tick, with how long it was not
+    /// heard and the position this tick made (nil when it could not place it yet).
+    mutating func tellFound(_ a: Int, at t: Timestamp, events: inout [Event]) {
+        guard states[a].missingSince != nil, let again = states[a].heardAgainAt, let last = states[a].missingLastSeen
+        else { return }
+        (states[a].missingSince, states[a].missingLastSeen, states[a].heardAgainAt) = (nil, nil, nil)
+        var alert = TagAlert(asset: assets[a].id, condition: .found)
+        alert.missingFor = again - last
+        alert.position = states[a].estimatedAt == t ? states[a].estimate : nil
+        events.append(Event(time: t, payload: .tag(alert)))
     }
 
     /// What asset `id`'s tag last said of itself; nil for an asset the site does not have.

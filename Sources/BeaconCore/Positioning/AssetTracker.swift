@@ -41,6 +41,8 @@ public struct AssetTracker: Sendable {
     public private(set) var unplacedReceivers: [String: Int] = [:]
     /// Addresses asset identity frames came from, for their telemetry frames.
     var learnedAddresses: [String: Int] = [:]
+    /// When a battery is low and a tag missing (`tags:`).
+    var tagRules: TagRules
     static let unplacedLimit = 16
 
     /// Seconds: the RSSI filter's time constant for positions, shorter than ranging's 3 s
@@ -91,6 +93,13 @@ public struct AssetTracker: Sendable {
         var interval = AdvertisingInterval()
         /// Battery, temperature, movement, from its telemetry frames.
         var telemetry = TagTelemetry()
+        /// Its battery is below `battery_low` and that was told (re-armed above it).
+        var batteryLow = false
+        /// Missing since then (SPEC §7.4), last heard at `missingLastSeen`; heard again at
+        /// `heardAgainAt` (told at the next tick, with its position).
+        var missingSince: Timestamp?
+        var missingLastSeen: Timestamp?
+        var heardAgainAt: Timestamp?
         /// The Bayes locator's belief, its level and when it was last moved.
         var belief: PositionBelief?
         var beliefLevel = 0
@@ -126,6 +135,7 @@ public struct AssetTracker: Sendable {
         alarmsByZone = watching
         states = site.assets.map { _ in AssetState(zones: site.zones.map { _ in ZoneMembership(at: start) }) }
         self.lostAfter = lostAfter
+        tagRules = site.tags
         floor = site.positioning.floor.map(Polygon.init)
         // The belief lives on the floor's cells: without an outline there is no extent to
         // give it (tags are heard 30 m beyond the receivers), so least squares it is.
@@ -167,6 +177,7 @@ public struct AssetTracker: Sendable {
         }
         states[asset].lastHeard = t
         states[asset].hold = nil
+        if states[asset].missingSince != nil, states[asset].heardAgainAt == nil { states[asset].heardAgainAt = t }
         if grid != nil { states[asset].heard[r, default: PacketSums()].add(rssi) }
         if var reading = states[asset].readings[r] {
             if states[asset].readings.values.allSatisfy({ $0.filter.estimate <= reading.filter.estimate }) {
@@ -210,7 +221,9 @@ public struct AssetTracker: Sendable {
     /// the positions due for publishing.
     public mutating func tick(at t: Timestamp, events: inout [Event]) {
         for a in assets.indices {
+            checkMissing(a, at: t, events: &events)
             guard let fix = locate(a, at: t) else {
+                tellFound(a, at: t, events: &events)
                 if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter(a),
                     states[a].hold?.allows(t) ?? true
                 {
@@ -224,6 +237,7 @@ public struct AssetTracker: Sendable {
             estimate.zones = zones.indices.filter { states[a].zones[$0].inside }.map { zones[$0].id }
             states[a].estimate = estimate
             states[a].estimatedAt = t
+            tellFound(a, at: t, events: &events)
             publishIfDue(a, estimate, at: t, events: &events)
         }
     }
@@ -271,6 +285,15 @@ extension AssetTracker {
             states[a].published = previous.published
             states[a].publishedAt = previous.publishedAt
             states[a].lost = previous.lost
+            // The tag's own state (SPEC §7.2) is the tag's, whatever the reload changed; a
+            // new tag starts afresh.
+            if sameTag {
+                states[a].interval = previous.interval
+                states[a].telemetry = previous.telemetry
+                states[a].batteryLow = previous.batteryLow
+            }
+            (states[a].missingSince, states[a].missingLastSeen) = (previous.missingSince, previous.missingLastSeen)
+            states[a].heardAgainAt = previous.heardAgainAt
             for (z, zone) in definition.zones.enumerated() {
                 guard let oz = old.definition.zones.firstIndex(of: zone) else { continue }
                 states[a].zones[z] = previous.zones[oz]

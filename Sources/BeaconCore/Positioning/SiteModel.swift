@@ -93,9 +93,34 @@ public enum AssetTag: Sendable, Equatable {
 public struct AssetDefinition: Sendable, Equatable {
     public var id: String
     public var tag: AssetTag
-    public init(id: String, tag: AssetTag) {
+    /// Its own `missing_after`, over the site's (`TagRules`).
+    public var missingAfter: TimeSpan?
+    public init(id: String, tag: AssetTag, missingAfter: TimeSpan? = nil) {
         self.id = id
         self.tag = tag
+        self.missingAfter = missingAfter
+    }
+}
+
+/// `tags:` (SPEC §7.3) as the engine applies it: when a battery is low, when a tag is missing.
+public struct TagRules: Sendable, Equatable {
+    public var batteryLowMillivolts = 2500
+    public var batteryLowPercent = 20
+    public var missingAfter = TimeSpan.minutes(10)
+    public init() {}
+
+    public func batteryIsLow(millivolts: Int?, percent: Int?) -> Bool {
+        if let mv = millivolts, mv < batteryLowMillivolts { return true }
+        if let p = percent, p < batteryLowPercent { return true }
+        return false
+    }
+
+    /// Re-armed only this far above the threshold (SPEC §7.4: 100 mV or 5 %), so a battery
+    /// that wavers at the threshold is told once per fall, not at each reading.
+    public func batteryIsBack(millivolts: Int?, percent: Int?) -> Bool {
+        if let mv = millivolts, mv < batteryLowMillivolts + 100 { return false }
+        if let p = percent, p < batteryLowPercent + 5 { return false }
+        return millivolts != nil || percent != nil
     }
 }
 
@@ -146,13 +171,15 @@ public struct SiteConfiguration: Sendable, Equatable {
     public var positioning = PositioningSettings()
     /// The UUID the site's receivers advertise on for `AutoCalibration` (`calibration.uuid`).
     public var calibrationUUID = AutoCalibration.defaultUUID
+    public var tags = TagRules()
 
     public init(
         receivers: [SiteReceiver] = [], assets: [AssetDefinition] = [], zones: [ZoneDefinition] = [],
         alarms: [AlarmDefinition] = [], positioning: PositioningSettings = PositioningSettings(),
-        calibrationUUID: BeaconUUID = AutoCalibration.defaultUUID
+        calibrationUUID: BeaconUUID = AutoCalibration.defaultUUID, tags: TagRules = TagRules()
     ) {
         self.calibrationUUID = calibrationUUID
+        self.tags = tags
         self.receivers = receivers
         self.assets = assets
         self.zones = zones

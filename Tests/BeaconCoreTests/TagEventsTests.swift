@@ -1,0 +1,76 @@
+import BeaconConfig
+import Testing
+
+@testable import BeaconCore
+
+/// SPEC §7.4: `asset.battery_low` once per fall and re-armed above it; `asset.missing` after
+/// `missing_after` with the last position; `asset.found` with how long it was missing.
+@Suite struct TagEventsTests {
+    static let t0 = AssetTrackerTests.t0
+
+    /// A Ruuvi format 5 frame saying `millivolts` (the valid vector's other fields).
+    static func ruuvi(millivolts: Int) -> [UInt8] {
+        var p = Hex.decode("0512FC5394C37C0004FFFC040CAC364200CDCBB8334C884F")!
+        let power = (millivolts - 1600) << 5 | 22
+        (p[13], p[14]) = (UInt8(power >> 8), UInt8(power & 0xFF))
+        return p
+    }
+
+    static func tagAlerts(_ events: [Event]) -> [TagAlert] {
+        events.compactMap { if case let .tag(a) = $0.payload { return a } else { return nil } }
+    }
+
+    @Test func aLowBatteryIsToldOncePerFallAndReArmedAboveIt() throws {
+        let config = try ConfigLoader.load(
+            yaml: """
+                receivers: [{id: hci0, position: {x: 0, y: 0}}]
+                assets: [{id: fridge-2, beacon: {address: "CB:B8:33:4C:88:4F"}}]
+                tags: {battery_low: {millivolts: 2500}}
+
+                """, file: "beacond.yaml")
+        var engine = BeaconEngine(configuration: config.engineConfiguration, start: Self.t0)
+        var told: [(Int, Int?)] = []
+        // 2,450 falls below; 2,400 and 2,560 (< 2,600) stay told; 2,620 re-arms; 2,480 falls again.
+        for (i, mv) in [2600, 2450, 2400, 2560, 2620, 2480, 2470].enumerated() {
+            let s = Sighting(
+                time: Self.t0 + .seconds(Int64(i * 60)), receiver: "hci0", address: "CB:B8:33:4C:88:4F", rssi: -60,
+                manufacturerData: [ManufacturerDatum(company: 0x0499, payload: Self.ruuvi(millivolts: mv))])
+            for alert in Self.tagAlerts(engine.ingest(s)) { told.append((i, alert.batteryMillivolts)) }
+        }
+        #expect(told.map(\.0) == [1, 5] && told.map(\.1) == [2450, 2480])
+    }
+
+    /// Heard at (2, 5) for 10 s, then silent: missing 60 s after it was last heard, with its
+    /// last position; heard again 200 s later: found, missing for that long, placed again.
+    @Test func aSilentTagIsMissingAndFoundAgain() {
+        var site = AssetTrackerTests.site(alarms: [])
+        site.tags.missingAfter = .seconds(60)
+        var tracker = AssetTracker(
+            site: site, calibrations: AssetTrackerTests.calibrations, lostAfter: .seconds(30), start: Self.t0)
+        var events: [Event] = []
+        for s in 0..<10 {
+            events += AssetTrackerTests.step(&tracker, at: Point(x: 2, y: 5), time: Self.t0 + .seconds(Int64(s)))
+        }
+        for s in 10..<209 { tracker.tick(at: Self.t0 + .seconds(Int64(s)), events: &events) }
+        var alerts = Self.tagAlerts(events)
+        #expect(alerts.map(\.condition) == [.missing], "\(alerts)")
+        let missing = events.first { if case .tag = $0.payload { return true } else { return false } }
+        let lastHeard = Self.t0 + .seconds(9)
+        #expect(missing?.time == lastHeard + .seconds(60))
+        #expect(alerts.first?.lastSeen == lastHeard)
+        if let p = alerts.first?.position { #expect(abs(p.position.x - 2) < 1 && abs(p.position.y - 5) < 1) }
+        #expect(alerts.first?.position != nil && alerts.first?.positionAt != nil)
+        events = AssetTrackerTests.step(&tracker, at: Point(x: 8, y: 5), time: Self.t0 + .seconds(209))
+        alerts = Self.tagAlerts(events)
+        #expect(alerts.map(\.condition) == [.found], "\(alerts)")
+        if let found = alerts.first {
+            // First heard again 0.8 s before the tick (five packets in the second before it).
+            #expect(abs((found.missingFor?.seconds ?? 0) - 199.2) < 0.01, "\(String(describing: found.missingFor))")
+            #expect(found.position.map { abs($0.position.x - 8) < 1.5 } == true)
+        }
+        // And it can go missing again.
+        events = []
+        for s in 210..<300 { tracker.tick(at: Self.t0 + .seconds(Int64(s)), events: &events) }
+        #expect(Self.tagAlerts(events).map(\.condition) == [.missing])
+    }
+}
