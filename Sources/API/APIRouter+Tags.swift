@@ -17,16 +17,22 @@ extension APIRouter {
                 return Reply.error(400, "bad_\(key)", "\(key): expected true or false, got \"\(other.prefix(40))\"")
             }
         }
-        let answer = onEngine { engine, now in ((engine.tracker?.tagStates ?? [], now), []) }
-        guard let (states, now) = answer else { return engineUnavailable() }
-        let config = context.config
+        guard let all = tagList(at: nil) else { return engineUnavailable() }
         var list = TagList()
-        list.tags = zip(config.assets, states).map { spec, state in Self.tag(spec, state, config.tags, at: now) }
-            .filter { tag in
-                (!only.contains("missing") || tag.missing) && (!only.contains("battery_low") || tag.batteryLow)
-            }
+        list.tags = all.filter { tag in
+            (!only.contains("missing") || tag.missing) && (!only.contains("battery_low") || tag.batteryLow)
+        }
         list.tags.sort(by: Self.worseFirst)
         return Reply.json(list.json)
+    }
+
+    /// Every asset's tag, in configuration order, as of the engine's time (or `at`); nil
+    /// when the engine does not answer.
+    func tagList(at time: Timestamp?) -> [TagList.Tag]? {
+        let answer = onEngine { engine, now in ((engine.tracker?.tagStates ?? [], time ?? now), []) }
+        guard let (states, now) = answer else { return nil }
+        let config = context.config
+        return zip(config.assets, states).map { spec, state in Self.tag(spec, state, config.tags, at: now) }
     }
 
     static func tag(_ spec: AssetSpec, _ state: TagState, _ settings: TagSettings, at now: Timestamp) -> TagList.Tag {

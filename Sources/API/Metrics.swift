@@ -140,6 +140,7 @@ extension APIRouter {
         m.sample(.configReloadsTotal, ["result": "refused"], Double(runtime.reloadsRefused))
         m.receivers(
             glance.receivers, configured: context.config.receivers.map(\.id), now: now, started: context.started)
+        if !context.config.assets.isEmpty, let tags = tagList(at: now) { m.tags(tags) }
         if let site = runtime.site { m.site(site) }
         return .response(
             HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: m.text))
@@ -175,6 +176,20 @@ extension MetricsText {
         for name in names {
             let age = max(0, (now - (tallies[name]?.lastHeard ?? started)).seconds)
             sample(.receiverLastHeardAgeSeconds, ["receiver": name], (age * 1000).rounded() / 1000)
+        }
+    }
+
+    /// The tags' families (SPEC §7.5): how many are missing and low, each one's battery.
+    mutating func tags(_ tags: [TagList.Tag]) {
+        gauge(.assetsMissing, Double(tags.filter(\.missing).count))
+        gauge(.assetsBatteryLow, Double(tags.filter(\.batteryLow).count))
+        family(.assetBatteryPercent)
+        for tag in tags {
+            if let p = tag.battery?.percent { sample(.assetBatteryPercent, ["asset": tag.asset], Double(p)) }
+        }
+        family(.assetBatteryMillivolts)
+        for tag in tags {
+            if let mv = tag.battery?.millivolts { sample(.assetBatteryMillivolts, ["asset": tag.asset], Double(mv)) }
         }
     }
 

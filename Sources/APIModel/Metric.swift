@@ -52,6 +52,10 @@ public enum Metric: String, CaseIterable, Sendable {
     case configReloadsTotal = "beacond_config_reloads_total"
     case receiverSightingsTotal = "beacond_receiver_sightings_total"
     case receiverLastHeardAgeSeconds = "beacond_receiver_last_heard_age_seconds"
+    case assetsMissing = "beacond_assets_missing"
+    case assetsBatteryLow = "beacond_assets_battery_low"
+    case assetBatteryPercent = "beacond_asset_battery_percent"
+    case assetBatteryMillivolts = "beacond_asset_battery_millivolts"
 
     /// The family's `# HELP` text.
     public var help: String {
@@ -156,6 +160,14 @@ public enum Metric: String, CaseIterable, Sendable {
             "Sightings each receiver gave the engine: configured receivers, local adapters and relays."
         case .receiverLastHeardAgeSeconds:
             "Seconds since each receiver was last heard, or since the daemon started if it has not been."
+        case .assetsMissing:
+            "Assets whose tag was heard and then not for its missing_after."
+        case .assetsBatteryLow:
+            "Assets whose tag's battery is below tags.battery_low."
+        case .assetBatteryPercent:
+            "Each tag's battery in percent, where its telemetry gives one."
+        case .assetBatteryMillivolts:
+            "Each tag's battery in millivolts, from its latest telemetry frame."
         }
     }
 
