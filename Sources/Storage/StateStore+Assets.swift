@@ -49,9 +49,14 @@ extension StateStore {
     }
 
     static let rewriteAfter = TimeSpan.seconds(30)
+    /// An asset in no zone is written again for being heard only this often: its row keeps
+    /// a silent tag's last-seen and position across a restart (SPEC §7.2), and a store's
+    /// thousand tags written every 30 s would wear the card for nothing.
+    static let rewriteOutsideAfter = TimeSpan.minutes(5)
 
     static func worthWriting(_ s: AssetSnapshot, over saved: AssetSnapshot) -> Bool {
-        s.zones != saved.zones || s.lastHeard - saved.lastHeard >= rewriteAfter
+        if s.zones != saved.zones || s.tag?.differs(from: saved.tag) == true { return true }
+        return s.lastHeard - saved.lastHeard >= (s.zones.isEmpty ? rewriteOutsideAfter : rewriteAfter)
     }
 
     /// The saved memberships; rows that no longer parse are skipped (and counted).
@@ -67,8 +72,10 @@ extension StateStore {
 
     static func json(_ s: AssetSnapshot) -> JSONValue {
         .object([
-            ("last_heard_ns", .string(String(s.lastHeard.nanoseconds))), ("x", .number(s.position.x)),
-            ("y", .number(s.position.y)), ("level", .number(Double(s.level))), ("accuracy_m", .number(s.accuracy)),
+            ("last_heard_ns", .string(String(s.lastHeard.nanoseconds))),
+            ("x", s.position.map { .number($0.x) } ?? .null), ("y", s.position.map { .number($0.y) } ?? .null),
+            ("level", .number(Double(s.level))), ("accuracy_m", .number(s.accuracy)),
+            ("tag", s.tag.map(tagJSON) ?? .null),
             (
                 "zones",
                 .array(
@@ -86,8 +93,7 @@ extension StateStore {
     static func assetSnapshot(asset: String, text: String) -> AssetSnapshot? {
         guard let json = try? JSONParser.parse(text),
             let heard = json["last_heard_ns"]?.stringValue.flatMap(Int64.init),
-            let x = json["x"]?.numberValue, let y = json["y"]?.numberValue, let level = json["level"]?.numberValue,
-            let accuracy = json["accuracy_m"]?.numberValue,
+            let level = json["level"]?.numberValue, let accuracy = json["accuracy_m"]?.numberValue,
             case let .array(zones)? = json["zones"]
         else { return nil }
         var memberships: [AssetSnapshot.Membership] = []
@@ -101,8 +107,41 @@ extension StateStore {
                     zone: zone, shape: shape, since: Timestamp(nanoseconds: since),
                     dwellFired: fired.compactMap(\.stringValue)))
         }
+        // Rows written before tags were kept have a position and no tag.
+        var position: Point?
+        if let x = json["x"]?.numberValue, let y = json["y"]?.numberValue { position = Point(x: x, y: y) }
+        if position == nil, !memberships.isEmpty { return nil }
         return AssetSnapshot(
-            asset: asset, lastHeard: Timestamp(nanoseconds: heard), position: Point(x: x, y: y), level: Int(level),
-            accuracy: accuracy, zones: memberships)
+            asset: asset, lastHeard: Timestamp(nanoseconds: heard), position: position, level: Int(level),
+            accuracy: accuracy, zones: memberships, tag: json["tag"].flatMap(tagSnapshot))
+    }
+
+    static func tagJSON(_ t: TagSnapshot) -> JSONValue {
+        func ns(_ t: Timestamp?) -> JSONValue { t.map { .string(String($0.nanoseconds)) } ?? .null }
+        func int(_ v: Int?) -> JSONValue { v.map { .number(Double($0)) } ?? .null }
+        return .object([
+            ("battery_mv", int(t.batteryMillivolts)), ("battery_percent", int(t.batteryPercent)),
+            ("battery_at_ns", ns(t.batteryAt)), ("temperature_c", t.temperatureC.map { .number($0) } ?? .null),
+            ("battery_low", .bool(t.batteryLow)), ("missing_since_ns", ns(t.missingSince)),
+            ("missing_last_seen_ns", ns(t.missingLastSeen)), ("pace_ms", int(t.paceMilliseconds)),
+            ("position_at_ns", ns(t.positionAt)),
+        ])
+    }
+
+    static func tagSnapshot(_ json: JSONValue) -> TagSnapshot? {
+        guard case .object = json else { return nil }
+        func ns(_ key: String) -> Timestamp? {
+            json[key]?.stringValue.flatMap(Int64.init).map { Timestamp(nanoseconds: $0) }
+        }
+        func int(_ key: String) -> Int? { json[key]?.numberValue.map { Int($0) } }
+        var t = TagSnapshot()
+        (t.batteryMillivolts, t.batteryPercent, t.batteryAt) = (
+            int("battery_mv"), int("battery_percent"), ns("battery_at_ns")
+        )
+        t.temperatureC = json["temperature_c"]?.numberValue
+        if case .bool(true)? = json["battery_low"] { t.batteryLow = true }
+        (t.missingSince, t.missingLastSeen) = (ns("missing_since_ns"), ns("missing_last_seen_ns"))
+        (t.paceMilliseconds, t.positionAt) = (int("pace_ms"), ns("position_at_ns"))
+        return t
     }
 }

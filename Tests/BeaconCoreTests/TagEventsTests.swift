@@ -74,3 +74,59 @@ import Testing
         #expect(Self.tagAlerts(events).map(\.condition) == [.missing])
     }
 }
+
+/// SPEC §7.2: a tag's state outlives a restart — its last position and last-seen, its
+/// battery and whether that was told, whether it is missing.
+@Suite struct TagRestartTests {
+    static let t0 = AssetTrackerTests.t0
+
+    static func tracker() -> AssetTracker {
+        var site = AssetTrackerTests.site(alarms: [])
+        site.tags.missingAfter = .seconds(60)
+        return AssetTracker(
+            site: site, calibrations: AssetTrackerTests.calibrations, lostAfter: .seconds(30), start: t0)
+    }
+
+    @Test func aMissingTagIsNotToldMissingAgainAfterARestartAndItsPlaceIsKept() throws {
+        var before = Self.tracker()
+        var events: [Event] = []
+        for s in 0..<10 {
+            events += AssetTrackerTests.step(&before, at: Point(x: 2, y: 5), time: Self.t0 + .seconds(Int64(s)))
+        }
+        for s in 10..<80 { before.tick(at: Self.t0 + .seconds(Int64(s)), events: &events) }
+        #expect(TagEventsTests.tagAlerts(events).map(\.condition) == [.missing])
+        let saved = before.snapshot()
+        #expect(saved.count == 1 && saved[0].zones.isEmpty && saved[0].tag?.missingSince != nil)
+
+        var after = Self.tracker()
+        _ = after.restore(saved[0], now: Self.t0 + .seconds(300))
+        let tag = try #require(after.tagStates.first)
+        #expect(tag.lastSeen == Self.t0 + .seconds(9))
+        #expect(tag.lastPosition.map { abs($0.position.x - 2) < 1 && abs($0.position.y - 5) < 1 } == true)
+        events = []
+        for s in 300..<500 { after.tick(at: Self.t0 + .seconds(Int64(s)), events: &events) }
+        #expect(TagEventsTests.tagAlerts(events).isEmpty, "missing already, not again")
+        events = AssetTrackerTests.step(&after, at: Point(x: 8, y: 5), time: Self.t0 + .seconds(500))
+        let found = TagEventsTests.tagAlerts(events)
+        #expect(found.map(\.condition) == [.found])
+        #expect(
+            abs((found.first?.missingFor?.seconds ?? 0) - 490.2) < 0.01, "from its last sighting before the restart")
+    }
+
+    /// A tag heard just before the gateway went down gets a minute from the restart before it
+    /// can be missing, however long the gateway was down.
+    @Test func aTagHeardBeforeTheRestartGetsAMinuteToBeHeardAgain() {
+        var before = Self.tracker()
+        for s in 0..<10 {
+            _ = AssetTrackerTests.step(&before, at: Point(x: 2, y: 5), time: Self.t0 + .seconds(Int64(s)))
+        }
+        var after = Self.tracker()
+        _ = after.restore(before.snapshot()[0], now: Self.t0 + .seconds(600))
+        var events: [Event] = []
+        for s in 600..<659 { after.tick(at: Self.t0 + .seconds(Int64(s)), events: &events) }
+        #expect(TagEventsTests.tagAlerts(events).isEmpty)
+        for s in 659..<700 { after.tick(at: Self.t0 + .seconds(Int64(s)), events: &events) }
+        let missing = events.filter { if case .tag = $0.payload { true } else { false } }
+        #expect(missing.count == 1 && missing.first?.time == Self.t0 + .seconds(660))
+    }
+}

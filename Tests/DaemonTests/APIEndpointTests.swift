@@ -344,4 +344,42 @@ import Testing
                 == false)
         #expect(d.stop() == 0)
     }
+    /// SPEC §7.2 across `kill -9`: a tag heard outside every zone, with a TLM frame from its
+    /// address, keeps its last-seen, last position and battery once the daemon is killed and
+    /// started again, when it is no longer heard.
+    @Test func aTagsLastPlaceAndBatterySurviveAKill() throws {
+        let d = try APIDaemon(extra: Self.site)
+        try d.start()
+        let t = String(format: "%.3f", Date().timeIntervalSince1970)
+        let tlm =
+            "{\"t\":\(t),\"receiver\":\"r1\",\"address\":\"d0:00:00:00:00:09\",\"rssi\":-70,"
+            + "\"service_data\":{\"0000feaa-0000-1000-8000-00805f9b34fb\":\"20000b861580000003e8000003e8\"}}"
+        var before: [String: Any] = [:]
+        try eventually("the tag placed with its battery", timeout: 15, every: 0.2, detail: { "\(before)" }) {
+            try d.post(Self.sightings(at: (8, 5)) + [tlm])
+            before = (try d.client.request("GET", "/v1/tags").object["tags"] as? [[String: Any]])?.first ?? [:]
+            return before["last_position"] is [String: Any]
+                && (before["battery"] as? [String: Any])?["millivolts"] as? Int == 2950
+        }
+        // Saved: the row of the state file has its battery.
+        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
+        try eventually("the tag's row written", timeout: 10, every: 0.2) {
+            let row = try runCommand(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                [
+                    "-c",
+                    "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT snapshot FROM asset_state\").fetchall())",
+                    file,
+                ])
+            return row.stdout.contains("\\\"battery_mv\\\":2950") || row.stdout.contains("\"battery_mv\":2950")
+        }
+        d.crash()
+        try d.start()
+        let after = (try d.client.request("GET", "/v1/tags").object["tags"] as? [[String: Any]])?.first ?? [:]
+        #expect(after["last_seen"] as? String == before["last_seen"] as? String, "\(after)")
+        let place = after["last_position"] as? [String: Any]
+        #expect(abs((place?["x"] as? Double ?? 99) - 8) < 1.5 && abs((place?["y"] as? Double ?? 99) - 5) < 1.5)
+        #expect((after["battery"] as? [String: Any])?["millivolts"] as? Int == 2950)
+        #expect(d.stop() == 0)
+    }
 }

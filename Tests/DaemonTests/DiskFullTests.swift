@@ -228,7 +228,8 @@ import Testing
             events.filter { $0["type"] as? String == "beacond.asset.position" }.count >= positions + 3
         }
         #expect(exits(after) == 1, "\(after.compactMap { $0["type"] as? String })")
-        #expect(d.daemon!.logs.contains { $0.contains("state.unsaved_found") && $0.contains("assets=0") })
+        // The copy keeps the pallet, in no zone (its tag's last place and last-seen, SPEC §7.2).
+        #expect(d.daemon!.logs.contains { $0.contains("state.unsaved_found") && $0.contains("assets=1") })
         #expect(d.stop() == 0)
     }
 

@@ -52,7 +52,7 @@ import Testing
         #expect(try store.saveAssets(snapshots) == 1, "the first save writes every row")
         var later = snapshots[0]
         later.lastHeard = later.lastHeard + .seconds(5)
-        later.position.x += 1
+        later.position!.x += 1
         #expect(try store.saveAssets([later]) == 0)
         later.lastHeard = snapshots[0].lastHeard + .seconds(30)
         #expect(try store.saveAssets([later]) == 1)

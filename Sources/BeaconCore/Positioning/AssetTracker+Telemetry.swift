@@ -47,7 +47,7 @@ extension AssetTracker {
     /// became so, with where it was last placed.
     mutating func checkMissing(_ a: Int, at t: Timestamp, events: inout [Event]) {
         guard states[a].missingSince == nil, let heard = states[a].lastHeard else { return }
-        let due = heard + missingAfter(a)
+        let due = max(heard + missingAfter(a), states[a].missingNotBefore ?? heard)
         guard t >= due else { return }
         (states[a].missingSince, states[a].missingLastSeen, states[a].heardAgainAt) = (due, heard, nil)
         var alert = TagAlert(asset: assets[a].id, condition: .missing)

@@ -100,6 +100,8 @@ public struct AssetTracker: Sendable {
         var missingSince: Timestamp?
         var missingLastSeen: Timestamp?
         var heardAgainAt: Timestamp?
+        /// After a restart, not missing before this (`missingGraceAfterRestart`).
+        var missingNotBefore: Timestamp?
         /// The Bayes locator's belief, its level and when it was last moved.
         var belief: PositionBelief?
         var beliefLevel = 0
