@@ -10,16 +10,7 @@ import Simulation
 /// three times each; and the tag state each asset keeps.
 ///   swift run -c release beacond-position-bench telemetry
 func telemetryBench() {
-    var config = load("config/sim-store.yaml")
-    config.assets = (0..<1000).map {
-        AssetSpec(
-            id: "tag-\($0)", name: nil, beacon: .address(String(format: "D0:5E:00:00:%02X:%02X", $0 >> 8, $0 & 0xFF)))
-    }
-    config.alarms = []
-    var settings = config.simulation!
-    settings.advertisingHz = 10
-    settings.packetLoss = 0
-    let start = Timestamp.seconds(1_767_225_600)
+    let (config, settings, start) = thousandTags()
     var sim = SiteSimulator(config: config, settings: settings, seed: 7, start: start)
     var plain: [Sighting] = []
     while sim.now < start + .seconds(20) { plain += sim.advance().sightings }
