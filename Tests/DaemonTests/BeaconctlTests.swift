@@ -219,6 +219,35 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// `beaconctl tags`: a tag whose TLM says 2,410 mV is "battery low" and first, before a
+    /// tag never heard; `--battery-low` keeps it alone; its `asset.battery_low` is in the
+    /// history, told once however often the frame comes.
+    @Test func tagsListsLowBatteriesFirstAndTheEventIsToldOnce() throws {
+        let d = try APIDaemon(
+            extra: AssetAPITests.site.replacingOccurrences(
+                of: "\nzones:", with: "\n  - {id: crate-1, beacon: {address: \"D0:00:00:00:00:01\"}}\nzones:"))
+        try d.start()
+        let tlm = { () -> String in
+            let t = String(format: "%.3f", Date().timeIntervalSince1970)
+            return "{\"t\":\(t),\"receiver\":\"r1\",\"address\":\"d0:00:00:00:00:09\",\"rssi\":-70,"
+                + "\"service_data\":{\"0000feaa-0000-1000-8000-00805f9b34fb\":\"2000096a1580000003e8000003e8\"}}"
+        }
+        for _ in 0..<3 { try d.post(AssetAPITests.sightings() + [tlm()]) }
+        let told = try d.waitForHistory("asset.battery_low") {
+            $0.contains { $0["type"] as? String == "beacond.asset.battery_low" }
+        }
+        #expect(told.filter { $0["type"] as? String == "beacond.asset.battery_low" }.count == 1)
+        let table = try ctl(d, ["tags"])
+        #expect(table.status == 0, "\(table.stderr)")
+        let rows = table.stdout.split(separator: "\n").map(String.init)
+        #expect(rows.first?.hasPrefix("ASSET") == true && rows.count == 3, "\(table.stdout)")
+        #expect(rows[1].hasPrefix("pallet-9") && rows[1].contains("battery low") && rows[1].contains("2410"))
+        #expect(rows[2].hasPrefix("crate-1") && rows[2].contains("ok"))
+        let low = try ctl(d, ["tags", "--battery-low"])
+        #expect(low.stdout.split(separator: "\n").count == 2 && low.stdout.contains("pallet-9"))
+        #expect(d.stop() == 0)
+    }
+
     /// A simulated site's sightings reach the engine at their own times, as a radio's do: none
     /// is counted `late`. Before, each second's were handed on together at its end, and every
     /// tag sending earlier in the second (four of these five) was "late" with no word why.
