@@ -4,8 +4,8 @@ import BeaconCore
 import HTTPServer
 
 /// `GET /v1/tags[?missing=true][&battery_low=true]` (SPEC §7.5): every asset's tag, worst
-/// first, with whether it is missing and whether its battery is low by the `tags:` section
-/// as it is now (a reload applies at the next request).
+/// first, with whether it is missing and whether its battery is low as the engine decided
+/// them — the same states that raised `asset.missing` and `asset.battery_low`.
 extension APIRouter {
     func tags(_ query: [String: String]) -> HTTPReply {
         var only: [String] = []
@@ -31,23 +31,20 @@ extension APIRouter {
     func tagList(at time: Timestamp?) -> [TagList.Tag]? {
         let answer = onEngine { engine, now in ((engine.tracker?.tagStates ?? [], time ?? now), []) }
         guard let (states, now) = answer else { return nil }
-        let config = context.config
-        return zip(config.assets, states).map { spec, state in Self.tag(spec, state, config.tags, at: now) }
+        return zip(context.config.assets, states).map { spec, state in Self.tag(spec, state, at: now) }
     }
 
-    static func tag(_ spec: AssetSpec, _ state: TagState, _ settings: TagSettings, at now: Timestamp) -> TagList.Tag {
+    static func tag(_ spec: AssetSpec, _ state: TagState, at now: Timestamp) -> TagList.Tag {
         var tag = TagList.Tag()
         (tag.asset, tag.name) = (spec.id, spec.name)
         let t = state.telemetry
         if let mv = t.batteryMillivolts {
             tag.battery = .init(millivolts: mv, percent: t.batteryPercent, at: t.batteryAt.map(RFC3339.format))
         }
-        tag.batteryLow = settings.batteryIsLow(millivolts: t.batteryMillivolts, percent: t.batteryPercent)
+        (tag.batteryLow, tag.missing) = (state.batteryLow, state.missing)
         (tag.temperatureC, tag.moving) = (t.temperatureC, t.moving(at: now))
         tag.advertisingIntervalMilliseconds = state.interval.map { Int($0.nanoseconds / 1_000_000) }
         tag.lastSeen = state.lastSeen.map(RFC3339.format)
-        // Heard once and silent since for its missing_after (never heard: not missing, unknown).
-        tag.missing = state.lastSeen.map { now - $0 >= settings.missingAfter(spec) } ?? false
         if let fix = state.lastPosition {
             var p = TagList.Position()
             (p.x, p.y, p.level, p.zones) = (fix.position.x, fix.position.y, fix.level, fix.zones)

@@ -29,7 +29,7 @@ public struct Config: Sendable, Equatable {
     /// Extension: the gateways advertise as calibration beacons (`beaconctl calibrate --auto`).
     public var calibration = CalibrationSettings()
     /// `tags:` (SPEC §7.3): when a tag's battery is low and when it is missing.
-    public var tags = TagSettings()
+    public var tags = TagRules()
 
     public init() {}
 
@@ -75,7 +75,7 @@ public struct Config: Sendable, Equatable {
                     on: Set(alarm.on.map { AlarmDefinition.Condition(rawValue: $0.rawValue)! }), dwell: alarm.dwell,
                     assets: alarm.assets.map(Set.init), active: alarm.active)
             },
-            positioning: positioning, calibrationUUID: calibration.uuid, tags: tags.rules)
+            positioning: positioning, calibrationUUID: calibration.uuid, tags: tags)
     }
 }
 

@@ -21,7 +21,7 @@ extension SectionReader {
         let fields: [ConfigField<AssetSpec>] = [
             .string("name", \.name),
             .init("missing_after") { r, n, p, asset in
-                let range = TagSettings.missingRange
+                let range = SectionReader.missingRange
                 asset.missingAfter = r.reader.duration(n, p, min: range.lowerBound, max: range.upperBound)
             },
         ]

@@ -11,13 +11,13 @@ import Testing
         let plain = try ConfigLoader.load(yaml: Self.asset, file: "beacond.yaml")
         #expect(plain.tags.batteryLowMillivolts == 2500 && plain.tags.batteryLowPercent == 20)
         #expect(plain.tags.missingAfter == .minutes(10))
-        #expect(plain.tags.missingAfter(plain.assets[0]) == .hours(2))
+        #expect(plain.assets[0].missingAfter == .hours(2))
         let set = try ConfigLoader.load(
             yaml: "tags:\n  battery_low: {millivolts: 2700, percent: 30}\n  missing_after: 30m\n"
                 + "assets:\n  - {id: cart-1, beacon: {address: \"AA:BB:CC:DD:EE:01\"}}\n",
             file: "beacond.yaml")
         #expect(set.tags.batteryLowMillivolts == 2700 && set.tags.batteryLowPercent == 30)
-        #expect(set.tags.missingAfter(set.assets[0]) == .minutes(30))
+        #expect(set.tags.missingAfter == .minutes(30) && set.assets[0].missingAfter == nil)
         #expect(set.tags.batteryIsLow(millivolts: 2650, percent: nil))
         #expect(
             !set.tags.batteryIsLow(millivolts: 2750, percent: nil)

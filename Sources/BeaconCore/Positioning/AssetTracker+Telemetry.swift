@@ -84,6 +84,10 @@ public struct TagState: Sendable, Equatable {
     public var lastPosition: AssetFix?
     /// When `lastPosition` was made.
     public var positionAt: Timestamp?
+    /// As the engine decided it: told `asset.missing` and not heard since.
+    public var missing: Bool
+    /// As the engine decided it: told `asset.battery_low` and not re-armed since.
+    public var batteryLow: Bool
 }
 
 extension AssetTracker {
@@ -92,7 +96,8 @@ extension AssetTracker {
         assets.indices.map { a in
             TagState(
                 asset: assets[a].id, telemetry: states[a].telemetry, interval: states[a].interval.interval,
-                lastSeen: states[a].lastHeard, lastPosition: states[a].estimate, positionAt: states[a].estimatedAt)
+                lastSeen: states[a].lastHeard, lastPosition: states[a].estimate, positionAt: states[a].estimatedAt,
+                missing: states[a].missingSince != nil, batteryLow: states[a].batteryLow)
         }
     }
 }
