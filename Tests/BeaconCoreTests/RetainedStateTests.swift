@@ -145,4 +145,45 @@ import Testing
             topics: SiteTopics(prefix: "beacond/store.1/"), assets: [asset], regions: [], discovery: discovery)
         #expect(all.contains { $0.topic == message.topic })
     }
+
+    /// SPEC §7.5: an asset whose tag reports its battery gets `assets/<asset>/battery` and, with
+    /// discovery, a battery `sensor` on the same device as its tracker; one without telemetry
+    /// gets neither. The percentage is the frame's, else the coin-cell estimate.
+    @Test func aTagsBatteryIsASensorOnTheAssetsDevice() throws {
+        let discovery = HomeAssistantDiscovery(
+            prefix: "homeassistant", site: "store.1", gateways: ["gw1"], version: "1.2.3")
+        var asset = Self.asset("cart.17")
+        var telemetry = TagTelemetry()
+        (telemetry.batteryMillivolts, telemetry.batteryAt) = (2950, .seconds(1_763_805_600))
+        asset.telemetry = telemetry
+        let topics = SiteTopics(prefix: "beacond/store.1/")
+        let all = RetainedState.messages(topics: topics, assets: [asset], regions: [], discovery: discovery)
+        let state = try #require(all.first { $0.topic == "beacond/store.1/assets/cart.17/battery" })
+        let battery = try JSONParser.parse(state.payload)
+        #expect(battery["percent"]?.numberValue == 92 && battery["millivolts"]?.numberValue == 2950)
+        let sensor = try #require(
+            all.first { $0.topic == "homeassistant/sensor/beacond_store_1_cart_17_battery/config" })
+        let config = try JSONParser.parse(sensor.payload)
+        #expect(config["device_class"]?.stringValue == "battery" && config["unit_of_measurement"]?.stringValue == "%")
+        #expect(config["state_topic"]?.stringValue == state.topic)
+        #expect(config["value_template"]?.stringValue == "{{ value_json.percent }}")
+        #expect(config["unique_id"]?.stringValue == "beacond_store_1_cart_17_battery")
+        let tracker = try JSONParser.parse(discovery.deviceTracker(for: asset).payload)
+        #expect(
+            Self.array(config["device"]?["identifiers"]).first?.stringValue
+                == Self.array(tracker["device"]?["identifiers"]).first?.stringValue)
+        #expect(discovery.madeHere(sensor.payload))
+        // Without a reading: no battery, no sensor.
+        let silent = RetainedState.messages(
+            topics: topics, assets: [Self.asset("cart.17")], regions: [], discovery: discovery)
+        #expect(!silent.contains { $0.topic.hasSuffix("/battery") || $0.topic.contains("/sensor/") })
+        // The estimate: full at 3.0 V, 20 % at 2.5 V, empty at 2.0 V; the frame's own first.
+        for (mv, percent) in [(3100, 100), (3000, 100), (2750, 60), (2500, 20), (2250, 10), (2000, 0), (1800, 0)] {
+            var t = TagTelemetry()
+            t.batteryMillivolts = mv
+            #expect(t.batteryPercentShown == percent, "\(mv) mV")
+        }
+        telemetry.batteryPercent = 55
+        #expect(telemetry.batteryPercentShown == 55)
+    }
 }

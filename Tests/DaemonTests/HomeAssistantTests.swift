@@ -98,8 +98,8 @@ import Testing
                 what, timeout: timeout, every: 0.5, detail: { "recorded \((try? Self.recorded(dir, entity)) ?? [])" }
             ) {
                 if try done() { return true }
-                // Keep the pallet heard, in the dock.
-                if running { try gw1.post(AssetAPITests.sightings(at: (2, 5))) }
+                // Keep the pallet heard, in the dock, with its battery (2950 mV) in a TLM frame.
+                if running { try gw1.post(AssetAPITests.sightings(at: (2, 5)) + [Self.tlm(millivolts: 2950)]) }
                 return false
             }
         }
@@ -119,9 +119,36 @@ import Testing
         let device = try #require(devices.first { $0["id"] as? String == tracker["device_id"] as? String })
         #expect(device["name"] as? String == "Pallet 9" && device["manufacturer"] as? String == "beacond")
 
+        // Its tag's battery (SPEC §7.5): a battery sensor on the same device, its state recorded
+        // (2950 mV: 92 % by the coin-cell estimate).
+        let battery = "sensor.beacond_store_1_pallet_9_battery"
+        try waitFor("Home Assistant to record the battery") { try Self.recorded(dir, battery).last == "92" }
+        try waitFor("the sensor registered") {
+            (Self.registry(dir, "core.entity_registry")?["entities"] as? [[String: Any]] ?? []).contains {
+                $0["entity_id"] as? String == battery
+            }
+        }
+        let sensor = try #require(
+            (Self.registry(dir, "core.entity_registry")?["entities"] as? [[String: Any]] ?? []).first {
+                $0["entity_id"] as? String == battery
+            })
+        #expect(sensor["device_id"] as? String == tracker["device_id"] as? String, "on the pallet's device")
+        #expect(sensor["unique_id"] as? String == "beacond_store-1_pallet-9_battery")
+        #expect(
+            sensor["original_device_class"] as? String == "battery"
+                && sensor["entity_category"] as? String == "diagnostic")
+
         // The site's only gateway stops: its status goes offline, and the tracker unavailable.
         #expect(gw1.stop() == 0)
         running = false
         try waitFor("the tracker unavailable", timeout: 30) { try Self.recorded(dir, entity).last == "unavailable" }
+    }
+
+    /// An Eddystone-TLM frame from the pallet's address, as its tag interleaves them.
+    static func tlm(millivolts: Int) -> String {
+        let t = String(format: "%.3f", Date().timeIntervalSince1970)
+        let mv = String(format: "%04x", millivolts)
+        return "{\"t\":\(t),\"receiver\":\"r1\",\"address\":\"d0:00:00:00:00:09\",\"rssi\":-70,"
+            + "\"service_data\":{\"0000feaa-0000-1000-8000-00805f9b34fb\":\"2000\(mv)1580000003e8000003e8\"}}"
     }
 }

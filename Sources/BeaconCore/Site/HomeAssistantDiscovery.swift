@@ -34,7 +34,12 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         "\(prefix)/device_tracker/\(objectID(asset: asset))/config"
     }
 
-    /// The retained config for `asset`.
+    /// The battery sensor's config topic: `<prefix>/sensor/<object_id>_battery/config`.
+    public func batteryTopic(asset: String) -> String {
+        "\(prefix)/sensor/\(objectID(asset: asset))_battery/config"
+    }
+
+    /// The retained config for `asset`'s tracker.
     public func deviceTracker(for asset: RetainedState.Asset) -> RetainedState.Message {
         let id = objectID(asset: asset.id)
         var w = JSONTextWriter()
@@ -48,6 +53,36 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         w.member("payload_home", "home")
         w.member("payload_not_home", "not_home")
         w.member("source_type", "bluetooth_le")
+        entityTail(&w, id: id, asset: asset)
+        return RetainedState.Message(topic: configTopic(asset: asset.id), payload: w.text, qos: 1)
+    }
+
+    /// The retained config of `asset`'s battery (SPEC §7.5): a `sensor` with the battery
+    /// device class on the asset's device, its state the percentage of
+    /// `assets/<asset>/battery` and the voltage among its attributes; a diagnostic entity, as
+    /// Home Assistant files a device's battery.
+    public func batterySensor(for asset: RetainedState.Asset) -> RetainedState.Message {
+        let id = objectID(asset: asset.id) + "_battery"
+        let topic = topics[.asset(id: asset.id, field: "battery")]
+        var w = JSONTextWriter()
+        w.openObject()
+        w.member("name", "Battery")
+        w.member("unique_id", id)
+        w.member("object_id", id)
+        w.member("state_topic", topic)
+        w.member("value_template", "{{ value_json.percent }}")
+        w.member("json_attributes_topic", topic)
+        w.member("device_class", "battery")
+        w.member("unit_of_measurement", "%")
+        w.member("state_class", "measurement")
+        w.member("entity_category", "diagnostic")
+        entityTail(&w, id: objectID(asset: asset.id), asset: asset)
+        return RetainedState.Message(topic: batteryTopic(asset: asset.id), payload: w.text, qos: 1)
+    }
+
+    /// What every entity of an asset ends with: availability while any gateway is online, and
+    /// the asset's device (identified as its tracker is, so that both land on one device).
+    private func entityTail(_ w: inout JSONTextWriter, id: String, asset: RetainedState.Asset) {
         w.key("availability")
         w.openArray()
         for gateway in gateways {
@@ -75,7 +110,6 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         w.member("sw", version)
         w.closeObject()
         w.closeObject()
-        return RetainedState.Message(topic: configTopic(asset: asset.id), payload: w.text, qos: 1)
     }
 
     /// Whether a config found retained on the broker was made for this site (its state topic

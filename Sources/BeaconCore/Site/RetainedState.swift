@@ -14,13 +14,19 @@ public enum RetainedState {
         public var lastHeard: Timestamp?
         /// Heard once, then not for the tracker's `lost_after`.
         public var lost: Bool
+        /// What its tag said of itself: its battery is kept on `assets/<asset>/battery`.
+        public var telemetry: TagTelemetry?
 
-        public init(id: String, name: String? = nil, fix: AssetFix?, lastHeard: Timestamp?, lost: Bool) {
+        public init(
+            id: String, name: String? = nil, fix: AssetFix?, lastHeard: Timestamp?, lost: Bool,
+            telemetry: TagTelemetry? = nil
+        ) {
             self.id = id
             self.name = name
             self.fix = fix
             self.lastHeard = lastHeard
             self.lost = lost
+            self.telemetry = telemetry
         }
 
         /// `assets/<asset>/state`: the first zone it is in (configuration order), `home` on
@@ -64,6 +70,15 @@ public enum RetainedState {
                         significant: significant))
             }
             if let discovery { out.append(discovery.deviceTracker(for: asset)) }
+            if let telemetry = asset.telemetry, let percent = telemetry.batteryPercentShown {
+                out.append(
+                    Message(
+                        topic: topics[.asset(id: asset.id, field: "battery")],
+                        payload: battery(percent: percent, telemetry), qos: 1,
+                        // A change of percent or of 50 mV: not every reading's time.
+                        significant: "\(percent) \((telemetry.batteryMillivolts ?? 0) / 50)"))
+                if let discovery { out.append(discovery.batterySensor(for: asset)) }
+            }
         }
         for region in regions where region.state != .unknown {
             out.append(
@@ -72,6 +87,19 @@ public enum RetainedState {
                     payload: region.state == .inside ? "inside" : "outside", qos: 1))
         }
         return out
+    }
+
+    /// `{percent, millivolts, at}`: `percent` as `TagTelemetry.batteryPercentShown` gives it.
+    static func battery(percent: Int, _ t: TagTelemetry) -> String {
+        var w = JSONTextWriter()
+        w.openObject()
+        w.member("percent", Double(percent))
+        w.key("millivolts")
+        if let mv = t.batteryMillivolts { w.number(Double(mv)) } else { w.null() }
+        w.key("at")
+        if let at = t.batteryAt { w.string(RFC3339.format(at)) } else { w.null() }
+        w.closeObject()
+        return w.text
     }
 
     /// `{x, y, level, accuracy_m, zones, last_seen}`, and the same without `last_seen`.

@@ -18,6 +18,17 @@ public struct TagTelemetry: Sendable, Equatable {
 
     public init() {}
 
+    /// The battery in percent: the frame's own where it gives one, else estimated from the
+    /// voltage of a lithium coin cell — 3.0 V full, 2.5 V (the default `battery_low`) at 20 %,
+    /// 2.0 V empty, linear between — so that a dashboard's usual low level (20 %) falls where
+    /// beacond's does. nil with no reading.
+    public var batteryPercentShown: Int? {
+        if let batteryPercent { return batteryPercent }
+        guard let mv = batteryMillivolts else { return nil }
+        let percent = mv >= 2500 ? 20 + Double(mv - 2500) * 80 / 500 : Double(mv - 2000) * 20 / 500
+        return Int(max(0, min(100, percent)).rounded())
+    }
+
     /// Moving when its movement counter changed within the last minute; nil for a tag that
     /// keeps no counter.
     public func moving(at t: Timestamp) -> Bool? {

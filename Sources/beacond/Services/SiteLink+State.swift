@@ -30,9 +30,11 @@ extension SiteLink {
         let current = engine.perform(timeout: .seconds(1)) {
             engine, _ -> (([RetainedState.Message], AutoCalibration?), [Event]) in
             let lost = engine.tracker?.lostAssetIDs ?? []
-            let assets = (engine.tracker?.fixes ?? []).map { a in
+            let tags = engine.tracker?.tagStates ?? []
+            let assets = (engine.tracker?.fixes ?? []).enumerated().map { i, a in
                 RetainedState.Asset(
-                    id: a.id, name: names[a.id], fix: a.fix, lastHeard: a.lastHeard, lost: lost.contains(a.id))
+                    id: a.id, name: names[a.id], fix: a.fix, lastHeard: a.lastHeard, lost: lost.contains(a.id),
+                    telemetry: i < tags.count && tags[i].asset == a.id ? tags[i].telemetry : nil)
             }
             let regions = engine.clientIDs.flatMap { engine.regionStatuses(client: $0) }
             let messages = RetainedState.messages(
@@ -59,7 +61,8 @@ extension SiteLink {
     }
 
     /// `<discovery_prefix>/status` (`online`: Home Assistant started, and has forgotten every
-    /// entity's config) and retained configs found under `<discovery_prefix>/device_tracker/`.
+    /// entity's config) and retained configs found under `<discovery_prefix>/device_tracker/`
+    /// and `<discovery_prefix>/sensor/` (an asset's battery).
     func homeAssistantMessage(topic: String, payload: UnsafeRawBufferPointer, retained isRetained: Bool) {
         guard let discovery, topic.hasPrefix(discovery.prefix + "/") else { return }
         let text = String(decoding: payload, as: UTF8.self)

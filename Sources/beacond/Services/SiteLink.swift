@@ -154,6 +154,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
                 }
                 if let discovery {
                     client.subscribe(discovery.prefix + "/device_tracker/+/config", qos: 1, noLocal: true)
+                    client.subscribe(discovery.prefix + "/sensor/+/config", qos: 1, noLocal: true)
                     client.subscribe(discovery.prefix + "/status", qos: 1)
                 }
                 // A new session: the broker may have lost what it held (a broker restarted
