@@ -27,12 +27,12 @@ def dir_kib(path):
 
 
 def write_config(directory, tags, extra=""):
-    """config/sim-store.yaml with `tags` tags (the file's 20 and more), its state under
+    """config/sim-store.yaml with `tags` tags (the file's 23 and more), its state under
     `directory`/state and its API socket at `directory`/api.sock; returns the file's path."""
     config = open("config/sim-store.yaml").read().replace(
         "state_dir: /var/lib/beacond", f"state_dir: {directory}/state")
     more = "".join(f'  - {{id: tag-{n:03d}, beacon: {{address: "D0:5E:00:00:{n >> 8:02X}:{n & 255:02X}"}}}}\n'
-                   for n in range(21, tags + 1))
+                   for n in range(24, tags + 1))
     config = config.replace("zones:\n", more + "zones:\n", 1)
     config += f"api:\n  socket: {directory}/api.sock\n" + extra
     path = f"{directory}/beacond.yaml"

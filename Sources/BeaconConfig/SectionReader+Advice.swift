@@ -27,6 +27,7 @@ extension SectionReader {
                 }
             }
         }
+        adviseTagPace(root, config)
         if config.clients.isEmpty && config.assets.isEmpty {
             reader.warn(
                 nil, "",
@@ -37,6 +38,28 @@ extension SectionReader {
             reader.warn(
                 nil, "",
                 "no webhooks: events go only to the history, the API's stream and standard output")
+        }
+    }
+
+    /// A tag whose configured interval (`simulation.tags`) is so long that `missing_after` would
+    /// call it missing between two of its packets: with a packet lost now and then, fewer than
+    /// three intervals is not silence (the rule that paces exits, SPEC §7.3).
+    private func adviseTagPace(_ root: Fields, _ config: Config) {
+        guard let tags = config.simulation?.tags, !tags.isEmpty,
+            case let .mapping(simulation)? = root["simulation"],
+            let list = simulation.pairs.first(where: { key($0.key) == "tags" }).flatMap({ items($0.value) })
+        else { return }
+        for (i, (tag, item)) in zip(tags, list).enumerated() {
+            guard let interval = tag.interval, let asset = config.assets.first(where: { $0.id == tag.asset }) else {
+                continue
+            }
+            let missingAfter = asset.missingAfter ?? config.tags.missingAfter
+            guard missingAfter < interval * 3 else { continue }
+            reader.warn(
+                item["interval"] ?? item.node, "simulation.tags[\(i)].interval",
+                "asset \(tag.asset) advertises every \(interval), and its missing_after (\(missingAfter)) is shorter "
+                    + "than three of those: it would be reported missing between its own packets; raise "
+                    + "missing_after to \(interval * 3) or more")
         }
     }
 
@@ -78,7 +101,10 @@ extension SectionReader {
             "region.state", "region.enter", "region.exit", "region.dwell", "region.failed", "ranging",
             "beacon.proximity", "adapter.state",
         ]
-        guard !config.assets.isEmpty, !config.receivers.isEmpty else { return kinds }
+        guard !config.assets.isEmpty else { return kinds }
+        // A tag's health needs no receiver positions: only that it is heard.
+        kinds.formUnion(["asset.battery_low", "asset.missing", "asset.found"])
+        guard !config.receivers.isEmpty else { return kinds }
         kinds.insert("asset.position")
         for alarm in config.alarms where whyNeverFires(alarm, config) == nil {
             for condition in alarm.on { kinds.insert("zone.\(condition.rawValue)") }

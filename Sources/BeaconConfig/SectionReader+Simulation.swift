@@ -2,7 +2,7 @@ import BeaconCore
 
 /// `simulation:` (extension): the radio channel and the tags' behaviour of a simulated site.
 extension SectionReader {
-    func readSimulation(_ node: Node) -> SimulationSettings? {
+    func readSimulation(_ node: Node, assets: Set<String>) -> SimulationSettings? {
         var s = SimulationSettings()
         let floor: [ConfigField<SimulationSettings>] = [
             .number("width", 1...10_000, \.width), .number("depth", 1...10_000, \.depth),
@@ -25,9 +25,48 @@ extension SectionReader {
             },
             .number("zone_visits", 0...1, \.zoneVisits), .init("walls", Self.readWalls),
             .number("receiver_gain_db", 0...20, \.receiverGainDB),
+            .init("tags") { r, n, p, s in s.tags = r.readSimulatedTags(n, p, assets: assets) },
         ]
         guard read(node, "simulation", fields, into: &s) != nil else { return nil }
         return s
+    }
+
+    /// `tags: [{asset, interval, telemetry, battery: {millivolts, drain_per_hour}, off_after}]`.
+    /// Each names an asset of `assets:`.
+    func readSimulatedTags(_ node: Node, _ path: String, assets: Set<String>) -> [SimulatedTag] {
+        let battery: [ConfigField<SimulatedTag>] = [
+            .int("millivolts", 0...5000, \.batteryMillivolts), .number("drain_per_hour", 0...100_000, \.drainPerHour),
+        ]
+        let fields: [ConfigField<SimulatedTag>] = [
+            .init("interval") { r, n, p, t in
+                t.interval = r.reader.duration(n, p, min: .milliseconds(20), max: .seconds(60))
+            },
+            .choice("telemetry", \.telemetry),
+            .init("battery") { r, n, p, t in r.read(n, p, battery, into: &t) },
+            .init("off_after") { r, n, p, t in
+                t.offAfter = r.reader.duration(n, p, min: .seconds(0), max: .hours(24 * 7))
+            },
+        ]
+        guard let items = reader.sequence(node, path) else { return [] }
+        var tags: [SimulatedTag] = []
+        var named: [(String, Node)] = []
+        for (i, item) in items.enumerated() {
+            let itemPath = "\(path)[\(i)]"
+            guard let f = reader.mapping(item, itemPath, allowed: ["asset"] + fields.map(\.key)),
+                let n = required(f, "asset", in: item), let asset = reader.identifier(n, f.path("asset"))
+            else { continue }
+            guard assets.contains(asset) else {
+                let guess = NodeReader.closest(to: asset, in: assets.sorted()).map { " (did you mean \"\($0)\"?)" }
+                reader.fail(n, f.path("asset"), "no asset \"\(asset)\" in assets:" + (guess ?? ""))
+                continue
+            }
+            var tag = SimulatedTag(asset: asset)
+            apply(fields, f, in: item, into: &tag)
+            named.append((asset, n))
+            tags.append(tag)
+        }
+        checkUnique(named) { "\(path)[\($0)].asset" }
+        return tags
     }
 
     /// `walls: [[x0, y0, x1, y1, loss_db], ...]`.

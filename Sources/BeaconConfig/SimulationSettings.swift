@@ -36,6 +36,9 @@ public struct SimulationSettings: Sendable, Equatable {
     public var receiverGainDB = 0.0
     /// Walls: segments with the loss (dB) a signal takes crossing them.
     public var walls: [Wall] = []
+    /// Tags with a pace, telemetry or battery of their own (`simulation.tags`); the rest send
+    /// one identity frame every `1 / advertising_hz`.
+    public var tags: [SimulatedTag] = []
 
     public struct Wall: Sendable, Equatable {
         public var from: Point
@@ -49,4 +52,31 @@ public struct SimulationSettings: Sendable, Equatable {
     }
 
     public init() {}
+}
+
+/// One simulated tag as a store's real tags differ from each other: its own advertising
+/// interval (a 10 s tag beside 100 ms ones), the telemetry frames it sends between its
+/// identity frames, a battery that drains, and a time at which it is switched off — what the
+/// daemon's tag rules (pace, `asset.battery_low`, `asset.missing`) are there for.
+public struct SimulatedTag: Sendable, Equatable {
+    public enum Telemetry: String, CaseIterable, Sendable {
+        case none
+        /// Eddystone-TLM every tenth frame, from the tag's address.
+        case tlm
+        /// Ruuvi data format 5: every frame of an address tag (a RuuviTag sends nothing
+        /// else), every tenth of an iBeacon or Eddystone one.
+        case ruuvi
+    }
+
+    public var asset: String
+    /// nil: `1 / advertising_hz`.
+    public var interval: TimeSpan?
+    public var telemetry = Telemetry.none
+    /// The battery at the start (mV) and how fast it falls (mV per hour).
+    public var batteryMillivolts = 3000
+    public var drainPerHour = 0.0
+    /// Switched off this long after the start: it sends nothing more.
+    public var offAfter: TimeSpan?
+
+    public init(asset: String) { self.asset = asset }
 }

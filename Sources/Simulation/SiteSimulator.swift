@@ -57,6 +57,11 @@ public struct SiteSimulator: Sendable {
     public let receiverGains: [Double]
     /// The receivers' own advertisements, with `calibration.advertise`.
     var calibration: CalibrationChannel?
+    /// Per asset: its own pace, telemetry and battery (`simulation.tags`), or nil for a tag
+    /// that sends its identity once a step.
+    var schedules: [TagSchedule?]
+    /// Per asset without a schedule: where in the step it sends (a fraction of the step).
+    let phases: [Double]
 
     public init(config: Config, settings: SimulationSettings, seed: UInt64, start: Timestamp) {
         let site = config.siteModel
@@ -76,23 +81,41 @@ public struct SiteSimulator: Sendable {
         tagHeight = site.positioning.tagHeight
         random = SeededRandom(seed: seed)
         now = start
-        step = .milliseconds(Int64((1000 / settings.advertisingHz).rounded()))
+        let step = TimeSpan.milliseconds(Int64((1000 / settings.advertisingHz).rounded()))
+        self.step = step
+        let plans = Dictionary(settings.tags.map { ($0.asset, $0) }, uniquingKeysWith: { first, _ in first })
+        var schedules: [TagSchedule?] = site.assets.enumerated().map { a, asset in
+            plans[asset.id].map {
+                TagSchedule(
+                    tag: $0, defaultInterval: step, start: start, seed: seed ^ (0x7A6_0000_0000_0000 + UInt64(a)))
+            }
+        }
+        let unscheduled = schedules.indices.filter { schedules[$0] == nil }
+        var phases = [Double](repeating: 0, count: schedules.count)
+        for (k, a) in unscheduled.enumerated() { phases[a] = Double(k) / Double(unscheduled.count) }
+        self.phases = phases
         var walkers: [TagWalker] = []
-        for _ in site.assets {
+        for a in site.assets.indices {
+            // A scheduled tag draws from its own stream, here and at every step.
+            if schedules[a] != nil { swap(&random, &schedules[a]!.random) }
             let p = Point(x: random.uniform() * settings.width, y: random.uniform() * settings.depth)
             let pause = Int64(random.uniform() * settings.pause.upperBound.seconds * 1000)
             walkers.append(
                 TagWalker(
                     position: p, heading: random.uniform() * 2 * Double.pi, pausedUntil: start + .milliseconds(pause)))
+            if schedules[a] != nil { swap(&random, &schedules[a]!.random) }
         }
         self.walkers = walkers
         var shadowing: [[(value: Double, at: Point)]] = []
-        for w in walkers {
+        for (a, w) in walkers.enumerated() {
+            if schedules[a] != nil { swap(&random, &schedules[a]!.random) }
             var row: [(value: Double, at: Point)] = []
             for _ in site.receivers { row.append((random.gaussian() * settings.sigmaDB, w.position)) }
             shadowing.append(row)
+            if schedules[a] != nil { swap(&random, &schedules[a]!.random) }
         }
         self.shadowing = shadowing
+        self.schedules = schedules
         inside = site.assets.map { _ in site.zones.map { _ in false } }
         // Drawn from a stream of their own: the tags' draws stay as they were.
         var gains = SeededRandom(seed: seed ^ 0x6A1_0000_0000_0002)
@@ -113,6 +136,8 @@ public struct SiteSimulator: Sendable {
         var truth: [TruthPosition] = []
         var transitions: [TruthTransition] = []
         for a in walkers.indices {
+            let scheduled = schedules[a] != nil
+            if scheduled { swap(&random, &schedules[a]!.random) }
             walkers[a].advance(to: now, dt: dt, settings: settings, zones: outlines, random: &random)
             let p = walkers[a].position
             var zonesNow: [String] = []
@@ -126,8 +151,13 @@ public struct SiteSimulator: Sendable {
                 }
             }
             truth.append(TruthPosition(time: now, asset: assets[a].id, position: p, zones: zonesNow))
+            if scheduled {
+                sendScheduled(a, into: &sightings)
+                swap(&random, &schedules[a]!.random)
+                continue
+            }
             // Each tag sends at its own phase within the interval.
-            let sent = now - .milliseconds(Int64(Double(a) / Double(max(walkers.count, 1)) * step.seconds * 1000))
+            let sent = now - .milliseconds(Int64(phases[a] * step.seconds * 1000))
             for r in receivers.indices {
                 guard let rssi = heard(tag: a, receiver: r) else { continue }
                 sightings.append(sighting(asset: a, receiver: r, rssi: rssi, at: sent))
@@ -149,8 +179,40 @@ public struct SiteSimulator: Sendable {
         }
     }
 
-    /// The RSSI receiver `r` reports for tag `a`'s packet, or nil when it is not heard.
-    mutating func heard(tag a: Int, receiver r: Int) -> Int? {
+    /// A scheduled tag's advertising events of this step (none once it is switched off):
+    /// its identity frame, or telemetry in its place, from the tag's address.
+    mutating func sendScheduled(_ a: Int, into sightings: inout [Sighting]) {
+        let times = schedules[a]!.due(until: now, random: &random)
+        let (address, byAddress): (String, Bool)
+        if case let .address(own) = assets[a].tag {
+            (address, byAddress) = (own, true)
+        } else {
+            (address, byAddress) = (Self.address(a), false)
+        }
+        for t in times where schedules[a]!.isOn(at: t) {
+            let n = schedules[a]!.events
+            schedules[a]!.events += 1
+            if walkers[a].destination != nil { schedules[a]!.movements += 1 }
+            let telemetry =
+                schedules[a]!.sendsTelemetry(event: n, tagIsAddress: byAddress)
+                ? schedules[a]!.telemetry(event: n, at: t, address: address) : nil
+            for r in receivers.indices {
+                guard let rssi = heard(tag: a, receiver: r, since: schedules[a]!.interval) else { continue }
+                guard let (m, s) = telemetry else {
+                    sightings.append(sighting(asset: a, receiver: r, rssi: rssi, at: t))
+                    continue
+                }
+                sightings.append(
+                    Sighting(
+                        time: t, receiver: receivers[r].id, address: address, rssi: rssi,
+                        manufacturerData: m.map { [$0] } ?? [], serviceData: s.map { [$0] } ?? []))
+            }
+        }
+    }
+
+    /// The RSSI receiver `r` reports for tag `a`'s packet, or nil when it is not heard;
+    /// `since`: how long since the tag's last packet (a step, unless it has a pace of its own).
+    mutating func heard(tag a: Int, receiver r: Int, since: TimeSpan? = nil) -> Int? {
         if random.uniform() < settings.packetLoss { return nil }
         let tag = walkers[a]
         let receiver = receivers[r]
@@ -158,7 +220,7 @@ public struct SiteSimulator: Sendable {
         if let z = receiver.z, let h = tagHeight { d = (d * d + (z - h) * (z - h)).squareRoot() }
         d = max(d, 0.1)
         var rssi = settings.rssiAt1m - 10 * settings.pathLossExponent * log10(d) + receiverGains[r]
-        rssi -= updatedShadowing(tag: a, receiver: r)
+        rssi -= updatedShadowing(tag: a, receiver: r, since: since ?? step)
         for wall in settings.walls where Polygon.segmentsMeet(tag.position, receiver.position, wall.from, wall.to) {
             rssi -= wall.lossDB
         }
@@ -180,10 +242,10 @@ public struct SiteSimulator: Sendable {
 
     /// Shadowing decorrelates as the tag moves (over `shadowingDistance`) and with time
     /// (over `shadowingTime`), a first-order Gauss–Markov process in both.
-    mutating func updatedShadowing(tag a: Int, receiver r: Int) -> Double {
+    mutating func updatedShadowing(tag a: Int, receiver r: Int, since: TimeSpan) -> Double {
         let previous = shadowing[a][r]
         let moved = distance(previous.at, walkers[a].position)
-        let rho = exp(-moved / settings.shadowingDistance - step.seconds / settings.shadowingTime.seconds)
+        let rho = exp(-moved / settings.shadowingDistance - since.seconds / settings.shadowingTime.seconds)
         let value = rho * previous.value + (1 - rho * rho).squareRoot() * settings.sigmaDB * random.gaussian()
         shadowing[a][r] = (value, walkers[a].position)
         return value

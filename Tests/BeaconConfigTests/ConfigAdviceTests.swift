@@ -116,4 +116,32 @@ struct ConfigAdviceTests {
                 #"beacond.yaml:2:3: bluetooth.scann: unknown key (did you mean "scan"?)"#
             ])
     }
+
+    /// Issue 40: a tag configured to advertise so slowly (`simulation.tags`) that its
+    /// `missing_after` is under three of its intervals is named, with the value that would do;
+    /// one that leaves room is not; and a webhook that takes only the tag events has them
+    /// (they need assets, not receiver positions).
+    @Test func aTagSlowerThanItsMissingAfterIsNamed() throws {
+        let slow = Self.site + "simulation:\n  tags:\n    - {asset: cart, interval: 30s}\n"
+        // Ten minutes leave room for three 30 s intervals.
+        #expect(try warnings(slow).filter { $0.contains("simulation.tags") }.isEmpty)
+        let short = slow.replacingOccurrences(
+            of: "beacon: {address: \"D0:00:00:00:00:01\"}}",
+            with: "beacon: {address: \"D0:00:00:00:00:01\"}, missing_after: 1m}")
+        let said = try warnings(short).filter { $0.contains("simulation.tags") }
+        #expect(
+            said == [
+                "beacond.yaml:9:31: warning: simulation.tags[0].interval: asset cart advertises every 30s, and its "
+                    + "missing_after (1m) is shorter than three of those: it would be reported missing between its own "
+                    + "packets; raise missing_after to 90s or more"
+            ], "\(said)")
+        #expect(
+            try warnings(short.replacingOccurrences(of: "interval: 30s", with: "interval: 10s")).filter {
+                $0.contains("simulation.tags")
+            }.isEmpty)
+        let hook =
+            Self.site
+            + "webhooks:\n  - id: ops\n    url: https://ops.example/hook\n    events: [\"asset.missing\", \"asset.battery_low\"]\n"
+        #expect(try warnings(hook).isEmpty)
+    }
 }

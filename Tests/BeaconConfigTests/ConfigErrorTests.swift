@@ -340,6 +340,18 @@ import Testing
                     "beacond.yaml:3:11: simulation.walls[0]: expected [x0, y0, x1, y1, loss_db]",
                     "beacond.yaml:4:10: simulation.pause: expected [low, high] with low <= high",
                 ])
+        let tagged = "assets:\n  - {id: cart, beacon: {address: \"D0:00:00:00:00:01\"}}\nsimulation:\n  tags:\n"
+        #expect(
+            errors(tagged + "    - {asset: crat, interval: 5ms, telemetry: ibeacon}\n    - {interval: 1s}\n") == [
+                "beacond.yaml:5:15: simulation.tags[0].asset: no asset \"crat\" in assets: (did you mean \"cart\"?)",
+                "beacond.yaml:6:7: simulation.tags[1]: missing key \"asset\"",
+            ])
+        #expect(
+            errors(tagged + "    - {asset: cart, interval: 5ms, telemetry: ibeacon, battery: {volts: 3}}\n") == [
+                "beacond.yaml:5:31: simulation.tags[0].interval: must be between 20ms and 1m, got \"5ms\"",
+                "beacond.yaml:5:47: simulation.tags[0].telemetry: expected one of none, tlm, ruuvi, got \"ibeacon\"",
+                "beacond.yaml:5:66: simulation.tags[0].battery.volts: unknown key",
+            ])
         #expect(errors("positioning:\n  floor: [[0, 0], [1, 1]]\n").first?.contains("at least 3 points") == true)
         #expect(
             errors("positioning:\n  zone_hysteresis: -1\n").first?.hasPrefix(

@@ -138,10 +138,12 @@ import Testing
         let store = try ConfigLoader.load(
             yaml: try String(contentsOfFile: Self.repositoryRoot + "/config/sim-store.yaml", encoding: .utf8), file: "s"
         )
-        #expect(store.receivers.count == 6 && store.assets.count == 20 && store.zones.count == 4)
+        #expect(store.receivers.count == 6 && store.assets.count == 23 && store.zones.count == 4)
         #expect(store.positioning.tagHeight == 1.2 && store.positioning.floor?.count == 4)
         #expect(store.receivers[0].z == 3.0 && store.simulation?.sigmaDB == 4 && store.simulation?.packetLoss == 0.2)
         #expect(store.simulation?.pause == .seconds(5) ... .seconds(60))
+        #expect(store.simulation?.tags.map(\.asset) == ["tag-21", "tag-22", "tag-23"])
+        #expect(store.simulation?.tags.first?.interval == .seconds(10) && store.simulation?.tags[1].telemetry == .tlm)
         let kolakowski = try ConfigLoader.load(
             yaml: try String(contentsOfFile: Self.repositoryRoot + "/bench/kolakowski.yaml", encoding: .utf8), file: "k"
         )

@@ -211,8 +211,15 @@ public struct AssetTracker: Sendable {
     }
 
     /// How long asset `a` must be silent to be lost: `lostAfter`, or three of its tag's
-    /// intervals when that is longer.
-    func lostAfter(_ a: Int) -> TimeSpan { max(lostAfter, states[a].interval.patience) }
+    /// intervals when that is longer. Before its second packet its pace is not known, and a
+    /// tag that advertises every 10 s would be lost between its first two packets (an exit and
+    /// an enter, both false, for every new slow tag): until then it waits for the longest pace
+    /// that is learned (60 s), as Home Assistant waits longer for a device whose interval it
+    /// has not learned. Only a tag heard once and never again pays for it.
+    func lostAfter(_ a: Int) -> TimeSpan {
+        guard states[a].interval.interval != nil else { return max(lostAfter, AdvertisingInterval.longest) }
+        return max(lostAfter, states[a].interval.patience)
+    }
 
     /// Assets heard once and then not for `lostAfter`: off site (Home Assistant's `not_home`).
     public var lostAssetIDs: Set<String> {

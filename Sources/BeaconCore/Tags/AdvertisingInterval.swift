@@ -20,7 +20,8 @@ public struct AdvertisingInterval: Sendable {
     public static let longest = TimeSpan.seconds(60)
     /// From the first gap on (until 32, the median of those seen): a slow tag must not be
     /// called gone between its second and fourth packets. Until its second packet, nothing
-    /// is learned and `exit_timeout` alone applies.
+    /// is learned: a region's `exit_timeout` alone applies (its enter waits for more than one
+    /// packet anyway), and an asset waits `longest` (`AssetTracker.lostAfter`).
     public static let minimumGaps = 1
 
     /// Inline, not an array: no allocation per beacon, and 64 bytes where an array of 32 took
