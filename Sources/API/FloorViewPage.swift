@@ -36,6 +36,11 @@ enum FloorViewPage {
   #alerts .enter { color: #2a7; } #alerts .exit { color: #c63; } #alerts .dwell { color: #37c; }
   #assets li { font-size: 12px; color: var(--muted); }
   #assets li.hidden { display: none; }
+  #assets li.missing { font-style: italic; }
+  #assets li.found { color: #c33; font-weight: 700; }
+  #tags li { font-size: 12px; }
+  #tags li.missing { color: var(--muted); font-style: italic; }
+  #tags li.low { color: #c63; }
   input[type=search] { width: 220px; }
 </style>
 </head>
@@ -43,13 +48,14 @@ enum FloorViewPage {
 <header>
   <h1>beacond</h1><span id="gateway"></span>
   <span id="levels"></span>
-  <input id="filter" type="search" placeholder="Filter: asset or zone" aria-label="Filter by asset or zone">
+  <input id="filter" type="search" placeholder="Find (Enter) or filter: asset, name or zone" aria-label="Find an asset (Enter) or filter by asset, name or zone">
   <span class="grow"></span><span id="status">connecting…</span>
 </header>
 <main><canvas id="floor"></canvas></main>
 <aside>
   <h2>Zone alerts</h2><ul id="alerts"></ul>
   <h2>Zones</h2><ul id="zones"></ul>
+  <h2>Tags <span id="tag-count"></span></h2><ul id="tags"></ul>
   <h2>Assets <span id="asset-count"></span></h2><ul id="assets"></ul>
 </aside>
 <script>
@@ -70,8 +76,14 @@ enum FloorViewPage {
   const trailLength = 8, animateMs = 600;
   const state = {
     floor: null, levels: [0], level: 0, receivers: [], zones: [], assets: new Map(),
-    occupants: new Map(), filter: "", bounds: null, silentAfter: 30
+    occupants: new Map(), filter: "", bounds: null, silentAfter: 30,
+    // Each asset's tag as /v1/tags gives it (worst first); names by asset id, for finding.
+    tags: [], names: new Map(),
+    // The asset found (Enter in the search box): the map centres on it, zoomed in, until the
+    // box is emptied or Escape is pressed.
+    found: null
   };
+  const findZoom = 3;
   const canvas = document.getElementById("floor"), ctx = canvas.getContext("2d");
   const $ = (id) => document.getElementById(id);
 
@@ -102,17 +114,27 @@ enum FloorViewPage {
     return { left: -im.origin[0] / s, top: im.origin[1] / s, right: (im.img.width - im.origin[0]) / s, bottom: (im.origin[1] - im.img.height) / s };
   }
 
-  // Metres to canvas pixels: the floor fitted to the canvas, y growing upwards as on a plan.
+  // Metres to canvas pixels: the floor fitted to the canvas, y growing upwards as on a plan;
+  // with an asset found, centred on it and zoomed in.
   function transform() {
     const b = state.bounds, w = canvas.width, h = canvas.height;
-    const scale = Math.min(w / (b.maxX - b.minX), h / (b.maxY - b.minY));
+    let scale = Math.min(w / (b.maxX - b.minX), h / (b.maxY - b.minY));
+    const a = state.found && state.assets.get(state.found);
+    if (a && a.shown) {
+      // On where its dot is drawn (moving towards its new position), so the mark stays centred.
+      const k = Math.min(1, (performance.now() - a.movedAt) / animateMs);
+      const cx = a.fromX + (a.x - a.fromX) * k, cy = a.fromY + (a.y - a.fromY) * k;
+      scale *= findZoom;
+      return { scale, x: (x) => w / 2 + (x - cx) * scale, y: (y) => h / 2 - (y - cy) * scale };
+    }
     const ox = (w - scale * (b.maxX - b.minX)) / 2, oy = (h - scale * (b.maxY - b.minY)) / 2;
     return { scale, x: (x) => ox + (x - b.minX) * scale, y: (y) => h - oy - (y - b.minY) * scale };
   }
 
   function visible(asset) {
-    if (!state.filter) return true;
+    if (!state.filter || state.found) return true;
     if (asset.id.toLowerCase().includes(state.filter)) return true;
+    if ((state.names.get(asset.id) || "").toLowerCase().includes(state.filter)) return true;
     return (asset.zones || []).some((z) => z.toLowerCase().includes(state.filter));
   }
 
@@ -173,10 +195,20 @@ enum FloorViewPage {
     // One path per kind of mark, filled or stroked once: a thousand assets are three draw
     // calls, not three thousand (overlapping accuracy circles read as one area, as they should).
     const halos = new Path2D(), dots = new Path2D(), trails = new Path2D(), named = [];
+    // Missing tags (SPEC §7.5): grey, at their last position, with when they were last heard
+    // — named whatever the count, since they are what a person looks for.
+    const lost = new Path2D(), lostNames = [];
+    let mark = null;
     state.assets.forEach((a) => {
       if (!a.shown || a.level !== state.level || !visible(a)) return;
       const k = Math.min(1, (now - a.movedAt) / animateMs);
       const x = t.x(a.fromX + (a.x - a.fromX) * k), y = t.y(a.fromY + (a.y - a.fromY) * k);
+      if (a.id === state.found) mark = [a.id, x, y];
+      if (a.missing) {
+        lost.moveTo(x + 4 * dpr, y); lost.arc(x, y, 4 * dpr, 0, 2 * Math.PI);
+        lostNames.push([a.id + "  last seen " + clock(a.lastSeen), x, y]);
+        return;
+      }
       if (a.trail.length > 1) {
         a.trail.forEach((p, i) => (i ? trails.lineTo(t.x(p[0]), t.y(p[1])) : trails.moveTo(t.x(p[0]), t.y(p[1]))));
         trails.lineTo(x, y);
@@ -192,7 +224,21 @@ enum FloorViewPage {
     ctx.fillStyle = "#2458c6"; ctx.fill(dots);
     ctx.fillStyle = text;
     named.forEach(([id, x, y]) => ctx.fillText(id, x + 6 * dpr, y - 6 * dpr));
+    ctx.globalAlpha = 0.6; ctx.fillStyle = "#999"; ctx.fill(lost); ctx.strokeStyle = "#666"; ctx.lineWidth = 1; ctx.stroke(lost);
+    ctx.fillStyle = "#888"; lostNames.forEach(([label, x, y]) => ctx.fillText(label, x + 6 * dpr, y - 6 * dpr));
+    ctx.globalAlpha = 1;
+    if (mark) {
+      // The asset found: a ring around it, named even past 100 assets; the canvas says where.
+      const [id, x, y] = mark;
+      ctx.strokeStyle = "#c33"; ctx.lineWidth = 3 * dpr;
+      ctx.beginPath(); ctx.arc(x, y, 14 * dpr, 0, 2 * Math.PI); ctx.stroke();
+      if (!labels) { ctx.fillStyle = "#c33"; ctx.fillText(id, x + 18 * dpr, y - 10 * dpr); }
+      const a = state.assets.get(id);
+      canvas.dataset.found = id; canvas.dataset.centre = a.x.toFixed(2) + "," + a.y.toFixed(2);
+    } else if (canvas.dataset.found) { delete canvas.dataset.found; delete canvas.dataset.centre; }
   }
+
+  function clock(time) { return time ? new Date(time).toLocaleTimeString() : "never"; }
 
   // The side lists are text for people (and for tests): brought up to date at most once a
   // second, so that a thousand positions a second do not relayout the page a thousand times.
@@ -213,8 +259,13 @@ enum FloorViewPage {
   function renderAsset(a) {
     if (!a.li) { a.li = document.createElement("li"); a.li.dataset.asset = a.id; $("assets").appendChild(a.li); }
     a.li.dataset.x = a.x.toFixed(2); a.li.dataset.y = a.y.toFixed(2); a.li.dataset.level = a.level;
-    a.li.textContent = a.id + "  (" + a.x.toFixed(1) + ", " + a.y.toFixed(1) + ") ±" + a.accuracy.toFixed(1) + " m" + (a.zones.length ? "  " + a.zones.join(", ") : "");
+    a.li.dataset.missing = !!a.missing;
+    a.li.textContent = a.id + "  (" + a.x.toFixed(1) + ", " + a.y.toFixed(1) + ")" + (a.missing
+      ? "  missing, last seen " + clock(a.lastSeen)
+      : " ±" + a.accuracy.toFixed(1) + " m" + (a.zones.length ? "  " + a.zones.join(", ") : ""));
     a.li.classList.toggle("hidden", !visible(a));
+    a.li.classList.toggle("missing", !!a.missing);
+    a.li.classList.toggle("found", a.id === state.found);
   }
 
   function place(id, p, zones, at) {
@@ -262,7 +313,9 @@ enum FloorViewPage {
   }
 
   function onEvent(event) {
-    if (event.type === "beacond.asset.position") {
+    if (event.type === "beacond.asset.missing" || event.type === "beacond.asset.found" || event.type === "beacond.asset.battery_low") {
+      loadTags().catch(() => {});
+    } else if (event.type === "beacond.asset.position") {
       const d = event.data;
       place(d.asset, d, d.zones, performance.now());
     } else if (event.type.startsWith("beacond.zone.")) {
@@ -274,6 +327,55 @@ enum FloorViewPage {
       zonesDirty = false; renderZones();  // an alert and its zone's state are shown together
       addAlert(event);
     }
+  }
+
+  // The tags, worst first as the daemon orders them: missing, then low batteries, then the
+  // rest by battery. A missing tag is drawn at its last position, greyed.
+  function loadTags() {
+    return fetchJSON("/v1/tags").then((answer) => {
+      state.tags = answer.tags;
+      const box = $("tags");
+      box.innerHTML = "";
+      answer.tags.forEach((tag) => {
+        if (tag.name) state.names.set(tag.asset, tag.name);
+        const li = document.createElement("li");
+        li.dataset.asset = tag.asset; li.dataset.missing = tag.missing; li.dataset.batteryLow = tag.battery_low;
+        li.classList.toggle("missing", tag.missing); li.classList.toggle("low", tag.battery_low);
+        const battery = tag.battery ? tag.battery.millivolts + " mV" + (tag.battery_low ? " low" : "") : "no battery reading";
+        li.textContent = tag.asset + (tag.name ? " (" + tag.name + ")" : "") + "  "
+          + (tag.missing ? "missing, last seen " + clock(tag.last_seen) + "  " : "") + battery;
+        box.appendChild(li);
+        let a = state.assets.get(tag.asset);
+        if (tag.missing && tag.last_position && !(a && a.shown)) {
+          place(tag.asset, tag.last_position, [], performance.now());
+          a = state.assets.get(tag.asset);
+        }
+        if (a && (a.missing !== tag.missing || a.lastSeen !== tag.last_seen)) {
+          a.missing = tag.missing; a.lastSeen = tag.last_seen; dirty.add(a);
+        }
+      });
+      $("tag-count").textContent = "(" + answer.tags.length + ")";
+    });
+  }
+
+  // Enter in the search box: the asset whose id or name is the text (or the only one that
+  // contains it) is found — its level shown, the map centred on it, marked.
+  function find(text) {
+    const q = text.trim().toLowerCase();
+    if (!q) { state.found = null; return; }
+    const all = [...state.assets.values()].filter((a) => a.shown);
+    const named = (a) => [a.id.toLowerCase(), (state.names.get(a.id) || "").toLowerCase()];
+    let hits = all.filter((a) => named(a).includes(q));
+    if (!hits.length) hits = all.filter((a) => named(a).some((n) => n.includes(q)));
+    const previous = state.found && state.assets.get(state.found);
+    state.found = hits.length === 1 ? hits[0].id : null;
+    if (previous) dirty.add(previous);
+    if (!state.found) { $("status").dataset.find = hits.length ? "more than one" : "none"; return; }
+    delete $("status").dataset.find;
+    const a = hits[0];
+    if (a.level !== state.level) { state.level = a.level; setLevels(); }
+    dirty.add(a); listsAt = 0;
+    if (a.li) a.li.scrollIntoView({ block: "nearest" });
   }
 
   function setLevels() {
@@ -304,26 +406,37 @@ enum FloorViewPage {
   }
 
   function connect() {
-    const stream = new EventSource("/v1/events/stream?type=asset.position,zone.*");
+    const stream = new EventSource("/v1/events/stream?type=asset.position,zone.*,asset.missing,asset.found,asset.battery_low");
     stream.onopen = () => { $("status").textContent = "live"; $("status").className = ""; };
     stream.onerror = () => { $("status").textContent = "reconnecting…"; $("status").className = "down"; };
     const handle = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { console.warn("unreadable event", e); } };
-    ["beacond.asset.position", "beacond.zone.enter", "beacond.zone.exit", "beacond.zone.dwell"].forEach((t) => stream.addEventListener(t, handle));
+    ["beacond.asset.position", "beacond.zone.enter", "beacond.zone.exit", "beacond.zone.dwell", "beacond.asset.missing",
+      "beacond.asset.found", "beacond.asset.battery_low"].forEach((t) => stream.addEventListener(t, handle));
   }
 
   $("filter").addEventListener("input", (e) => {
     state.filter = e.target.value.trim().toLowerCase();
+    if (!state.filter) find("");
     state.assets.forEach((a) => a.li && a.li.classList.toggle("hidden", !visible(a)));
+  });
+  $("filter").addEventListener("keydown", (e) => {
+    if (e.key === "Enter") find(e.target.value);
+    if (e.key === "Escape") { e.target.value = ""; state.filter = ""; find(""); state.assets.forEach((a) => a.li && renderAsset(a)); }
   });
 
   Promise.all([loadFloor(), fetchJSON("/v1/status"), fetchJSON("/v1/assets"), fetchJSON("/v1/events?order=newest&limit=50&type=zone.*")])
     .then(([, status, assets, alerts]) => {
       $("gateway").textContent = status.gateway;
       const now = performance.now();
-      assets.assets.forEach((a) => { if (a.position) place(a.id, a.position, a.zones, now); });
+      assets.assets.forEach((a) => {
+        if (a.name) state.names.set(a.id, a.name);
+        if (a.position) place(a.id, a.position, a.zones, now);
+      });
       alerts.events.slice().reverse().forEach(addAlert);
       connect();
-      setInterval(() => loadFloor().catch(() => {}), 5000);  // receivers' silence, a reload's zones
+      loadTags().catch(() => {});
+      // Receivers' silence, a reload's zones; tags' batteries and last-seen times.
+      setInterval(() => { loadFloor().catch(() => {}); loadTags().catch(() => {}); }, 5000);
       requestAnimationFrame(frame);
     })
     .catch((e) => { $("status").textContent = e.message; $("status").className = "down"; });

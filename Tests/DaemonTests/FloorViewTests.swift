@@ -5,10 +5,15 @@ import Testing
 /// The floor view (`GET /`, issue 30) in real headless browsers, Chromium and Firefox, over the
 /// read-only listener: opened with `?token=` as a person would, it goes live with no console
 /// error, shows one marker per asset of the simulated site, moves them as the tags walk, and
-/// marks a zone occupied when its `zone.enter` arrives. The screenshots are kept in
-/// .build/test-artifacts.
-@Suite(.serialized) struct FloorViewTests {
-    /// Four tags on a 12 x 8 m floor split into two zones, so that zone changes come soon.
+/// marks a zone occupied when its `zone.enter` arrives; lists the tags worst first, draws a
+/// tag switched off greyed at its last place once it is missing, and finds an asset by its name
+/// (issue 40). The screenshots are kept in .build/test-artifacts.
+///
+/// Not serialized: each browser has its own daemon and port, and most of each test is the
+/// minute a tag takes to go missing.
+@Suite struct FloorViewTests {
+    /// Four tags on a 12 x 8 m floor split into two zones, so that zone changes come soon;
+    /// tag-3's battery is low from the start, tag-4 is switched off after 5 s.
     static let site = """
         receivers:
           - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
@@ -17,16 +22,21 @@ import Testing
           - {id: r4, position: {x: 0, y: 8}, rssi_at_1m: -59}
         assets:
           - {id: tag-1, beacon: {address: "D0:5E:00:00:00:01"}}
-          - {id: tag-2, beacon: {address: "D0:5E:00:00:00:02"}}
+          - {id: tag-2, name: "Cart Two", beacon: {address: "D0:5E:00:00:00:02"}}
           - {id: tag-3, beacon: {address: "D0:5E:00:00:00:03"}}
-          - {id: tag-4, beacon: {address: "D0:5E:00:00:00:04"}}
+          - {id: tag-4, beacon: {address: "D0:5E:00:00:00:04"}, missing_after: 1m}
         zones:
           - {id: west, polygon: [[0, 0], [6, 0], [6, 8], [0, 8]]}
           - {id: east, polygon: [[6, 0], [12, 0], [12, 8], [6, 8]]}
         alarms:
           - {id: traffic, zones: [west, east], on: [enter, exit]}
         positioning: {floor: [[0, 0], [12, 0], [12, 8], [0, 8]], publish_interval: 1s}
-        simulation: {floor: {width: 12, depth: 8}, walking_speed: [1.0, 1.4]}
+        simulation:
+          floor: {width: 12, depth: 8}
+          walking_speed: [1.0, 1.4]
+          tags:
+            - {asset: tag-3, telemetry: tlm, battery: {millivolts: 2300}}
+            - {asset: tag-4, off_after: 5s}
 
         """
 
@@ -70,6 +80,15 @@ import Testing
         #expect((seen["moved"] as? Int ?? 0) >= 1)
         let enter = seen["enter"] as? [String: Any]
         #expect(["west", "east"].contains(enter?["zone"] as? String) && enter?["occupied"] as? Bool == true, "\(seen)")
+        // The tags: tag-3's low battery listed before the healthy ones; tag-4, once missing,
+        // first, greyed at its last place with when it was last heard.
+        #expect(seen["low_before_healthy"] as? Bool == true, "\(seen)")
+        let missing = seen["missing"] as? [String: Any]
+        #expect(missing?["first"] as? String == "tag-4" && missing?["marker_missing"] as? Bool == true, "\(seen)")
+        #expect((missing?["marker_text"] as? String ?? "").contains("last seen"), "\(seen)")
+        // Found by its name: the map centred on it and marked.
+        let found = seen["found"] as? [String: Any]
+        #expect(found?["asset"] as? String == "tag-2" && found?["centred"] as? Bool == true, "\(seen)")
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen)")
         #expect(FileManager.default.fileExists(atPath: screenshot.path))
         #expect(d.stop() == 0)

@@ -6,8 +6,11 @@ firefox-esr, over its own Marionette protocol: marionette.py).
 Usage: floor_view.py [--browser chromium|firefox] URL SCREENSHOT ASSETS
 URL carries ?token=; ASSETS is how many assets the simulated site has. It checks, and reports:
 the token left the address bar; the stream went live; one marker (side-list item) per asset;
-markers move; a zone.enter that arrives marks its zone occupied in the same turn; the
-browser's console errors. The screenshot is written last.
+markers move; a zone.enter that arrives marks its zone occupied in the same turn; the tags
+listed worst first (a low battery before healthy ones, then the missing tag first, its marker
+greyed with its last-seen time); an asset found by its name is centred and marked; the
+browser's console errors. The screenshot is written last. The site's tag-3 has a low
+battery and tag-4 is switched off (it is missing a minute later).
 """
 import json, os, sys, time
 from urllib.parse import urlsplit
@@ -73,6 +76,37 @@ try:
           }
         }).observe(document.getElementById("alerts"), {childList: true});
     """)
+    tags = lambda: driver.execute_script(
+        "return [...document.querySelectorAll('#tags li')].map(li => [li.dataset.asset, li.dataset.missing, li.dataset.batteryLow])")
+    listed = wait("the tags listed", lambda: (lambda t: t if len(t) == expected and any(b == "true" for _, _, b in t) else None)(tags()))
+    order = [a for a, _, _ in listed]
+    result["low_before_healthy"] = order.index("tag-3") < min(order.index(a) for a in ("tag-1", "tag-2"))
+    # tag-4 was switched off 5 s after the start: missing a minute later.
+    wait("tag-4 missing", lambda: (tags() or [[None, None]])[0][:2] == ["tag-4", "true"], timeout=100)
+    marker = lambda: driver.execute_script(
+        "const li = document.querySelector('#assets li[data-asset=\"tag-4\"]'); "
+        "return li ? [li.classList.contains('missing'), li.textContent] : null")
+    greyed = wait("tag-4's marker greyed", lambda: (lambda m: m if m and m[0] else None)(marker()))
+    result["missing"] = {"first": tags()[0][0], "marker_missing": greyed[0], "marker_text": greyed[1]}
+    # Find by name: typed in the search box, Enter.
+    driver.execute_script("""
+        const box = document.getElementById('filter');
+        box.value = 'cart two';
+        box.dispatchEvent(new Event('input'));
+        box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'}));
+    """)
+    found = wait("the asset found", lambda: driver.execute_script(
+        "const c = document.getElementById('floor'), li = document.querySelector('#assets li[data-asset=\"tag-2\"]'); "
+        "return c.dataset.found ? [c.dataset.found, c.dataset.centre, li.dataset.x + ',' + li.dataset.y, li.classList.contains('found')] : null"))
+    # Centred: the red ring drawn around the canvas's middle (14 px out, to the right).
+    ring = wait("the ring at the centre", lambda: driver.execute_script("""
+        const c = document.getElementById('floor'), g = c.getContext('2d'), dpr = window.devicePixelRatio || 1;
+        const x = Math.round(c.width / 2 + 14 * dpr), y = Math.round(c.height / 2);
+        const d = g.getImageData(x - 3, y - 3, 7, 7).data;
+        for (let i = 0; i < d.length; i += 4) if (d[i] > 150 && d[i + 1] < 110 && d[i + 2] < 110) return true;
+        return false;
+    """), timeout=10)
+    result["found"] = {"asset": found[0], "centred": bool(ring and found[3])}
     result["canvas"] = driver.execute_script("const c = document.getElementById('floor'); return [c.width, c.height]")
     driver.save_screenshot(screenshot)
     result["console_errors"] = console_errors()
