@@ -3,9 +3,11 @@ import TestSupport
 import Testing
 
 /// SPEC §6.3, "a hand-over neither repeats nor re-decides": a store of three gateways on a
-/// real mosquitto, the simulated store's 20 tags walking through its zones, the locator
+/// real mosquitto, the simulated store's tags walking through its zones, the locator
 /// `kill -9`ed while alerts flow. A consumer that de-duplicates by CloudEvents `id` must
-/// count every alert exactly once: none delivered twice under two ids, none lost.
+/// count every alert exactly once: none delivered twice under two ids, none lost. The tags'
+/// own alerts (SPEC §7.4) too: a battery that falls under `battery_low` before the kill is
+/// told once, by the first locator, and a tag switched off is told missing once, by the next.
 @Suite(.serialized) struct SiteHandOverTests {
     /// config/sim-site.yaml on a test broker, its zone alerts to `receiver`; logged in as
     /// `login` (user and password file) on a locked-down broker.
@@ -26,7 +28,11 @@ import Testing
             )
             .replacingOccurrences(of: "locator_priority: 100", with: "locator_priority: \(priority)")
             .replacingOccurrences(of: "monitoring:\n  exit_timeout: 30s\n", with: "")
-            + "\nwebhooks:\n  - {id: crm, url: \"\(receiver.url)\", events: [\"zone.*\"], batch: {max_events: 5, max_delay: 0s}}\n"
+            // tag-22's battery under 2500 mV after 10 s, tag-23 switched off after 5 s.
+            .replacingOccurrences(of: "battery: {millivolts: 2530,", with: "battery: {millivolts: 2510,")
+            .replacingOccurrences(of: "off_after: 30s", with: "off_after: 5s")
+            + "\nwebhooks:\n  - {id: crm, url: \"\(receiver.url)\", events: [\"zone.*\", \"asset.battery_low\", "
+            + "\"asset.missing\", \"asset.found\"], batch: {max_events: 5, max_delay: 0s}}\n"
     }
 
     /// An alert as a consumer tells alerts apart by content: type, asset, zone.
@@ -127,8 +133,9 @@ import Testing
         }
         for g in gateways { try g.start(arguments: ["--simulate", "--no-print-events"]) }
         let (gw1, gw2, gw3) = (gateways[0], gateways[1], gateways[2])
-        try receiver.waitUntil("gw1's alerts", timeout: 60) { _ in
+        try receiver.waitUntil("gw1's alerts, tag-22's battery among them", timeout: 60) { _ in
             receiver.delivered.count >= 8 && Self.senders(receiver).allSatisfy { $0 == "gw1" }
+                && receiver.delivered.contains { $0["type"] as? String == "beacond.asset.battery_low" }
         }
         gw1.crash()
         let killed = Date()
@@ -136,6 +143,10 @@ import Testing
             Self.senders(receiver).filter { $0 == "gw2" }.count >= 3 && Date().timeIntervalSince(killed) > 15
         }
         #expect(!Self.senders(receiver).contains("gw3"))
+        // tag-23, silent since 5 s after the start, is missing a minute later: told by gw2.
+        try receiver.waitUntil("tag-23 missing", timeout: 90) { _ in
+            receiver.delivered.contains { $0["type"] as? String == "beacond.asset.missing" }
+        }
         // What the site decided reaches the consumer: every alert gw1 made (read from its state
         // file after the kill), and every one gw2 made once it had taken over.
         let made =
@@ -167,6 +178,17 @@ import Testing
             lost.isEmpty,
             "the site's alerts never delivered: \(lost.map { "\($0["type"]!) \($0["subject"]!) \($0["time"]!)" })")
         #expect(events.allSatisfy { $0["source"] as? String == "beacond://sim-store" })
+        // The tags' alerts: each told once, by the locator of the moment.
+        let tagAlerts = events.filter { ($0["type"] as? String ?? "").hasPrefix("beacond.asset.") }.map {
+            "\($0["type"]!) \($0["subject"]!) from \($0["sender"] ?? "?")"
+        }
+        #expect(
+            tagAlerts.filter { $0.hasPrefix("beacond.asset.battery_low tag-22") } == [
+                "beacond.asset.battery_low tag-22 from gw1"
+            ], "\(tagAlerts)")
+        #expect(
+            tagAlerts.filter { $0.hasPrefix("beacond.asset.missing") } == ["beacond.asset.missing tag-23 from gw2"],
+            "\(tagAlerts)")
         return (events.count, repeats.count, lost.count)
     }
 }
