@@ -96,6 +96,29 @@ import Testing
 
     static func site(_ status: [String: Any]) -> [String: Any] { status["site"] as? [String: Any] ?? [:] }
 
+    /// SPEC §7.4 through every output: the pallet's TLM frame says 2,410 mV, and the one
+    /// `asset.battery_low` it makes reaches the API's stream (filtered to it) and the broker's
+    /// `events/asset.battery_low`, with the same id as in the history.
+    @Test func aTagsAlertReachesTheStreamAndTheBroker() throws {
+        let broker = try PrivateBroker()
+        let wms = try MQTTSubscriber(broker, topics: [Self.events + "asset.battery_low"])
+        let gw1 = try APIDaemon(extra: Self.site(broker), gatewayID: "gw1")
+        try gw1.start()
+        let stream = try gw1.client.stream(query: "?type=asset.battery_low")
+        defer { stream.close() }
+        for _ in 0..<3 { try gw1.post(AssetAPITests.sightings() + [HomeAssistantTests.tlm(millivolts: 2410)]) }
+        let told = try gw1.waitForHistory("asset.battery_low") {
+            $0.contains { $0["type"] as? String == "beacond.asset.battery_low" }
+        }
+        let id = try #require(told.first { $0["type"] as? String == "beacond.asset.battery_low" }?["id"] as? String)
+        let streamed = try #require(try stream.next(timeout: 15))
+        #expect(streamed.event == "beacond.asset.battery_low" && streamed.id == id, "\(streamed)")
+        #expect(streamed.data.contains("\"millivolts\":2410"))
+        let published = try wms.waitUntil("events/asset.battery_low") { !$0.isEmpty }
+        #expect(Self.firstArrivals(Self.ids(published, prefix: Self.events + "asset.battery_low")) == [id])
+        #expect(gw1.stop() == 0)
+    }
+
     /// Each id once, where it first arrived.
     static func firstArrivals(_ ids: [String]) -> [String] {
         var seen = Set<String>()
