@@ -499,5 +499,6 @@ if what == "flat" || what == "all" {
 if what == "kolakowski" || what == "all" { kolakowski(datasets + "/kolakowski_flat_2021") }
 if what == "scale" || what == "all" { scale() }
 if what == "telemetry" || what == "all" { telemetryBench() }
+if what == "pace" || what == "all" { paceBench() }
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }
