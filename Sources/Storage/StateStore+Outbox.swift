@@ -96,6 +96,17 @@ extension StateStore {
         }
     }
 
+    /// Takes this gateway's own alert `eventID` (no locator's id on it) out of every outbox: a
+    /// new locator's alert that repeats what the site already told (SPEC §6.3). It stays in
+    /// the history. Returns how many entries went.
+    @discardableResult
+    public func dropOwn(eventID: String) throws -> Int {
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute("DELETE FROM outbox WHERE event_id = ? AND decider IS NULL", [eventID])
+            return db.changes
+        }
+    }
+
     /// Puts the site locator's id and body on this gateway's own copy of an alert (`ownID`),
     /// in every outbox that holds it, with who decided it and when it enqueued it. Returns how
     /// many entries took it.

@@ -129,6 +129,20 @@ import Testing
         #expect(try store.outboxDepths().map(\.pending) == [4, 3])
     }
 
+    /// A new site locator's own alert that repeats what the site told (SPEC §6.3) leaves every
+    /// outbox, and only that one: a copy that carries another locator's id stays, and the
+    /// history keeps both.
+    @Test func anOwnRepeatLeavesEveryOutboxAndADecidedCopyStays() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.append([event(2), event(4)]) { _ in ["crm", "all"] }
+        try store.takeDecision(ownID: "E4", id: "L4", body: "{}", decider: "gw1", enqueuedAt: Timestamp(nanoseconds: 5))
+        #expect(try store.dropOwn(eventID: "E2") == 2)
+        #expect(try store.dropOwn(eventID: "L4") == 0, "another locator's decision is not this gateway's own")
+        #expect(try store.pending(webhook: "crm", limit: 10).map(\.eventID) == ["L4"])
+        #expect(try store.pending(webhook: "all", limit: 10).map(\.eventID) == ["L4"])
+        #expect(try store.events().map(\.id) == ["E2", "E4"])
+    }
+
     /// Events kept outside a full disk and taken back after a crash may have been stored just
     /// before it: stored again, they would be delivered twice.
     @Test func anEventStoredAlreadyIsNotRoutedAgain() throws {

@@ -17,7 +17,9 @@ extension SiteLink {
     /// Each batch of this gateway's events, once stored (the engine's thread, in order; the
     /// outbox has them, enqueued at `enqueuedAt`). An alert the locator already decided takes
     /// its id; as the locator, the rest are told to the site, and its workers send them once
-    /// the broker has them; as a standby, they wait for the locator's decision.
+    /// the broker has them — but a zone alert that repeats what the site last decided for its
+    /// place (`DecidedZones`) is taken out of the outboxes instead; as a standby, they wait
+    /// for the locator's decision.
     func stored(_ events: [StateStore.StoredEvent], enqueuedAt: Timestamp) {
         let now = clock()
         let isLocator = gate.isLocator
@@ -29,12 +31,39 @@ extension SiteLink {
             }
             if let theirs {
                 adopt(event.id, theirs)
-            } else if isLocator {
+            } else if isLocator, decide(event.id, key: key, at: now) {
                 decisions.append(
                     SiteDecision(id: event.id, key: key, time: event.time, enqueuedAt: enqueuedAt, body: event.body))
             }
         }
         gate.told(through: enqueuedAt, waiting: tell(decisions), at: now)
+    }
+
+    /// As the locator, whether this gateway's own alert `id` is to be decided: true, and
+    /// recorded as decided, unless it repeats the site's last decision for its place — then it
+    /// is taken out of every outbox (its engine saw the asset leave and come back where the
+    /// last locator did not), counted as `repeated_alert` and logged.
+    private func decide(_ id: String, key: String, at now: Timestamp) -> Bool {
+        let repeats = decidedZones.withLock { ledger in
+            if ledger.repeats(key: key) { return true }
+            ledger.decided(key: key)
+            return false
+        }
+        guard repeats else { return true }
+        do { try store.dropOwn(eventID: id) } catch {
+            logger.error("site.repeat_not_dropped", metadata: ["event": "\(id)", "error": "\(error)"])
+        }
+        counters.withLock { $0.dropped["repeated_alert", default: 0] += 1 }
+        if warnings.due("repeated alert", at: now) {
+            logger.info(
+                "site.repeat_dropped",
+                metadata: [
+                    "event": "\(id)", "alert": "\(key)",
+                    "next":
+                        "not delivered: the site last told the same for this asset and zone (this gateway's engine saw it leave and come back where the last locator did not); logged once in ten minutes",
+                ])
+        }
+        return false
     }
 
     /// Publishes decisions on this gateway's `decided` topic; the message ids to wait for.
@@ -60,7 +89,7 @@ extension SiteLink {
         do {
             decisions = try store.ownEntries(excluding: SiteDecision.notHandedOver).compactMap {
                 SiteDecision(id: $0.id, body: $0.body, enqueuedAt: $0.enqueuedAt)
-            }
+            }.filter { decide($0.id, key: $0.key, at: now) }
         } catch {
             logger.error(
                 "site.backlog_unreadable",
@@ -81,6 +110,7 @@ extension SiteLink {
         guard let decisions = SiteDecision.decisions(in: String(decoding: payload, as: UTF8.self)) else {
             return refused("bad_decided", from: from, at: now)
         }
+        decidedZones.withLock { ledger in for decision in decisions { ledger.decided(key: decision.key) } }
         for var decision in decisions {
             decision.decider = from
             if let own = matcher.withLock({ $0.decided(decision, at: now) }) { adopt(own, decision) }

@@ -48,6 +48,9 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     let store: StateStore
     /// The locator's decisions and this gateway's alerts, paired (`SiteLink+HandOver`).
     let matcher = Mutex(HandOverMatcher())
+    /// The last zone alert decided for each place, by any locator: what a new locator checks
+    /// its own alerts against (`DecidedZones`, `SiteLink+HandOver`).
+    let decidedZones = Mutex(DecidedZones())
 
     /// Sightings wait at most this long before they are published.
     static let window = TimeSpan.milliseconds(250)

@@ -1,0 +1,54 @@
+/// What the site last decided for each asset, zone and alarm (SPEC §6.3): the last zone alert
+/// any locator told — `enter`, `dwell` or `exit`. A new locator checks its own alerts against
+/// it before it delivers them.
+///
+/// Why: every gateway's engine makes the site's alerts from the same sightings, but not at the
+/// same instants (a batch waits 250 ms), so near a zone's edge one engine can see an asset
+/// leave and come back that the other saw stay. A standby drops its own alerts that no locator
+/// decided once they are 5 s older than the locator's last delivery, and that window can fall
+/// between such an exit and its enter: the exit goes, the enter stays, and when this gateway
+/// takes over it would deliver the enter — a second enter, under a new id, for an asset the
+/// consumer was told is inside (the hand-over test caught one in 67 alerts). Checked against
+/// what was decided, that enter is a repeat and is not delivered; what the consumer sees
+/// alternates as an asset's visits do.
+public struct DecidedZones: Sendable {
+    public enum Alert: String, Sendable {
+        case enter, dwell, exit
+    }
+
+    private var last: [String: Alert] = [:]
+    /// At most this many places are kept (decisions come from the network): past it, all are
+    /// forgotten, and the next alerts are taken as they come.
+    public static let limit = 100_000
+
+    public init() {}
+
+    /// A zone alert's place and kind from a `SiteDecision.key`
+    /// (`beacond.zone.<kind>|<asset>|<zone>|<alarm>`); nil for any other event.
+    public static func parse(key: String) -> (place: Substring, alert: Alert)? {
+        guard key.hasPrefix("beacond.zone."), let bar = key.firstIndex(of: "|") else { return nil }
+        let kind = key[key.index(key.startIndex, offsetBy: 13)..<bar]
+        guard let alert = Alert(rawValue: String(kind)) else { return nil }
+        return (key[key.index(after: bar)...], alert)
+    }
+
+    /// A locator decided the alert of `key` (this gateway or another).
+    public mutating func decided(key: String) {
+        guard let (place, alert) = Self.parse(key: key) else { return }
+        if last.count >= Self.limit, last[String(place)] == nil { last.removeAll() }
+        last[String(place)] = alert
+    }
+
+    /// Whether the alert of `key` would tell the consumer nothing new, or contradict what it
+    /// was told: an enter or a dwell while it is inside by the last decision (an enter or a
+    /// dwell), an exit while outside. False for a place nothing was decided for yet, and for
+    /// any other event.
+    public func repeats(key: String) -> Bool {
+        guard let (place, alert) = Self.parse(key: key), let previous = last[String(place)] else { return false }
+        switch alert {
+        case .enter: return previous != .exit
+        case .dwell: return previous == .dwell || previous == .exit
+        case .exit: return previous == .exit
+        }
+    }
+}
