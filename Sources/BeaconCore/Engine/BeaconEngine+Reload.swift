@@ -55,6 +55,7 @@ extension BeaconEngine {
         var fresh = AssetTracker(site: site, calibrations: calibrations, lostAfter: settings.exitTimeout, start: t)
         // No site before and none now (a file of regions only): nothing was replaced.
         if old == nil && fresh.isEmpty { return false }
+        fresh.recordsTransitions = recordsZoneTransitionsWhenPlaced
         if let old { fresh.adopt(from: old) }
         tracker = fresh.isEmpty ? nil : fresh
         nextPositionTick = tracker.map { _ in now + fresh.tickInterval }
@@ -92,5 +93,25 @@ extension BeaconEngine {
         guard calibration != nil else { return false }
         calibration!.reset(at: now)
         return true
+    }
+}
+
+extension BeaconEngine {
+    /// Whether the tracker keeps each change of zone membership for the zone analytics (SPEC
+    /// §8): the daemon turns it on and takes them after every turn (`takeZoneTransitions`);
+    /// left off, nothing is kept.
+    public var recordsZoneTransitions: Bool {
+        get { tracker?.recordsTransitions ?? recordsZoneTransitionsWhenPlaced }
+        set {
+            recordsZoneTransitionsWhenPlaced = newValue
+            tracker?.recordsTransitions = newValue
+        }
+    }
+
+    /// The changes of zone membership since the last call, in order.
+    public mutating func takeZoneTransitions() -> [ZoneTransition] {
+        guard let tracker, !tracker.transitions.isEmpty else { return [] }
+        defer { self.tracker!.transitions = [] }
+        return tracker.transitions
     }
 }

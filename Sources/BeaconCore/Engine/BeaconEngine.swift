@@ -61,6 +61,8 @@ public struct BeaconEngine: Sendable {
     /// Asset positions, zones and alarms; nil when no asset is configured.
     public internal(set) var tracker: AssetTracker?
     var nextPositionTick: Timestamp?
+    /// `recordsZoneTransitions` for a tracker made by a later reload.
+    var recordsZoneTransitionsWhenPlaced = false
     /// What the receivers hear of each other's calibration advertisements; nil with fewer
     /// than two receivers.
     public internal(set) var calibration: AutoCalibration?

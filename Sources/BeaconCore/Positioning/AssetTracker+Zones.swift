@@ -21,6 +21,7 @@ extension AssetTracker {
             let (depth, margin) = zones[z].depth(position: estimate.position, level: estimate.level, ranges: ranges)
             if states[a].zones[z].update(depth: depth, margin: margin, at: t) {
                 let condition: AlarmDefinition.Condition = states[a].zones[z].inside ? .enter : .exit
+                record(a, zone: z, entered: condition == .enter, at: t)
                 alert(a, zone: z, condition, position: estimate.position, level: estimate.level, at: t, events: &events)
             }
             guard states[a].zones[z].inside else { continue }
@@ -50,9 +51,16 @@ extension AssetTracker {
         states[a].belief = nil
         let last = states[a].estimate
         for z in zones.indices where states[a].zones[z].leave(at: t) {
+            record(a, zone: z, entered: false, at: t)
             alert(a, zone: z, .exit, position: last?.position, level: last?.level, at: t, events: &events)
         }
         states[a].estimate?.zones = []
+    }
+
+    /// Keeps a change of membership for the zone analytics, when they are on (SPEC §8).
+    mutating func record(_ a: Int, zone z: Int, entered: Bool, at t: Timestamp) {
+        guard recordsTransitions else { return }
+        transitions.append(ZoneTransition(zone: zones[z].id, asset: assets[a].id, entered: entered, time: t))
     }
 
     func applies(_ alarm: Int, to a: Int) -> Bool {

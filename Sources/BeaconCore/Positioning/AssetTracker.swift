@@ -33,6 +33,10 @@ public struct AssetTracker: Sendable {
     let grid: PositionGrid?
     /// Time after which an asset not heard at all has left every zone.
     var lostAfter: TimeSpan
+    /// Whether changes of zone membership are kept in `transitions` for the zone analytics
+    /// (the daemon's; a replay or a benchmark does without), and those not yet taken.
+    var recordsTransitions = false
+    var transitions: [ZoneTransition] = []
     /// Receivers that heard an asset but have no position in `receivers:`, with how many of
     /// its sightings each (at most `unplacedLimit` names). Their readings cannot place
     /// anything, and a receiver id that differs between a relay (or an adapter) and the
@@ -269,6 +273,8 @@ extension AssetTracker {
     /// same id and dwell, wherever the alarm now stands in the list. Alarms keep their runtime
     /// flag.
     mutating func adopt(from old: AssetTracker) {
+        // The analytics' transitions not yet taken, and whether they are kept, go on.
+        (recordsTransitions, transitions) = (old.recordsTransitions, old.transitions)
         let sameReceivers = old.receivers == receivers && old.calibrations == calibrations
         // Old alarm index -> new index, for alarms whose dwell alert means the same
         var sameDwell: [Int: Int] = [:]

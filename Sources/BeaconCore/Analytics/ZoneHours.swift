@@ -1,0 +1,95 @@
+/// The zones' hours (SPEC §8) from what entered and left them: a pure function of the visits
+/// under way at an hour's start and the transitions within it, so that an hour is the same
+/// whenever it is computed — as it closes, after a restart from the stored transitions, or by
+/// a test from the stored `zone.enter`/`zone.exit` events — and a visit open across a restart
+/// is one visit, counted whole.
+public enum ZoneHours {
+    /// A visit under way: an asset in a zone since `entered`.
+    public struct OpenVisit: Sendable, Hashable {
+        public var zone: String
+        public var asset: String
+        public var entered: Timestamp
+
+        public init(zone: String, asset: String, entered: Timestamp) {
+            (self.zone, self.asset, self.entered) = (zone, asset, entered)
+        }
+    }
+
+    /// The hour starting at `hour`, up to `until` (its end, or now for the hour under way):
+    /// each zone's figures, and the visits still open at `until`. `zones`: the zones to report
+    /// even when nothing happened in them (those in `open` and `transitions` are reported
+    /// too). Transitions are taken in the order given — the order the engine made them — each
+    /// at its time held between the previous one's and the hour's end (a clock stepped back
+    /// cannot make time run backwards in a zone, nor an exit come before its enter); an enter
+    /// of an asset already inside, or an exit of one not inside, changes nothing.
+    public static func compute(
+        hour: Timestamp, until: Timestamp, zones: [String], open: [OpenVisit], transitions: [ZoneTransition]
+    ) -> (stats: [ZoneHourStats], open: [OpenVisit]) {
+        let end = max(hour, until)
+        var order = zones
+        var known = Set(zones)
+        for name in open.map(\.zone) + transitions.map(\.zone) where known.insert(name).inserted { order.append(name) }
+        var state = Dictionary(uniqueKeysWithValues: order.map { ($0, Tally(zone: $0, hour: hour)) })
+        for visit in open { state[visit.zone]!.carry(visit) }
+        var last = hour
+        for t in transitions {
+            last = min(max(t.time, last), end)
+            state[t.zone]!.take(t, at: last)
+        }
+        var stats: [ZoneHourStats] = []
+        var still: [OpenVisit] = []
+        for name in order {
+            var tally = state[name]!
+            stats.append(tally.close(at: end))
+            still += tally.inside.map { OpenVisit(zone: name, asset: $0.key, entered: $0.value) }
+                .sorted { ($0.entered, $0.asset) < ($1.entered, $1.asset) }
+        }
+        return (stats, still)
+    }
+
+    /// One zone's hour as it is counted.
+    struct Tally {
+        var stats: ZoneHourStats
+        /// Who is inside, since when (their visit's enter).
+        var inside: [String: Timestamp] = [:]
+        var seen: Set<String> = []
+        var last: Timestamp
+        var integral = 0.0
+
+        init(zone: String, hour: Timestamp) {
+            stats = ZoneHourStats(zone: zone, hour: hour)
+            last = hour
+        }
+
+        mutating func carry(_ visit: OpenVisit) {
+            guard inside[visit.asset] == nil else { return }
+            inside[visit.asset] = visit.entered
+            seen.insert(visit.asset)
+            stats.occupancyMax = max(stats.occupancyMax, inside.count)
+        }
+
+        mutating func take(_ t: ZoneTransition, at time: Timestamp) {
+            integral += Double(inside.count) * (time - last).seconds
+            last = time
+            if t.entered {
+                guard inside[t.asset] == nil else { return }
+                inside[t.asset] = time
+                seen.insert(t.asset)
+                stats.visits += 1
+                stats.occupancyMax = max(stats.occupancyMax, inside.count)
+            } else if let entered = inside.removeValue(forKey: t.asset) {
+                stats.dwells.append(max(0, (time - entered).seconds))
+            }
+        }
+
+        mutating func close(at end: Timestamp) -> ZoneHourStats {
+            integral += Double(inside.count) * (end - max(last, stats.hour)).seconds
+            stats.assetSeconds = integral
+            let span = (end - stats.hour).seconds
+            stats.occupancyMean = span > 0 ? integral / span : Double(inside.count)
+            stats.assets = seen.count
+            stats.dwells.sort()
+            return stats
+        }
+    }
+}
