@@ -109,3 +109,30 @@ struct ZoneTransitionRecordTests {
         }
     }
 }
+
+/// The heat map: asset-seconds per 1 m cell at each positioning tick, only with the analytics on.
+struct HeatMapTests {
+    @Test func aCartsSecondsAreWhereItWasPlaced() {
+        var tracker = AssetTracker(
+            site: AssetTrackerTests.site(alarms: []), calibrations: AssetTrackerTests.calibrations,
+            lostAfter: .seconds(5), start: AssetTrackerTests.t0)
+        tracker.recordsTransitions = true
+        for s in 1...20 {
+            _ = AssetTrackerTests.step(
+                &tracker, at: s <= 5 ? Point(x: 2.5, y: 5.5) : Point(x: 8.5, y: 5.5),
+                time: AssetTrackerTests.t0 + .seconds(Int64(s)))
+        }
+        let west = tracker.heat.seconds[HeatMap.Cell(level: 0, x: 2, y: 5)] ?? 0
+        let east = tracker.heat.seconds[HeatMap.Cell(level: 0, x: 8, y: 5)] ?? 0
+        let all = tracker.heat.seconds.values.reduce(0, +)
+        // The filtered readings take a few seconds to follow the move: the cells between get some.
+        #expect(west >= 3 && east >= 8, "\(tracker.heat.seconds)")
+        #expect(all <= 20 + 1e-9, "one tick's seconds per tick at most")
+        var off = tracker
+        off.recordsTransitions = false
+        off.heat = HeatMap()
+        _ = AssetTrackerTests.step(&off, at: Point(x: 8.5, y: 5.5), time: AssetTrackerTests.t0 + .seconds(21))
+        #expect(off.heat.isEmpty)
+        #expect(HeatMap.Cell(Point(x: -0.5, y: 3.99), level: 1) == HeatMap.Cell(level: 1, x: -1, y: 3))
+    }
+}

@@ -108,6 +108,14 @@ extension BeaconEngine {
         }
     }
 
+    /// Where the placed assets were at each positioning tick since the last call (kept with
+    /// the transitions): the daemon takes it as each hour ends.
+    public mutating func takeHeatMap() -> HeatMap {
+        guard let tracker, !tracker.heat.isEmpty else { return HeatMap() }
+        defer { self.tracker!.heat = HeatMap() }
+        return tracker.heat
+    }
+
     /// The changes of zone membership since the last call, in order.
     public mutating func takeZoneTransitions() -> [ZoneTransition] {
         guard let tracker, !tracker.transitions.isEmpty else { return [] }

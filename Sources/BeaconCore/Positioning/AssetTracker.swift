@@ -37,6 +37,8 @@ public struct AssetTracker: Sendable {
     /// (the daemon's; a replay or a benchmark does without), and those not yet taken.
     var recordsTransitions = false
     var transitions: [ZoneTransition] = []
+    /// With the transitions: where the placed assets were at each tick, since last taken.
+    var heat = HeatMap()
     /// Receivers that heard an asset but have no position in `receivers:`, with how many of
     /// its sightings each (at most `unplacedLimit` names). Their readings cannot place
     /// anything, and a receiver id that differs between a relay (or an adapter) and the
@@ -250,6 +252,7 @@ public struct AssetTracker: Sendable {
             estimate.zones = zones.indices.filter { states[a].zones[$0].inside }.map { zones[$0].id }
             states[a].estimate = estimate
             states[a].estimatedAt = t
+            if recordsTransitions { heat.add(estimate.position, level: estimate.level, for: tickInterval) }
             tellFound(a, at: t, events: &events)
             publishIfDue(a, estimate, at: t, events: &events)
         }
@@ -274,7 +277,7 @@ extension AssetTracker {
     /// flag.
     mutating func adopt(from old: AssetTracker) {
         // The analytics' transitions not yet taken, and whether they are kept, go on.
-        (recordsTransitions, transitions) = (old.recordsTransitions, old.transitions)
+        (recordsTransitions, transitions, heat) = (old.recordsTransitions, old.transitions, old.heat)
         let sameReceivers = old.receivers == receivers && old.calibrations == calibrations
         // Old alarm index -> new index, for alarms whose dwell alert means the same
         var sameDwell: [Int: Int] = [:]
