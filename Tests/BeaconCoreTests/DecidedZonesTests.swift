@@ -15,29 +15,40 @@ struct DecidedZonesTests {
     /// Its enter repeats; its next exit does not; the enter after that does not either.
     @Test func anEnterAfterAnEnterRepeatsAndVisitsAlternate() {
         var ledger = DecidedZones()
-        #expect(!ledger.repeats(key: Self.key("enter")), "nothing decided yet")
-        ledger.decided(key: Self.key("enter"))
-        #expect(ledger.repeats(key: Self.key("enter")))
-        #expect(!ledger.repeats(key: Self.key("dwell")))
-        #expect(!ledger.repeats(key: Self.key("exit")))
-        ledger.decided(key: Self.key("dwell"))
-        #expect(ledger.repeats(key: Self.key("dwell")) && ledger.repeats(key: Self.key("enter")))
-        ledger.decided(key: Self.key("exit"))
-        #expect(ledger.repeats(key: Self.key("exit")) && ledger.repeats(key: Self.key("dwell")))
-        #expect(!ledger.repeats(key: Self.key("enter")))
+        #expect(!ledger.repeats(key: Self.key("enter"), id: "new"), "nothing decided yet")
+        ledger.decided(key: Self.key("enter"), id: "D1")
+        #expect(ledger.repeats(key: Self.key("enter"), id: "new"))
+        #expect(!ledger.repeats(key: Self.key("dwell"), id: "new"))
+        #expect(!ledger.repeats(key: Self.key("exit"), id: "new"))
+        ledger.decided(key: Self.key("dwell"), id: "D2")
+        #expect(ledger.repeats(key: Self.key("dwell"), id: "new") && ledger.repeats(key: Self.key("enter"), id: "new"))
+        ledger.decided(key: Self.key("exit"), id: "D3")
+        #expect(ledger.repeats(key: Self.key("exit"), id: "new") && ledger.repeats(key: Self.key("dwell"), id: "new"))
+        #expect(!ledger.repeats(key: Self.key("enter"), id: "new"))
     }
 
     /// Places are asset, zone and alarm: another asset, zone or alarm is not a repeat; other
     /// events (tags' alerts, regions) are never checked.
     @Test func placesAreAssetZoneAndAlarmAndOnlyZoneAlertsAreChecked() {
         var ledger = DecidedZones()
-        ledger.decided(key: Self.key("enter"))
-        #expect(!ledger.repeats(key: Self.key("enter", "tag-07")))
-        #expect(!ledger.repeats(key: Self.key("enter", zone: "checkout")))
-        #expect(!ledger.repeats(key: Self.key("enter", alarm: "dock-watch")))
-        ledger.decided(key: "beacond.asset.missing|tag-06||")
-        #expect(!ledger.repeats(key: "beacond.asset.missing|tag-06||"))
+        ledger.decided(key: Self.key("enter"), id: "D4")
+        #expect(!ledger.repeats(key: Self.key("enter", "tag-07"), id: "new"))
+        #expect(!ledger.repeats(key: Self.key("enter", zone: "checkout"), id: "new"))
+        #expect(!ledger.repeats(key: Self.key("enter", alarm: "dock-watch"), id: "new"))
+        ledger.decided(key: "beacond.asset.missing|tag-06||", id: "D5")
+        #expect(!ledger.repeats(key: "beacond.asset.missing|tag-06||", id: "new"))
         #expect(DecidedZones.parse(key: "beacond.zone.enterd|a|z|x") == nil)
         #expect(DecidedZones.parse(key: "beacond.zone.exit|a|z|x")?.place == "a|z|x")
+    }
+
+    /// The same alert told again — a locator that decided it, lost the broker before it was
+    /// delivered, and tells what it holds when it is back — is not a repeat of itself: the
+    /// outage test lost an exit that way.
+    @Test func theSameAlertToldAgainIsNotARepeatOfItself() {
+        var ledger = DecidedZones()
+        ledger.decided(key: Self.key("enter"), id: "E1")
+        ledger.decided(key: Self.key("exit"), id: "E8")
+        #expect(!ledger.repeats(key: Self.key("exit"), id: "E8"))
+        #expect(ledger.repeats(key: Self.key("exit"), id: "E9"))
     }
 }

@@ -20,7 +20,15 @@ import Testing
     static func walk(
         _ d: APIDaemon, to at: (x: Double, y: Double), until what: String, _ condition: ([[String: Any]]) -> Bool
     ) throws {
-        try eventually(what, timeout: 20, every: 0.2) {
+        try eventually(
+            what, timeout: 20, every: 0.2,
+            detail: {
+                // Where the engine has the pallet, and the last alerts: what a stalled walk saw.
+                let assets = (try? d.client.request("GET", "/v1/assets").body) ?? "?"
+                let alerts = ((try? d.history()) ?? []).suffix(6).map { "\($0["type"] ?? "") \($0["time"] ?? "")" }
+                return "assets \(assets.prefix(600)); last events \(alerts)"
+            }
+        ) {
             try d.post(AssetAPITests.sightings(at: at))
             return condition(try d.history())
         }
@@ -61,14 +69,15 @@ import Testing
         // more than once.
         broker.stop()
         let stopped = Date()
-        var inside = true
         while Date().timeIntervalSince(stopped) < 20 {
+            // From where the engine has the pallet now: unheard for a second (the waits above,
+            // on a loaded machine) it is lost, and has left the dock already.
             let count = Self.zoneEvents(try gw1.history()).count
-            inside.toggle()
-            try Self.walk(gw1, to: inside ? (2, 5) : (8, 5), until: "a crossing") { Self.zoneEvents($0).count > count }
+            let goingIn = !(try Self.inDock(gw1))
+            try Self.walk(gw1, to: goingIn ? (2, 5) : (8, 5), until: "a crossing") { Self.zoneEvents($0).count > count }
             // Stay a while, heard, before the next crossing.
             for _ in 0..<12 where Date().timeIntervalSince(stopped) < 20 {
-                try gw1.post(AssetAPITests.sightings(at: inside ? (2, 5) : (8, 5)))
+                try gw1.post(AssetAPITests.sightings(at: goingIn ? (2, 5) : (8, 5)))
                 usleep(250_000)
             }
         }
@@ -95,6 +104,12 @@ import Testing
     }
 
     static func site(_ status: [String: Any]) -> [String: Any] { status["site"] as? [String: Any] ?? [:] }
+
+    /// Whether the engine has the pallet in the dock.
+    static func inDock(_ d: APIDaemon) throws -> Bool {
+        let assets = try d.client.request("GET", "/v1/assets").object["assets"] as? [[String: Any]] ?? []
+        return (assets.first { $0["id"] as? String == "pallet-9" }?["zones"] as? [String])?.contains("dock") == true
+    }
 
     /// SPEC §7.4 through every output: the pallet's TLM frame says 2,410 mV, and the one
     /// `asset.battery_low` it makes reaches the API's stream (filtered to it) and the broker's

@@ -16,7 +16,9 @@ public struct DecidedZones: Sendable {
         case enter, dwell, exit
     }
 
-    private var last: [String: Alert] = [:]
+    /// Per place, the last alert decided and its event id (the same alert told again, as a
+    /// new locator tells what it holds, is not a repeat of itself).
+    private var last: [String: (alert: Alert, id: String)] = [:]
     /// At most this many places are kept (decisions come from the network): past it, all are
     /// forgotten, and the next alerts are taken as they come.
     public static let limit = 100_000
@@ -32,19 +34,21 @@ public struct DecidedZones: Sendable {
         return (key[key.index(after: bar)...], alert)
     }
 
-    /// A locator decided the alert of `key` (this gateway or another).
-    public mutating func decided(key: String) {
+    /// A locator decided the alert `id` of `key` (this gateway or another).
+    public mutating func decided(key: String, id: String) {
         guard let (place, alert) = Self.parse(key: key) else { return }
         if last.count >= Self.limit, last[String(place)] == nil { last.removeAll() }
-        last[String(place)] = alert
+        last[String(place)] = (alert, id)
     }
 
     /// Whether the alert of `key` would tell the consumer nothing new, or contradict what it
     /// was told: an enter or a dwell while it is inside by the last decision (an enter or a
-    /// dwell), an exit while outside. False for a place nothing was decided for yet, and for
-    /// any other event.
-    public func repeats(key: String) -> Bool {
-        guard let (place, alert) = Self.parse(key: key), let previous = last[String(place)] else { return false }
+    /// dwell), an exit while outside. False for a place nothing was decided for yet, for the
+    /// last decided alert itself (`id`), and for any other event.
+    public func repeats(key: String, id: String) -> Bool {
+        guard let (place, alert) = Self.parse(key: key), let (previous, decidedID) = last[String(place)],
+            decidedID != id
+        else { return false }
         switch alert {
         case .enter: return previous != .exit
         case .dwell: return previous == .dwell || previous == .exit

@@ -45,8 +45,8 @@ extension SiteLink {
     /// last locator did not), counted as `repeated_alert` and logged.
     private func decide(_ id: String, key: String, at now: Timestamp) -> Bool {
         let repeats = decidedZones.withLock { ledger in
-            if ledger.repeats(key: key) { return true }
-            ledger.decided(key: key)
+            if ledger.repeats(key: key, id: id) { return true }
+            ledger.decided(key: key, id: id)
             return false
         }
         guard repeats else { return true }
@@ -110,7 +110,9 @@ extension SiteLink {
         guard let decisions = SiteDecision.decisions(in: String(decoding: payload, as: UTF8.self)) else {
             return refused("bad_decided", from: from, at: now)
         }
-        decidedZones.withLock { ledger in for decision in decisions { ledger.decided(key: decision.key) } }
+        decidedZones.withLock { ledger in
+            for decision in decisions { ledger.decided(key: decision.key, id: decision.id) }
+        }
         for var decision in decisions {
             decision.decider = from
             if let own = matcher.withLock({ $0.decided(decision, at: now) }) { adopt(own, decision) }
