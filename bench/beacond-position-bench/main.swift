@@ -500,5 +500,8 @@ if what == "kolakowski" || what == "all" { kolakowski(datasets + "/kolakowski_fl
 if what == "scale" || what == "all" { scale() }
 if what == "telemetry" || what == "all" { telemetryBench() }
 if what == "pace" || what == "all" { paceBench() }
+if what == "analytics" || what == "all" {
+    analyticsBench(hours: CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 4 : 4)
+}
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }
