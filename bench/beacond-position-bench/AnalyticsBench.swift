@@ -65,7 +65,26 @@ func analyticsBench(hours: Int) {
                 return (z, (visits[z] ?? 0, d.isEmpty ? .nan : d.reduce(0, +) / Double(d.count)))
             })
     }
-    let (t, c, o) = (figures(truth), figures(rule), figures(ours))
+    let rejoin = ProcessInfo.processInfo.environment["BENCH_REJOIN"].flatMap(Int64.init).map { TimeSpan.seconds($0) }
+    func rejoined(_ transitions: [ZoneTransition]) -> [ZoneTransition] {
+        guard let rejoin else { return transitions }
+        // An exit and a re-enter of the same asset and zone within `rejoin`: one visit.
+        var out: [ZoneTransition] = []
+        var pendingExit: [String: Int] = [:]
+        for t in transitions {
+            let key = t.asset + "|" + t.zone
+            if t.entered, let i = pendingExit[key], t.time - out[i].time <= rejoin {
+                out[i].zone = ""  // dropped
+                pendingExit[key] = nil
+                continue
+            }
+            if !t.entered { pendingExit[key] = out.count } else { pendingExit[key] = nil }
+            out.append(t)
+        }
+        return out.filter { !$0.zone.isEmpty }
+    }
+    let (t, c, o) = (figures(rejoined(truth)), figures(rejoined(rule)), figures(rejoined(ours)))
+    if let rejoin { print("  (a step outside shorter than \(rejoin) does not end a visit)") }
     print(
         "analytics: the simulated store's \(config.assets.count) tags, \(hours) h (seed 41); visits and mean dwell "
             + "of visits that ended, per zone")
