@@ -52,8 +52,8 @@ let package = Package(
                 "Storage",
                 logging,
             ],
-            // Served from the binary: scripts/embed writes it into FloorViewPage.swift.
-            exclude: ["FloorView/floor.html"]),
+            // Served from the binary: scripts/embed writes them into FloorViewPage.swift and FloorViewScript.swift.
+            exclude: ["FloorView/floor.html", "FloorView/floor.js"]),
         // A simulated site: tags walking among receivers through a noisy radio channel, with truth.
         .target(name: "Simulation", dependencies: ["BeaconCore", "BeaconConfig"]),
         // libsystemd (Debian: libsystemd-dev): sd_notify, the watchdog, the journal.

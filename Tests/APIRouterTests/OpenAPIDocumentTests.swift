@@ -37,10 +37,16 @@ import Testing
     }
 
     @Test func theDaemonServesTheRepositorysFloorView() throws {
-        let file = Self.file.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/API/FloorView/floor.html")
-        let page = try String(contentsOf: file, encoding: .utf8)
-        #expect(FloorViewPage.html + "\n" == page, "run scripts/embed after editing floor.html")
+        let folder = Self.file.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/API/FloorView")
+        let page = try String(contentsOf: folder.appendingPathComponent("floor.html"), encoding: .utf8)
+        let script = try String(contentsOf: folder.appendingPathComponent("floor.js"), encoding: .utf8)
+        #expect(FloorViewPage.markup + "\n" == page, "run scripts/embed after editing floor.html")
+        #expect(FloorViewScript.text + "\n" == script, "run scripts/embed after editing floor.js")
+        // Served as one page: the script inline where the page names it, nothing to fetch.
+        #expect(page.components(separatedBy: FloorViewPage.scriptTag).count == 2)
+        #expect(!FloorViewPage.html.contains(FloorViewPage.scriptTag))
+        #expect(FloorViewPage.html.contains("<script>\n" + script + "</script>"))
     }
 
     @Test func everyEventTypeHasAStandAloneDataSchema() throws {
