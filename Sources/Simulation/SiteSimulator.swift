@@ -21,16 +21,9 @@ public struct SiteSimulator: Sendable {
         public var zones: [String]
     }
 
-    public struct TruthTransition: Sendable, Equatable {
-        public var time: Timestamp
-        public var asset: String
-        public var zone: String
-        public var entered: Bool
-
-        public init(time: Timestamp, asset: String, zone: String, entered: Bool) {
-            (self.time, self.asset, self.zone, self.entered) = (time, asset, zone, entered)
-        }
-    }
+    /// A true crossing of a zone's edge: the analytics' own transition, so that the truth and
+    /// beacond's figures are counted by the same code (`ZoneHours`).
+    public typealias TruthTransition = ZoneTransition
 
     public let settings: SimulationSettings
     let receivers: [SiteReceiver]
@@ -147,7 +140,7 @@ public struct SiteSimulator: Sendable {
                 if isInside != inside[a][z] {
                     inside[a][z] = isInside
                     transitions.append(
-                        TruthTransition(time: now, asset: assets[a].id, zone: zoneIDs[z], entered: isInside))
+                        TruthTransition(zone: zoneIDs[z], asset: assets[a].id, entered: isInside, time: now))
                 }
             }
             truth.append(TruthPosition(time: now, asset: assets[a].id, position: p, zones: zonesNow))
@@ -294,7 +287,8 @@ extension SiteSimulator.TruthPosition {
     }
 }
 
-extension SiteSimulator.TruthTransition {
+extension ZoneTransition {
+    /// The truth file's line for a true crossing.
     public var json: JSONValue {
         .object([
             ("kind", "zone"), ("t", .number(time.unixSeconds)), ("asset", .string(asset)), ("zone", .string(zone)),

@@ -29,9 +29,7 @@ func analyticsBench(hours: Int) {
         _ = engine.advance(to: sim.now)
         ours += engine.takeZoneTransitions()
         for p in step.truth { truthNow[p.asset] = p.position }
-        truth += step.transitions.map {
-            ZoneTransition(zone: $0.zone, asset: $0.asset, entered: $0.entered, time: $0.time)
-        }
+        truth += step.transitions
         while nextCeiling <= sim.now {
             ceiling.tick(at: nextCeiling, truth: truthNow)
             nextCeiling = nextCeiling + .seconds(1)

@@ -367,8 +367,8 @@ func kolakowski(_ dir: String) {
         truthNow = p
         let now = room(p)
         if i > 0, now != truthRoom {
-            if let old = truthRoom { transitions.append(.init(time: t, asset: "robot", zone: old, entered: false)) }
-            if let now { transitions.append(.init(time: t, asset: "robot", zone: now, entered: true)) }
+            if let old = truthRoom { transitions.append(.init(zone: old, asset: "robot", entered: false, time: t)) }
+            if let now { transitions.append(.init(zone: now, asset: "robot", entered: true, time: t)) }
         }
         truthRoom = now
         while next < sightings.count, sightings[next].time <= t {
