@@ -16,12 +16,15 @@ extension WebhookWorker {
         /// Told after each delivery the receiver acknowledged: the webhook and the enqueue time
         /// of the last event in it (the site's locator tells the others, `delivered/<webhook>`).
         public var onDelivered: (@Sendable (String, Timestamp) -> Void)?
+        /// Where an acknowledgement the full disk would not save is kept for the next run
+        /// (and for a worker that replaces this one at a reload); nil: in memory only.
+        public var acks: UnsavedAcks?
 
         public init(
             elapsed: (@Sendable () -> TimeSpan)? = nil, role: (@Sendable () -> DeliveryRole)? = nil,
-            onDelivered: (@Sendable (String, Timestamp) -> Void)? = nil
+            onDelivered: (@Sendable (String, Timestamp) -> Void)? = nil, acks: UnsavedAcks? = nil
         ) {
-            (self.elapsed, self.role, self.onDelivered) = (elapsed, role, onDelivered)
+            (self.elapsed, self.role, self.onDelivered, self.acks) = (elapsed, role, onDelivered, acks)
         }
     }
 }

@@ -80,11 +80,12 @@ public final class WebhookWorker: @unchecked Sendable {
 
     private var steps = ClockStepDetector()
     var expiries = LogSummary()
-    /// Acknowledged by the receiver through this seq, but not yet deleted from the outbox: the
-    /// disk would not take the delete (full). Kept here so that the batch is not sent again
-    /// and again while the process lives; the delete is tried again at each look.
-    private var unsavedAck: Int64?
-    private var ackFailures = FailureEpisode()
+    /// Acknowledged by the receiver through this entry, but not yet deleted from the outbox:
+    /// the disk would not take the delete (full). Kept here so that the batch is not sent
+    /// again and again while the process lives, and in `hooks.acks` so that the next run
+    /// does not send it either; the delete is tried again at each look.
+    var unsavedAck: UnsavedAcks.Ack?
+    var ackFailures = FailureEpisode()
     var outboxFailures = FailureEpisode()
     /// Signalled when `run()` returns.
     private let finished = DispatchSemaphore(value: 0)
@@ -106,6 +107,7 @@ public final class WebhookWorker: @unchecked Sendable {
         self.schedule = settings.schedule
         let disabled = try? store.disabledReason(webhook: settings.id, url: settings.url)
         state.withLock { $0.disabled = disabled }
+        unsavedAck = adoptKeptAck()
         if let disabled {
             logger.warning(
                 "webhook.disabled",
@@ -302,39 +304,6 @@ public final class WebhookWorker: @unchecked Sendable {
         logger.warning("webhook.dead_letters", metadata: metadata)
     }
 
-    /// The entries to send next: after any whose acknowledgement is not saved yet, which is
-    /// tried first.
-    private func waiting() throws -> [StateStore.OutboxEntry] {
-        if let seq = unsavedAck { saveAck(through: seq) }
-        return try store.pending(webhook: settings.id, after: unsavedAck ?? 0, limit: schedule.maxEvents)
-    }
-
-    /// Deletes what the receiver acknowledged. When the disk will not take it, the worker
-    /// remembers it (`unsavedAck`) and says so once; a restart before it is saved resends
-    /// those events (at-least-once), with the same ids.
-    private func saveAck(through seq: Int64) {
-        do {
-            try store.delivered(webhook: settings.id, through: seq)
-            unsavedAck = nil
-            if let took = ackFailures.succeeded(at: clock()) {
-                logger.info(
-                    "webhook.ack_saved",
-                    metadata: ["webhook": "\(settings.id)", "after_s": "\(Int(took.seconds.rounded()))"])
-            }
-        } catch {
-            unsavedAck = max(unsavedAck ?? 0, seq)
-            if ackFailures.failed(at: clock()) {
-                logger.error(
-                    "webhook.ack_not_saved",
-                    metadata: [
-                        "webhook": "\(settings.id)", "error": "\(error)",
-                        "next":
-                            "not sent again while beacond runs; saved when the state store can write (a restart before that resends them)",
-                    ])
-            }
-        }
-    }
-
     /// Sends one batch; true when the transport took it. A 410 disables the webhook.
     private func deliver(_ batch: [StateStore.OutboxEntry]) -> Bool {
         let started = clock()
@@ -352,7 +321,7 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     private func acknowledged(_ batch: [StateStore.OutboxEntry], latency: TimeSpan) {
-        saveAck(through: batch.last!.seq)
+        saveAck(through: batch.last!)
         hooks.onDelivered?(settings.id, batch.last!.enqueuedAt)
         schedule.succeeded()
         state.withLock {

@@ -226,7 +226,7 @@ extension LiveDaemon {
     func makeWebhookWorker(
         _ settings: WebhookWorker.Settings, store: StateStore, transport: (any BatchTransport)? = nil
     ) -> WebhookWorker {
-        var hooks = WebhookWorker.Hooks(elapsed: BootClock.elapsed)
+        var hooks = WebhookWorker.Hooks(elapsed: BootClock.elapsed, acks: unsavedAcks)
         if let gate = deliveryGate {
             let id = settings.id
             hooks.role = { gate.role(webhook: id, at: WallClock.now()) }

@@ -43,6 +43,8 @@ struct LiveDaemon {
     let notifier = ServiceNotifier()
     /// On a gateway of a site: whether its webhooks deliver (it is the locator) or stand by.
     let deliveryGate: SiteDeliveryGate?
+    /// Deliveries acknowledged while the disk would not save it, for the next run's workers.
+    let unsavedAcks: UnsavedAcks
 
     init(
         config: Config, digest: String, path: String, printEvents: Bool, simulationSeed: UInt64?,
@@ -60,6 +62,7 @@ struct LiveDaemon {
         self.logLevelFromCommandLine = logLevelFromCommandLine
         self.configWarnings = configWarnings
         deliveryGate = config.site == nil ? nil : SiteDeliveryGate(gateway: config.gateway.id, now: WallClock.now())
+        unsavedAcks = UnsavedAcks(directory: UnsavedKeep.directory(apiSocket: config.api.socket))
     }
 
     /// A valid file's warnings, one line each (`config.warning`), at start and on a reload.

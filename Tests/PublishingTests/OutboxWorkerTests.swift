@@ -44,13 +44,15 @@ import Testing
         return store
     }
 
-    static func worker(_ store: StateStore, _ transport: ScriptedTransport) -> WebhookWorker {
+    static func worker(
+        _ store: StateStore, _ transport: ScriptedTransport, hooks: WebhookWorker.Hooks = .init()
+    ) -> WebhookWorker {
         WebhookWorker(
             settings: .init(
                 id: "crm", url: "http://127.0.0.1:9/hook", events: EventTypeGlob(["*"]), secret: nil,
                 schedule: DeliverySchedule(maxEvents: 10, maxDelay: .seconds(0), maxAge: .hours(1)),
                 timeout: .seconds(1)),
-            store: store, clock: { Self.start + .seconds(10) }, logger: .silent, transport: transport)
+            store: store, clock: { Self.start + .seconds(10) }, logger: .silent, transport: transport, hooks: hooks)
     }
 
     /// A refused batch stays in the outbox and is sent again whole, in order, until taken;

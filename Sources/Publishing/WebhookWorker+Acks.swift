@@ -1,0 +1,81 @@
+import BeaconCore
+import Logging
+import Storage
+
+extension WebhookWorker {
+    /// The entries to send next: after any whose acknowledgement is not saved yet, which is
+    /// tried first.
+    func waiting() throws -> [StateStore.OutboxEntry] {
+        if let ack = unsavedAck { saveAck(through: ack) }
+        return try store.pending(webhook: settings.id, after: unsavedAck?.seq ?? 0, limit: schedule.maxEvents)
+    }
+
+    /// Deletes what the receiver acknowledged, through `entry`. When the disk will not take
+    /// it, the worker remembers it (`unsavedAck`, and `hooks.acks` for the next run) and says
+    /// so once.
+    func saveAck(through entry: StateStore.OutboxEntry) {
+        saveAck(through: UnsavedAcks.Ack(seq: entry.seq, eventID: entry.eventID))
+    }
+
+    private func saveAck(through ack: UnsavedAcks.Ack) {
+        do {
+            try store.delivered(webhook: settings.id, through: ack.seq)
+            unsavedAck = nil
+            hooks.acks?.saved(webhook: settings.id)
+            if let took = ackFailures.succeeded(at: clock()) {
+                logger.info(
+                    "webhook.ack_saved",
+                    metadata: ["webhook": "\(settings.id)", "after_s": "\(Int(took.seconds.rounded()))"])
+            }
+        } catch {
+            if ack.seq > unsavedAck?.seq ?? 0 { unsavedAck = ack }
+            var kept = "not sent again while beacond runs; saved when the state store can write"
+            do {
+                try hooks.acks?.unsaved(webhook: settings.id, unsavedAck!)
+                if hooks.acks != nil { kept += " (kept in the runtime directory: nor after a restart)" }
+            } catch {
+                kept +=
+                    " (the runtime directory would not keep it either: \(error); a restart before that resends them)"
+            }
+            if ackFailures.failed(at: clock()) {
+                logger.error(
+                    "webhook.ack_not_saved",
+                    metadata: ["webhook": "\(settings.id)", "error": "\(error)", "next": "\(kept)"])
+            }
+        }
+    }
+
+    /// What an earlier run (or the worker this one replaced) was told and could not save,
+    /// if the outbox still holds that very entry; nil otherwise, and the kept note goes.
+    func adoptKeptAck() -> UnsavedAcks.Ack? {
+        guard let acks = hooks.acks, let kept = acks.kept(webhook: settings.id) else { return nil }
+        let entry: StateStore.OutboxEntry?
+        do {
+            entry = try store.pending(webhook: settings.id, after: kept.seq - 1, limit: 1).first
+        } catch {
+            return kept  // nothing is sent while the outbox cannot be read; checked at the next start
+        }
+        guard let entry, entry.seq == kept.seq else {
+            acks.saved(webhook: settings.id)  // deleted after all: nothing to skip
+            return nil
+        }
+        guard entry.eventID == kept.eventID else {
+            logger.warning(
+                "webhook.kept_ack_ignored",
+                metadata: [
+                    "webhook": "\(settings.id)", "seq": "\(kept.seq)", "kept_event": "\(kept.eventID)",
+                    "outbox_event": "\(entry.eventID)",
+                    "next": "the state store is not the one it was kept for: its events are sent",
+                ])
+            acks.saved(webhook: settings.id)
+            return nil
+        }
+        logger.info(
+            "webhook.kept_ack_adopted",
+            metadata: [
+                "webhook": "\(settings.id)", "through_event": "\(kept.eventID)",
+                "next": "not sent again: the receiver acknowledged them before the restart",
+            ])
+        return kept
+    }
+}
