@@ -62,6 +62,8 @@ extension APIRouter {
         APIRoute("GET", "v1/assets/*/readings") { r, _, c in r.assetReadings(id: c[0]) },
         APIRoute("GET", "v1/tags", network: true) { r, q, _ in r.tags(q.query) },
         APIRoute("GET", "v1/zones", network: true) { r, _, _ in r.zones() },
+        APIRoute("GET", "v1/zones/*/stats", network: true) { r, q, c in r.zoneStats(id: c[0], q.query) },
+        APIRoute("GET", "v1/analytics/heatmap", network: true) { r, q, _ in r.heatmap(q.query) },
         APIRoute("GET", "v1/floor", network: true) { r, _, _ in r.floor() },
         APIRoute("GET", "v1/floor/image", network: true) { r, _, _ in r.floorImage() },
         APIRoute("GET", "v1/calibration") { r, _, _ in r.calibration() },

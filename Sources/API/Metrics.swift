@@ -141,6 +141,10 @@ extension APIRouter {
         m.receivers(
             glance.receivers, configured: context.config.receivers.map(\.id), now: now, started: context.started)
         if !context.config.assets.isEmpty, let tags = tagList(at: now) { m.tags(tags) }
+        if !context.config.zones.isEmpty {
+            let occupancy = onEngine { engine, _ in (engine.tracker?.occupancy ?? [:], []) } ?? [:]
+            m.zones(context.config.zones.map(\.id), occupancy: occupancy, visits: context.engine.zoneVisits)
+        }
         if let site = runtime.site { m.site(site) }
         return .response(
             HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: m.text))
@@ -191,6 +195,14 @@ extension MetricsText {
         for tag in tags {
             if let mv = tag.battery?.millivolts { sample(.assetBatteryMillivolts, ["asset": tag.asset], Double(mv)) }
         }
+    }
+
+    /// The zones' families (SPEC §8): every configured zone, an empty one as 0.
+    mutating func zones(_ ids: [String], occupancy: [String: Int], visits: [String: Int]) {
+        family(.zoneOccupancy)
+        for id in ids { sample(.zoneOccupancy, ["zone": id], Double(occupancy[id] ?? 0)) }
+        family(.zoneVisitsTotal)
+        for id in ids { sample(.zoneVisitsTotal, ["zone": id], Double(visits[id] ?? 0)) }
     }
 
     /// The site's families (SPEC §6.3): the broker connection, batches out and in.

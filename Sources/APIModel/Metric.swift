@@ -56,6 +56,8 @@ public enum Metric: String, CaseIterable, Sendable {
     case assetsBatteryLow = "beacond_assets_battery_low"
     case assetBatteryPercent = "beacond_asset_battery_percent"
     case assetBatteryMillivolts = "beacond_asset_battery_millivolts"
+    case zoneOccupancy = "beacond_zone_occupancy"
+    case zoneVisitsTotal = "beacond_zone_visits_total"
 
     /// The family's `# HELP` text.
     public var help: String {
@@ -168,6 +170,10 @@ public enum Metric: String, CaseIterable, Sendable {
             "Each tag's battery in percent, where its telemetry gives one."
         case .assetBatteryMillivolts:
             "Each tag's battery in millivolts, from its latest telemetry frame."
+        case .zoneOccupancy:
+            "Assets inside each zone now."
+        case .zoneVisitsTotal:
+            "Enters into each zone since the daemon started (SPEC §8: the stored roll-ups keep them for analytics.retention)."
         }
     }
 

@@ -30,6 +30,8 @@ public struct Config: Sendable, Equatable {
     public var calibration = CalibrationSettings()
     /// `tags:` (SPEC §7.3): when a tag's battery is low and when it is missing.
     public var tags = TagRules()
+    /// `analytics:` (SPEC §8): how long the zone roll-ups and heat map are kept.
+    public var analytics = AnalyticsSettings()
 
     public init() {}
 

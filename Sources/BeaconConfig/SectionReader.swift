@@ -48,6 +48,7 @@ struct SectionReader {
         if let n = root["site"] { config.site = readSite(n, gateway: config.gateway.id) }
         if let n = root["calibration"] { readCalibration(n, &config.calibration, receivers: config.receivers) }
         if let n = root["tags"] { readTags(n, &config.tags) }
+        if let n = root["analytics"] { readAnalytics(n, &config.analytics) }
     }
 
     /// Calls `body` with the node of `key` when the key is present and not null.

@@ -37,6 +37,10 @@ public final class LiveEngine: @unchecked Sendable {
     /// Sightings dropped because `queuedSightingsLimit` were already waiting.
     public let sightingsShed = Atomic<Int>(0)
     public var shedCount: Int { sightingsShed.load(ordering: .relaxed) }
+    /// Enters into each zone since the start (`beacond_zone_visits_total`), from the
+    /// transitions the analytics keep.
+    private let zoneVisitCounts = Mutex<[String: Int]>([:])
+    public var zoneVisits: [String: Int] { zoneVisitCounts.withLock { $0 } }
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
@@ -235,8 +239,15 @@ public final class LiveEngine: @unchecked Sendable {
                 case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition: return false
                 }
             }
-            if stateChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
+            let transitions = engine.takeZoneTransitions()
+            if !transitions.isEmpty {
+                zoneVisitCounts.withLock { counts in
+                    for t in transitions where t.entered { counts[t.zone, default: 0] += 1 }
+                }
+            }
+            if stateChanged || !transitions.isEmpty || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
                 state = engine.savedState()
+                state!.transitions = transitions
                 lastPersisted = now
             }
         }
@@ -268,7 +279,11 @@ public final class LiveEngine: @unchecked Sendable {
             onTurn?(started + took)
         }
         turn(now: clock(), elapsed: elapsed?())
-        if savesState { commit([], engine.savedState()) }
+        if savesState {
+            var last = engine.savedState()
+            last.transitions = engine.takeZoneTransitions()
+            commit([], last)
+        }
         finished.store(true, ordering: .relaxed)
         // Anyone still waiting in perform() gets an answer.
         let late = queue.withLock { pending -> [Input] in

@@ -149,7 +149,14 @@ public final class EventPublisher: @unchecked Sendable {
         var episode = FailureEpisode()
         var nextAttempt: Timestamp?
         var droppedTotal = 0
+        /// Zone transitions (SPEC §8) the store could not take, written with the next states:
+        /// in memory only (they are not alerts), the oldest forgotten past `transitionLimit`.
+        var heldTransitions: [ZoneTransition] = []
     }
+
+    /// Zone transitions held at most while the store cannot write: a day of 1,000 assets
+    /// changing zone every five minutes.
+    static let transitionLimit = 300_000
 
     /// What came of saving states: nil error when they were saved.
     struct StatesSaved {
@@ -167,8 +174,10 @@ public final class EventPublisher: @unchecked Sendable {
         guard let store else { return (false, nil) }
         let workers = self.workers
         return durable.withLock { d in
+            let transitions = d.heldTransitions + (states?.transitions ?? [])
             if !d.held.isEmpty, let next = d.nextAttempt, now < next {
                 hold(fresh, in: &d)
+                holdTransitions(transitions, in: &d)
                 return (false, states.map { _ in StatesSaved(error: NotTried()) })
             }
             let batch = d.held.isEmpty ? fresh : d.held.events + fresh
@@ -184,8 +193,10 @@ public final class EventPublisher: @unchecked Sendable {
                         let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
                         if !targets.isEmpty { routed = true }
                         return targets.map(\.settings.id)
-                    }, regions: states?.regions, assets: states?.assets)
+                    }, regions: states?.regions, assets: states?.assets, transitions: states == nil ? [] : transitions)
+                if states != nil { d.heldTransitions = [] }
             } catch {
+                holdTransitions(transitions, in: &d)
                 // States alone: the daemon tells of their failure (`onStates`).
                 guard !batch.isEmpty else { return (false, StatesSaved(error: error)) }
                 if d.episode.failed(at: now) {
@@ -219,6 +230,10 @@ public final class EventPublisher: @unchecked Sendable {
             if heldStored { hooks.onHeldStored?() }
             return (routed, saved)
         }
+    }
+
+    private func holdTransitions(_ transitions: [ZoneTransition], in d: inout Durability) {
+        d.heldTransitions = transitions.suffix(Self.transitionLimit)
     }
 
     private func hold(_ fresh: [StateStore.StoredEvent], in d: inout Durability) {

@@ -38,13 +38,14 @@ extension StateStore {
     /// all. Apart, a crash between the two commits (a worn card's fsync takes 100 ms and
     /// more) left an alert that would be delivered with the state from before it, so the next
     /// start raised it again; and an alert cost two fsyncs. nil states are left as they are.
-    /// Synced when `synced` says so or a region's state or an asset's zones changed. Returns
-    /// the asset rows written.
+    /// Synced when `synced` says so or a region's state or an asset's zones changed. The zone
+    /// transitions the turn made go in the same transaction (SPEC §8). Returns the asset rows
+    /// written.
     @discardableResult
     public func commit(
         _ events: [StoredEvent], at now: Timestamp = Timestamp(nanoseconds: 0), synced: Bool = false,
         webhooks: (StoredEvent) -> [String] = { _ in [] }, regions: [RegionSnapshot]? = nil,
-        assets: [AssetSnapshot]? = nil
+        assets: [AssetSnapshot]? = nil, transitions: [ZoneTransition] = []
     ) throws -> Int {
         try savedRegions.withLock { regionCache in
             try savedAssets.withLock { assetCache in
@@ -52,7 +53,7 @@ extension StateStore {
                 let generation = db.generation
                 let regionRows = regions.flatMap { RegionRows($0, over: regionCache.rows(in: generation)) }
                 let assetRows = assets.flatMap { AssetRows($0, over: assetCache.rows(in: generation)) }
-                guard !events.isEmpty || regionRows != nil || assetRows != nil else { return 0 }
+                guard !events.isEmpty || regionRows != nil || assetRows != nil || !transitions.isEmpty else { return 0 }
                 let sync = synced || regionRows?.stateChanged == true || assetRows?.zonesChanged == true
                 let retention = self.retention.withLock { $0 }
                 try historyCounts.withLock { counts in
@@ -69,6 +70,7 @@ extension StateStore {
                         }
                         try regionRows?.write(in: db)
                         try assetRows?.write(in: db)
+                        try Self.insert(transitions, in: db)
                     }
                     counts = events.isEmpty ? before : written
                 }

@@ -190,6 +190,8 @@ public final class StateStore: Sendable {
             CREATE INDEX outbox_by_event ON outbox (event_id);
             CREATE INDEX outbox_by_decider ON outbox (webhook, decider, decider_enqueued_ns);
             """),
+        // Zone analytics (SPEC §8): transitions, hourly and daily roll-ups, heat.
+        analyticsMigration,
     ]
 }
 

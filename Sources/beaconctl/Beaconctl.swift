@@ -21,7 +21,8 @@ struct Beaconctl: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Status.self, Beacons.self, Regions.self, Assets.self, Tags.self, Zones.self, Map.self, Alarms.self,
+            Status.self, Beacons.self, Regions.self, Assets.self, Tags.self, Zones.self, Report.self, Map.self,
+            Alarms.self,
             Alarm.self,
             Events.self, Outbox.self, Doctor.self, Calibrate.self, Monitor.self, Unmonitor.self, TestWebhook.self,
         ]

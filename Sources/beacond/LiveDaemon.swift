@@ -96,7 +96,8 @@ struct LiveDaemon {
         let store = openStore(late: late)
         let keep = UnsavedKeep(
             directory: UnsavedKeep.directory(apiSocket: config.api.socket), reserve: openReserve(store), logger: logger)
-        let core = restoredEngine(store: store, keep: keep, start: started)
+        var core = restoredEngine(store: store, keep: keep, start: started)
+        startZoneAnalytics(store: store, engine: &core.engine, at: started)
         let siteClient = try makeSiteClient()
         let siteEvents = siteClient.map { MQTTBatchTransport(client: $0, topics: SiteTopics(site: config.site!.id)) }
         let published: @Sendable (Int32, String?) -> Void = { [deliveryGate] mid, refused in
@@ -199,6 +200,9 @@ struct LiveDaemon {
                     EngineLoop(
                         engine: engine, maxIdleWait: systemd.maxIdleWait,
                         onTurn: engineTurned(systemd: systemd, publisher: publisher)),
+                    ZoneAnalytics(
+                        store: store, engine: engine, publisher: publisher, retention: config.analytics.retention,
+                        clock: WallClock.now, logger: logger),
                 ] + (site.map { [$0] } ?? []) + [
                     input,
                     StateVerifier(store: store, logger: logger),

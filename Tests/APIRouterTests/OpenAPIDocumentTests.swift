@@ -26,7 +26,7 @@ import Testing
         let routed = Set(APIRouter.routes.map { "\($0.method) \($0.pattern.joined(separator: "/"))" })
         #expect(routed.subtracting(documented).isEmpty, "routes missing from the document")
         #expect(documented.subtracting(routed).isEmpty, "documented operations with no route")
-        #expect(routed.count == 28)
+        #expect(routed.count == 30)
     }
 
     @Test func theDaemonServesTheRepositorysDocument() throws {

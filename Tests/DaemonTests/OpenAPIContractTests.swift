@@ -109,6 +109,12 @@ import Testing
         try call("GET", "/v1/tags?missing=true&battery_low=false", "/v1/tags", expect: 200)
         try call("GET", "/v1/tags?missing=maybe", "/v1/tags", expect: 400)
         try call("GET", "/v1/zones", "/v1/zones", expect: 200)
+        try call("GET", "/v1/zones/checkout/stats", "/v1/zones/{zone}/stats", expect: 200)
+        try call("GET", "/v1/zones/checkout/stats?from=7d", "/v1/zones/{zone}/stats", expect: 200)
+        try call("GET", "/v1/zones/nowhere/stats", "/v1/zones/{zone}/stats", expect: 404)
+        try call("GET", "/v1/zones/checkout/stats?bucket=week", "/v1/zones/{zone}/stats", expect: 400)
+        try call("GET", "/v1/analytics/heatmap?from=2h&level=0", "/v1/analytics/heatmap", expect: 200)
+        try call("GET", "/v1/analytics/heatmap?level=x", "/v1/analytics/heatmap", expect: 400)
         try d.post(
             Array(repeating: APIDaemon.calibrationSighting(advertiser: "rx-east", hearer: "hci0", rssi: -85), count: 5))
         try call("GET", "/v1/calibration", "/v1/calibration", expect: 200)

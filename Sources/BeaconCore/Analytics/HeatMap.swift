@@ -35,4 +35,25 @@ public struct HeatMap: Sendable, Equatable {
     public mutating func merge(_ other: HeatMap) {
         for (cell, s) in other.seconds { seconds[cell, default: 0] += s }
     }
+
+    /// Adds seconds to one cell.
+    public mutating func add(cell: Cell, seconds s: Double) {
+        guard s > 0 else { return }
+        seconds[cell, default: 0] += s
+    }
+
+    /// One level's cells as text, "x,y,seconds" separated by spaces: how the state store
+    /// keeps an hour of them.
+    public var text: String {
+        seconds.keys.sorted().map { "\($0.x),\($0.y),\(seconds[$0]!)" }.joined(separator: " ")
+    }
+
+    /// Reads `text` as the cells of `level`; a cell it cannot read is left out.
+    public init(text: String, level: Int) {
+        for field in text.split(separator: " ") {
+            let f = field.split(separator: ",")
+            guard f.count == 3, let x = Int(f[0]), let y = Int(f[1]), let s = Double(f[2]), s.isFinite else { continue }
+            add(cell: Cell(level: level, x: x, y: y), seconds: s)
+        }
+    }
 }

@@ -56,7 +56,10 @@ extension BeaconEngine {
         // No site before and none now (a file of regions only): nothing was replaced.
         if old == nil && fresh.isEmpty { return false }
         fresh.recordsTransitions = recordsZoneTransitionsWhenPlaced
-        if let old { fresh.adopt(from: old) }
+        if let old {
+            fresh.adopt(from: old)
+            fresh.recordVisitsEnded(by: old, at: t)
+        }
         tracker = fresh.isEmpty ? nil : fresh
         nextPositionTick = tracker.map { _ in now + fresh.tickInterval }
         // Beacons re-learn which asset they are on their next sighting.

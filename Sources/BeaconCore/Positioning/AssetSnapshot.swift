@@ -182,10 +182,14 @@ extension AssetTracker {
 public struct EngineSnapshot: Sendable {
     public var regions: [RegionSnapshot]
     public var assets: [AssetSnapshot]
+    /// The changes of zone membership since the last snapshot, when the analytics keep them
+    /// (SPEC §8): saved with the memberships they led to, so the two always agree.
+    public var transitions: [ZoneTransition]
 
-    public init(regions: [RegionSnapshot], assets: [AssetSnapshot]) {
+    public init(regions: [RegionSnapshot], assets: [AssetSnapshot], transitions: [ZoneTransition] = []) {
         self.regions = regions
         self.assets = assets
+        self.transitions = transitions
     }
 }
 

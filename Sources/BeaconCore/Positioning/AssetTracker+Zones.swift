@@ -57,6 +57,33 @@ extension AssetTracker {
         states[a].estimate?.zones = []
     }
 
+    /// A reload that removed or reshaped a zone, or removed an asset, ends the visits the old
+    /// tracker had there: the analytics count them closed at the reload, not open for ever
+    /// (SPEC §8). A reshaped zone's visits begin again when its new shape places them.
+    mutating func recordVisitsEnded(by old: AssetTracker, at t: Timestamp) {
+        guard recordsTransitions else { return }
+        for (o, asset) in old.assets.enumerated() {
+            let a = assets.firstIndex { $0.id == asset.id }
+            for (oz, zone) in old.definition.zones.enumerated() where old.states[o].zones[oz].inside {
+                let z = definition.zones.firstIndex(of: zone)
+                if let a, let z, states[a].zones[z].inside { continue }
+                transitions.append(ZoneTransition(zone: zone.id, asset: asset.id, entered: false, time: t))
+            }
+        }
+    }
+
+    /// The zones, in configuration order.
+    public var zoneIDs: [String] { zones.map(\.id) }
+
+    /// Assets inside each zone now (`beacond_zone_occupancy`).
+    public var occupancy: [String: Int] {
+        var counts: [String: Int] = [:]
+        for state in states {
+            for z in zones.indices where state.zones[z].inside { counts[zones[z].id, default: 0] += 1 }
+        }
+        return counts
+    }
+
     /// Keeps a change of membership for the zone analytics, when they are on (SPEC §8).
     mutating func record(_ a: Int, zone z: Int, entered: Bool, at t: Timestamp) {
         guard recordsTransitions else { return }

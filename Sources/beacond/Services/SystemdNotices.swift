@@ -18,7 +18,7 @@ import Systemd
 final class SystemdNotices: DaemonService, Sendable {
     let name = "systemd"
     /// READY=1 says the daemon serves: the API answers, the engine turns, the input hears.
-    let startsAfter = ["api", "engine", "bluez", "simulator", "site", "state-verifier"]
+    let startsAfter = ["api", "engine", "analytics", "bluez", "simulator", "site", "state-verifier"]
     static let statusInterval = TimeSpan.seconds(5)
     let notifier: ServiceNotifier
     private let engine: LiveEngine

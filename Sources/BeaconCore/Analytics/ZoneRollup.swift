@@ -1,0 +1,148 @@
+/// Where the zones' hourly and daily roll-ups (SPEC §8) stand: the first hour not yet rolled,
+/// the last stored transition counted in the rolled hours, and the visits open at that hour's
+/// start; the same for the day under way. With the transitions stored after it, this is all
+/// a restart needs to go on counting: each transition is counted in exactly one hour and one
+/// day, whenever the hours are rolled (as they close, or all at once after a week switched
+/// off), whatever the clock did meanwhile.
+public struct ZoneRollup: Sendable, Equatable {
+    /// A change of membership as stored: its place in the order the engine made them.
+    public struct Stored: Sendable, Equatable {
+        public var seq: Int64
+        public var transition: ZoneTransition
+
+        public init(seq: Int64, _ transition: ZoneTransition) {
+            self.seq = seq
+            self.transition = transition
+        }
+    }
+
+    /// The first hour not yet rolled.
+    public var nextHour: Timestamp
+    /// The last transition counted in a rolled hour.
+    public var throughSeq: Int64
+    /// The visits under way at `nextHour`.
+    public var open: [ZoneHours.OpenVisit]
+    /// The day under way (UTC), the last transition before it, and the visits open at it.
+    public var day: Timestamp
+    public var dayFromSeq: Int64
+    public var dayOpen: [ZoneHours.OpenVisit]
+
+    public static let hour = TimeSpan.hours(1)
+    public static let dayLength = TimeSpan.hours(24)
+
+    /// Counting starts at `now`'s hour with the visits under way (a first start, or a state
+    /// file from before the analytics): they are counted from their enter, whole.
+    public init(startingAt now: Timestamp, open: [ZoneHours.OpenVisit], throughSeq: Int64 = 0) {
+        nextHour = ZoneHourStats.hour(of: now)
+        self.throughSeq = throughSeq
+        self.open = open
+        day = Self.day(of: nextHour)
+        dayFromSeq = throughSeq
+        dayOpen = open
+    }
+
+    public init(
+        nextHour: Timestamp, throughSeq: Int64, open: [ZoneHours.OpenVisit], day: Timestamp, dayFromSeq: Int64,
+        dayOpen: [ZoneHours.OpenVisit]
+    ) {
+        (self.nextHour, self.throughSeq, self.open) = (nextHour, throughSeq, open)
+        (self.day, self.dayFromSeq, self.dayOpen) = (day, dayFromSeq, dayOpen)
+    }
+
+    /// The UTC day that `t` falls in.
+    public static func day(of t: Timestamp) -> Timestamp {
+        let ns = dayLength.nanoseconds
+        let q = t.nanoseconds / ns
+        return Timestamp(nanoseconds: (t.nanoseconds % ns < 0 ? q - 1 : q) * ns)
+    }
+
+    /// What rolling made: the hours and days that closed (only those where something was
+    /// inside or happened), to be stored with the mark that moved on.
+    public struct Rolled: Sendable, Equatable {
+        public var hours: [ZoneHourStats] = []
+        public var days: [ZoneHourStats] = []
+        public var isEmpty: Bool { hours.isEmpty && days.isEmpty }
+        public init() {}
+    }
+
+    /// Rolls every hour that ended by `now`. `stored`: the transitions after `dayFromSeq`, in
+    /// order. An hour takes, in order, the transitions not yet counted up to the first made at
+    /// or after its end; one made earlier than the hour (a clock stepped back) is counted in it,
+    /// at its start.
+    public mutating func roll(_ stored: [Stored], now: Timestamp) -> Rolled {
+        var rolled = Rolled()
+        var next = stored.firstIndex { $0.seq > throughSeq } ?? stored.endIndex
+        while now >= nextHour + Self.hour {
+            let end = nextHour + Self.hour
+            var taken: [ZoneTransition] = []
+            while next < stored.endIndex, stored[next].transition.time < end {
+                taken.append(stored[next].transition)
+                throughSeq = stored[next].seq
+                next += 1
+            }
+            let hour = ZoneHours.compute(hour: nextHour, until: end, zones: [], open: open, transitions: taken)
+            rolled.hours += hour.stats.filter { !$0.isEmpty }
+            open = hour.open
+            nextHour = end
+            if Self.day(of: end) == end {
+                let inDay = stored.filter { $0.seq > dayFromSeq && $0.seq <= throughSeq }.map(\.transition)
+                let whole = ZoneHours.compute(hour: day, until: end, zones: [], open: dayOpen, transitions: inDay)
+                rolled.days += whole.stats.filter { !$0.isEmpty }
+                (day, dayFromSeq, dayOpen) = (end, throughSeq, open)
+            }
+        }
+        return rolled
+    }
+
+    /// The hours not rolled yet, up to `now` (the last one so far), and the day under way:
+    /// what an answer adds to the stored roll-ups. `stored` as for `roll`.
+    public func underWay(_ stored: [Stored], now: Timestamp) -> Rolled {
+        var copy = self
+        var rolled = copy.roll(stored, now: now)
+        let rest = stored.filter { $0.seq > copy.throughSeq }.map(\.transition)
+        if now > copy.nextHour {
+            let hour = ZoneHours.compute(hour: copy.nextHour, until: now, zones: [], open: copy.open, transitions: rest)
+            rolled.hours += hour.stats.filter { !$0.isEmpty }
+        }
+        let inDay = stored.filter { $0.seq > copy.dayFromSeq }.map(\.transition)
+        if now > copy.day {
+            let day = ZoneHours.compute(hour: copy.day, until: now, zones: [], open: copy.dayOpen, transitions: inDay)
+            rolled.days += day.stats.filter { !$0.isEmpty }
+        }
+        return rolled
+    }
+
+    /// The visits the counting has open after `stored`: what the engine's zones must agree
+    /// with at a start.
+    public func openVisits(after stored: [Stored]) -> [ZoneHours.OpenVisit] {
+        let rest = stored.filter { $0.seq > throughSeq }.map(\.transition)
+        let end = max(nextHour, rest.map(\.time).max() ?? nextHour)
+        return ZoneHours.compute(hour: nextHour, until: end, zones: [], open: open, transitions: rest).open
+    }
+
+    /// The transitions that make the counting agree with the engine's zones at a start
+    /// (`inside`: every asset's memberships, since their enter): an open visit the engine no
+    /// longer has (its zone removed or reshaped while stopped, its asset gone) ends at `now`;
+    /// a membership the counting never saw open (states from before the analytics, or kept
+    /// through a full disk) begins at its enter. Nothing when they agree.
+    public static func reconcile(open: [ZoneHours.OpenVisit], inside: [ZoneHours.OpenVisit], at now: Timestamp)
+        -> [ZoneTransition]
+    {
+        struct Key: Hashable {
+            var zone: String
+            var asset: String
+        }
+        let counted = Set(open.map { Key(zone: $0.zone, asset: $0.asset) })
+        let engine = Set(inside.map { Key(zone: $0.zone, asset: $0.asset) })
+        let ended = open.filter { !engine.contains(Key(zone: $0.zone, asset: $0.asset)) }
+            .map { ZoneTransition(zone: $0.zone, asset: $0.asset, entered: false, time: now) }
+        let begun = inside.filter { !counted.contains(Key(zone: $0.zone, asset: $0.asset)) }
+            .map { ZoneTransition(zone: $0.zone, asset: $0.asset, entered: true, time: min($0.entered, now)) }
+        return ended + begun
+    }
+}
+
+extension ZoneHourStats {
+    /// Nothing happened and nobody was inside: not worth a row.
+    public var isEmpty: Bool { visits == 0 && assets == 0 && dwells.isEmpty }
+}

@@ -1,0 +1,179 @@
+import BeaconCore
+
+/// The zone analytics (SPEC §8): each change of zone membership, written in the same
+/// transaction as the engine's turn (`commit`), so that the states a restart restores and the
+/// visits counted always agree; the hourly and daily roll-ups made from them, with the mark
+/// that says where counting stands (`ZoneRollup`); and the heat map's asset-seconds per cell
+/// and hour. Kept `analytics.retention`, apart from the event history's limits.
+extension StateStore {
+    static let analyticsMigration = SQLiteDatabase.Migration(
+        "v9-zone-analytics",
+        """
+        CREATE TABLE zone_transition (seq INTEGER PRIMARY KEY AUTOINCREMENT, zone TEXT NOT NULL,
+          asset TEXT NOT NULL, entered INTEGER NOT NULL, time_ns INTEGER NOT NULL);
+        CREATE TABLE zone_rollup (span_s INTEGER NOT NULL, zone TEXT NOT NULL, start_ns INTEGER NOT NULL,
+          visits INTEGER NOT NULL, assets INTEGER NOT NULL, occupancy_max INTEGER NOT NULL,
+          asset_ms INTEGER NOT NULL, dwell_p50_ms INTEGER, dwell_p90_ms INTEGER, dwell_max_ms INTEGER,
+          dwell_bins TEXT NOT NULL, PRIMARY KEY (span_s, zone, start_ns));
+        CREATE INDEX zone_rollup_by_start ON zone_rollup (span_s, start_ns);
+        CREATE TABLE zone_rollup_mark (id INTEGER PRIMARY KEY CHECK (id = 1), next_hour_ns INTEGER NOT NULL,
+          through_seq INTEGER NOT NULL, open TEXT NOT NULL, day_ns INTEGER NOT NULL,
+          day_from_seq INTEGER NOT NULL, day_open TEXT NOT NULL);
+        CREATE TABLE heat_hour (hour_ns INTEGER NOT NULL, level INTEGER NOT NULL, cells TEXT NOT NULL,
+          PRIMARY KEY (hour_ns, level));
+        """)
+
+    /// Appends transitions in the order given (in `commit`'s transaction).
+    static func insert(_ transitions: [ZoneTransition], in db: SQLiteConnection) throws(SQLiteError) {
+        guard !transitions.isEmpty else { return }
+        let insert = try db.prepare("INSERT INTO zone_transition (zone, asset, entered, time_ns) VALUES (?, ?, ?, ?)")
+        for t in transitions { try insert.execute([t.zone, t.asset, t.entered, t.time.nanoseconds]) }
+    }
+
+    /// Transitions made outside an engine's turn (`ZoneRollup.reconcile` at a start).
+    public func appendTransitions(_ transitions: [ZoneTransition]) throws {
+        guard !transitions.isEmpty else { return }
+        try db.write { (db) throws(SQLiteError) in try Self.insert(transitions, in: db) }
+    }
+
+    /// Where counting stands, and the transitions it has not finished with (after the day
+    /// under way began), in order; nil mark when counting never started.
+    public func zoneRollup() throws -> (mark: ZoneRollup?, stored: [ZoneRollup.Stored]) {
+        try db.read { (db) throws(SQLiteError) in
+            let mark = try db.rows(
+                "SELECT next_hour_ns, through_seq, open, day_ns, day_from_seq, day_open FROM zone_rollup_mark"
+            ) {
+                ZoneRollup(
+                    nextHour: Timestamp(nanoseconds: $0.int64(0)), throughSeq: $0.int64(1),
+                    open: Self.visits($0.string(2)), day: Timestamp(nanoseconds: $0.int64(3)),
+                    dayFromSeq: $0.int64(4), dayOpen: Self.visits($0.string(5)))
+            }.first
+            let stored = try db.rows(
+                "SELECT seq, zone, asset, entered, time_ns FROM zone_transition WHERE seq > ? ORDER BY seq",
+                [mark?.dayFromSeq ?? 0]
+            ) {
+                ZoneRollup.Stored(
+                    seq: $0.int64(0),
+                    ZoneTransition(
+                        zone: $0.string(1), asset: $0.string(2), entered: $0.int64(3) != 0,
+                        time: Timestamp(nanoseconds: $0.int64(4))))
+            }
+            return (mark, stored)
+        }
+    }
+
+    /// Stores what rolling made and where counting now stands, in one transaction; forgets
+    /// the transitions both the hours and the day have counted, and the roll-ups and heat
+    /// from before `keepAfter`.
+    public func saveRollup(_ mark: ZoneRollup, _ rolled: ZoneRollup.Rolled, keepAfter: Timestamp) throws {
+        try db.write { (db) throws(SQLiteError) in
+            let row = try db.prepare(
+                """
+                INSERT OR REPLACE INTO zone_rollup (span_s, zone, start_ns, visits, assets, occupancy_max, asset_ms,
+                  dwell_p50_ms, dwell_p90_ms, dwell_max_ms, dwell_bins) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for (span, stats) in rolled.hours.map({ (ZoneRollup.hour, $0) })
+                + rolled.days.map({ (ZoneRollup.dayLength, $0) })
+            {
+                let figures = ZoneFigures(stats, length: span)
+                try row.execute([
+                    Int(span.seconds), figures.zone, figures.start.nanoseconds, figures.visits, figures.assets,
+                    figures.occupancyMax, Self.millis(figures.assetSeconds), figures.dwellP50.map(Self.millis),
+                    figures.dwellP90.map(Self.millis), figures.dwellMax.map(Self.millis), figures.bins.text,
+                ])
+            }
+            try db.execute(
+                """
+                INSERT OR REPLACE INTO zone_rollup_mark (id, next_hour_ns, through_seq, open, day_ns, day_from_seq,
+                  day_open) VALUES (1, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    mark.nextHour.nanoseconds, mark.throughSeq, Self.text(mark.open), mark.day.nanoseconds,
+                    mark.dayFromSeq, Self.text(mark.dayOpen),
+                ])
+            try db.execute("DELETE FROM zone_transition WHERE seq <= ?", [min(mark.dayFromSeq, mark.throughSeq)])
+            try db.execute("DELETE FROM zone_rollup WHERE start_ns < ?", [keepAfter.nanoseconds])
+            try db.execute("DELETE FROM heat_hour WHERE hour_ns < ?", [keepAfter.nanoseconds])
+        }
+    }
+
+    /// Stored roll-ups of `span` (an hour or a day) starting in [from, to), of one zone or all,
+    /// by zone then start.
+    public func zoneFigures(span: TimeSpan, zone: String?, from: Timestamp, to: Timestamp) throws -> [ZoneFigures] {
+        try db.read { (db) throws(SQLiteError) in
+            var sql = """
+                SELECT zone, start_ns, visits, assets, occupancy_max, asset_ms, dwell_p50_ms, dwell_p90_ms,
+                  dwell_max_ms, dwell_bins FROM zone_rollup WHERE span_s = ? AND start_ns >= ? AND start_ns < ?
+                """
+            var arguments: [any SQLBindable] = [Int(span.seconds), from.nanoseconds, to.nanoseconds]
+            if let zone {
+                sql += " AND zone = ?"
+                arguments.append(zone)
+            }
+            return try db.rows(sql + " ORDER BY zone, start_ns", arguments) {
+                let assetSeconds = Double($0.int64(5)) / 1000
+                return ZoneFigures(
+                    zone: $0.string(0), start: Timestamp(nanoseconds: $0.int64(1)), length: span, visits: $0.int(2),
+                    assets: $0.int(3), occupancyMean: assetSeconds / span.seconds, occupancyMax: $0.int(4),
+                    assetSeconds: assetSeconds, dwellP50: Self.seconds($0, 6), dwellP90: Self.seconds($0, 7),
+                    dwellMax: Self.seconds($0, 8), bins: DwellBins(text: $0.string(9)))
+            }
+        }
+    }
+
+    /// Adds asset-seconds to the cells of `hour`'s heat map, level by level.
+    public func addHeat(_ heat: HeatMap, hour: Timestamp) throws {
+        guard !heat.isEmpty else { return }
+        let levels = Dictionary(grouping: heat.seconds, by: { $0.key.level })
+        try db.write { (db) throws(SQLiteError) in
+            for (level, cells) in levels {
+                var map = HeatMap()
+                if let text = try db.scalarString(
+                    "SELECT cells FROM heat_hour WHERE hour_ns = ? AND level = ?", [hour.nanoseconds, level])
+                {
+                    map = HeatMap(text: text, level: level)
+                }
+                for (cell, seconds) in cells { map.add(cell: cell, seconds: seconds) }
+                try db.execute(
+                    "INSERT OR REPLACE INTO heat_hour (hour_ns, level, cells) VALUES (?, ?, ?)",
+                    [hour.nanoseconds, level, map.text])
+            }
+        }
+    }
+
+    /// The heat map of the hours starting in [from, to), of one level or all.
+    public func heat(level: Int?, from: Timestamp, to: Timestamp) throws -> HeatMap {
+        try db.read { (db) throws(SQLiteError) in
+            var map = HeatMap()
+            var sql = "SELECT level, cells FROM heat_hour WHERE hour_ns >= ? AND hour_ns < ?"
+            var arguments: [any SQLBindable] = [from.nanoseconds, to.nanoseconds]
+            if let level {
+                sql += " AND level = ?"
+                arguments.append(level)
+            }
+            for hour in try db.rows(sql, arguments, { HeatMap(text: $0.string(1), level: $0.int(0)) }) {
+                map.merge(hour)
+            }
+            return map
+        }
+    }
+
+    static func millis(_ seconds: Double) -> Int64 { Int64((seconds * 1000).rounded()) }
+
+    static func seconds(_ row: SQLiteRow, _ column: Int32) -> Double? {
+        row.optionalInt64(column).map { Double($0) / 1000 }
+    }
+
+    /// Open visits as text: one "zone\tasset\tnanoseconds" line each.
+    static func text(_ visits: [ZoneHours.OpenVisit]) -> String {
+        visits.map { "\($0.zone)\t\($0.asset)\t\($0.entered.nanoseconds)\n" }.joined()
+    }
+
+    static func visits(_ text: String) -> [ZoneHours.OpenVisit] {
+        text.split(separator: "\n").compactMap { line in
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard f.count == 3, let ns = Int64(f[2]) else { return nil }
+            return ZoneHours.OpenVisit(zone: String(f[0]), asset: String(f[1]), entered: Timestamp(nanoseconds: ns))
+        }
+    }
+}

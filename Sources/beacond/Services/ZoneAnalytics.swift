@@ -1,0 +1,124 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import Dispatch
+import Logging
+import Publishing
+import Storage
+import Synchronization
+
+/// The zone analytics' writer (SPEC §8), on a thread of its own: every `every` it adds the
+/// heat the engine gathered to the hour under way, and rolls the hours (and days) that have
+/// ended into the state store (`ZoneRollup`). The transitions themselves are written by the
+/// engine's turns, with the states they led to; this service only sums them, so a stop or a
+/// crash loses no visit, and at most `every` of heat.
+final class ZoneAnalytics: DaemonService, Sendable {
+    let name = "analytics"
+    /// Stops before the engine does: the last heat is taken from a running engine.
+    let startsAfter = ["engine"]
+    static let every = TimeSpan.seconds(30)
+    private let store: StateStore
+    private let engine: LiveEngine
+    private let publisher: EventPublisher
+    private let clock: @Sendable () -> Timestamp
+    private let retention: Mutex<TimeSpan>
+    private let logger: Logger
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopRequested = Atomic<Bool>(false)
+    private let threads = ServiceThreads()
+    private let failures = Mutex(FailureEpisode())
+
+    init(
+        store: StateStore, engine: LiveEngine, publisher: EventPublisher, retention: TimeSpan,
+        clock: @escaping @Sendable () -> Timestamp, logger: Logger
+    ) {
+        (self.store, self.engine, self.publisher, self.clock, self.logger) = (store, engine, publisher, clock, logger)
+        self.retention = Mutex(retention)
+    }
+
+    func start() throws { threads.spawn(named: "beacond-analytics") { [self] in run() } }
+
+    func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        wake.signal()
+        threads.join()
+    }
+
+    /// `analytics.retention` changed: applied at the next roll.
+    func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata {
+        guard reload.running.analytics != old.analytics else { return [:] }
+        retention.withLock { $0 = reload.running.analytics.retention }
+        return ["analytics": "changed"]
+    }
+
+    private func run() {
+        while !stopRequested.load(ordering: .relaxed) {
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(Self.every.nanoseconds)))
+            tick(now: clock())
+        }
+    }
+
+    /// Heat to the hour under way, then every hour that ended rolled. Nothing is rolled while
+    /// events are held (a full disk): the transitions held with them belong to those hours.
+    func tick(now: Timestamp) {
+        do {
+            if let heat = engine.perform(timeout: .seconds(2), { engine, _ in (engine.takeHeatMap(), []) }) {
+                try store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
+            }
+            guard publisher.held.events == 0 else { return }
+            let (found, stored) = try store.zoneRollup()
+            guard var mark = found else { return }
+            let before = mark
+            let rolled = mark.roll(stored, now: now)
+            if mark != before {
+                try store.saveRollup(mark, rolled, keepAfter: now - retention.withLock { $0 })
+            }
+            if let took = failures.withLock({ $0.succeeded(at: now) }) {
+                logger.info("analytics.written_again", metadata: ["after_s": "\(Int(took.seconds.rounded()))"])
+            }
+        } catch {
+            guard failures.withLock({ $0.failed(at: now) }) else { return }
+            logger.error(
+                "analytics.write_failed",
+                metadata: [
+                    "error": "\(error)",
+                    "next": "the hours are rolled when the state store can write; no visit is lost meanwhile",
+                ])
+        }
+    }
+}
+
+extension LiveDaemon {
+    /// Before the engine runs: the counting and the engine's zones made to agree (a first
+    /// start counts the visits under way from their enter; a zone removed while stopped ends
+    /// its visits now), and the engine told to keep its transitions from now on.
+    func startZoneAnalytics(store: StateStore, engine: inout BeaconEngine, at now: Timestamp) {
+        engine.recordsZoneTransitions = true
+        guard store.openFailure == nil else { return }
+        let inside = engine.savedState().assets.flatMap { asset in
+            asset.zones.map { ZoneHours.OpenVisit(zone: $0.zone, asset: asset.asset, entered: $0.since) }
+        }
+        do {
+            let (mark, stored) = try store.zoneRollup()
+            guard let mark else {
+                try store.saveRollup(
+                    ZoneRollup(startingAt: now, open: inside, throughSeq: stored.last?.seq ?? 0), .init(),
+                    keepAfter: now - config.analytics.retention)
+                return
+            }
+            let fixes = ZoneRollup.reconcile(open: mark.openVisits(after: stored), inside: inside, at: now)
+            try store.appendTransitions(fixes)
+            if !fixes.isEmpty {
+                logger.info(
+                    "analytics.reconciled",
+                    metadata: [
+                        "ended": "\(fixes.filter { !$0.entered }.count)", "begun": "\(fixes.filter(\.entered).count)",
+                    ])
+            }
+        } catch {
+            logger.error(
+                "analytics.write_failed",
+                metadata: ["error": "\(error)", "next": "counting starts when the state store can write"])
+        }
+    }
+}

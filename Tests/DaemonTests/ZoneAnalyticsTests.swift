@@ -1,0 +1,127 @@
+import BeaconCore
+import Foundation
+import TestSupport
+import Testing
+
+/// SPEC §8 through the daemon: the dock's visits and dwell as `GET /v1/zones/dock/stats`
+/// answers them agree with what the stored `zone.enter`/`zone.exit` events give, across a
+/// `kill -9` (the visit open at it is one visit, counted whole) and a reload that removes the
+/// zone (its open visit ends there).
+@Suite(.serialized) struct ZoneAnalyticsTests {
+    static func zoneEvents(_ d: APIDaemon, _ kind: String) throws -> [[String: Any]] {
+        try d.history(type: "zone.\(kind)")
+    }
+
+    /// Hears the pallet at `at` until the history has `count` zone events of `kind`.
+    static func hear(_ d: APIDaemon, at: (x: Double, y: Double), until count: Int, _ kind: String) throws {
+        _ = try AssetAPITests.hear(d, at: at, until: "zone.\(kind) #\(count)") { events in
+            events.filter { $0["type"] as? String == "beacond.zone.\(kind)" }.count >= count
+        }
+    }
+
+    static func stats(_ d: APIDaemon) throws -> [String: Any] {
+        let answer = try d.client.request("GET", "/v1/zones/dock/stats?from=3h&bucket=hour")
+        #expect(answer.status == 200, "\(answer.body)")
+        return answer.object
+    }
+
+    /// The dock's visits recomputed from the stored zone events: the enters, and each exit's
+    /// dwell since its enter.
+    static func fromHistory(_ d: APIDaemon) throws -> (visits: Int, dwells: [Double]) {
+        let events = try d.history(type: "zone.*")
+        var entered: Timestamp?
+        var dwells: [Double] = []
+        var visits = 0
+        for e in events {
+            let time = try #require(RFC3339.parse(e["time"] as? String ?? ""))
+            if e["type"] as? String == "beacond.zone.enter" {
+                visits += 1
+                entered = time
+            } else if let since = entered {
+                dwells.append((time - since).seconds)
+                entered = nil
+            }
+        }
+        return (visits, dwells.sorted())
+    }
+
+    @Test func visitsAgreeWithTheStoredZoneEventsAcrossAKillAndAReload() throws {
+        let d = try APIDaemon(extra: AssetAPITests.site)
+        try d.start()
+        try Self.hear(d, at: (2, 5), until: 1, "enter")
+        try Self.hear(d, at: (8, 5), until: 1, "exit")
+        try Self.hear(d, at: (2, 5), until: 2, "enter")
+        let metrics = try d.client.request("GET", "/metrics").body
+        #expect(metrics.contains("beacond_zone_occupancy{zone=\"dock\"} 1\n"), "\(metrics)")
+        #expect(metrics.contains("beacond_zone_visits_total{zone=\"dock\"} 2\n"))
+        d.crash()
+
+        // The pallet is restored in the dock: heard there again, it is the same visit.
+        try d.start()
+        let positions = try d.history(type: "asset.position").count
+        _ = try AssetAPITests.hear(d, at: (2, 5), until: "three positions after the start") { events in
+            events.filter { $0["type"] as? String == "beacond.asset.position" }.count >= positions + 3
+        }
+        try Self.hear(d, at: (8, 5), until: 2, "exit")
+        let truth = try Self.fromHistory(d)
+        #expect(truth.visits == 2 && truth.dwells.count == 2, "two visits, the second across the kill")
+        let stats = try Self.stats(d)
+        let total = try #require(stats["total"] as? [String: Any])
+        #expect(total["visits"] as? Int == truth.visits)
+        #expect(total["dwell_count"] as? Int == truth.dwells.count)
+        #expect(abs((total["dwell_max_s"] as? Double ?? 0) - truth.dwells.last!) < 0.002, "\(total) \(truth)")
+        let buckets = try #require(stats["buckets"] as? [[String: Any]])
+        #expect(buckets.count >= 3 && buckets.reduce(0) { $0 + ($1["visits"] as? Int ?? 0) } == 2)
+
+        let csv = try runCommand(
+            Executables.built("beaconctl"),
+            ["--socket", d.socketPath, "report", "--since", "3h", "--zone", "dock", "--format", "csv"])
+        let lines = csv.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        #expect(lines.first?.first == "ZONE" && lines.count == 2, "\(csv.stdout)\(csv.stderr)")
+        #expect(lines.last?[0] == "dock" && lines.last?[2] == "2" && lines.last?[7] == "2", "\(csv.stdout)")
+        let table = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "report", "--by", "hour"])
+        #expect(table.stdout.hasPrefix("ZONE") && table.stdout.contains("dock"), "\(table.stdout)")
+        let refused = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "report", "--format", "xml"])
+        #expect(refused.status != 0 && refused.stderr.contains("--format"))
+
+        // A reload that removes the dock while the pallet is in it: the visit ends there.
+        try Self.hear(d, at: (2, 5), until: 3, "enter")
+        try d.rewrite(
+            extra: AssetAPITests.site.replacingOccurrences(
+                of:
+                    "        zones:\n          - {id: dock, level: 0, polygon: [[0, 0], [5, 0], [5, 10], [0, 10]]}\n        alarms:\n          - {id: dock-watch, zones: [dock], on: [enter, exit]}\n",
+                with: ""))
+        kill(d.daemon!.process.processIdentifier, SIGHUP)
+        try d.daemon!.waitUntil("the reload") { _, logs in logs.contains { $0.contains("config.reloaded") } }
+        // The reload's turn commits its transitions just after it answers.
+        var after: [String: Any] = [:]
+        try eventually("the visit open at the reload ended there", detail: { "\(after)" }) {
+            after = try Self.stats(d)["total"] as? [String: Any] ?? [:]
+            return after["dwell_count"] as? Int == 3
+        }
+        #expect(after["visits"] as? Int == 3)
+        #expect(try d.client.request("GET", "/v1/zones/nowhere/stats").status == 404)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func badQueriesAreRefusedWithWhatIsWrong() throws {
+        let d = try APIDaemon(extra: AssetAPITests.site)
+        try d.start()
+        for (query, code) in [
+            ("bucket=week", "bad_bucket"), ("from=yesterday", "bad_from"), ("from=1h&to=2h", "bad_span"),
+            ("from=90d&bucket=hour", "too_many_buckets"),
+        ] {
+            let answer = try d.client.request("GET", "/v1/zones/dock/stats?\(query)")
+            #expect(
+                answer.status == 400 && (answer.object["error"] as? [String: Any])?["code"] as? String == code,
+                "\(query): \(answer.body)")
+        }
+        let heat = try d.client.request("GET", "/v1/analytics/heatmap?level=x")
+        #expect(heat.status == 400)
+        let day = try d.client.request("GET", "/v1/zones/dock/stats?from=7d").object
+        #expect(day["bucket"] as? String == "day" && (day["buckets"] as? [Any])?.count ?? 0 >= 7)
+        #expect(d.stop() == 0)
+    }
+}
