@@ -138,6 +138,22 @@ import Testing
             sensor["original_device_class"] as? String == "battery"
                 && sensor["entity_category"] as? String == "diagnostic")
 
+        // The dock's occupancy (SPEC §8): a measurement sensor on the site's zones device,
+        // recorded as the pallet's one asset in it.
+        let occupancy = "sensor.beacond_store_1_zone_dock_occupancy"
+        try waitFor("Home Assistant to record the dock's occupancy") { try Self.recorded(dir, occupancy).last == "1" }
+        try waitFor("the occupancy sensor registered") {
+            (Self.registry(dir, "core.entity_registry")?["entities"] as? [[String: Any]] ?? []).contains {
+                $0["entity_id"] as? String == occupancy
+            }
+        }
+        let zoneSensor = try #require(
+            (Self.registry(dir, "core.entity_registry")?["entities"] as? [[String: Any]] ?? []).first {
+                $0["entity_id"] as? String == occupancy
+            })
+        #expect(zoneSensor["unique_id"] as? String == "beacond_store-1_zone_dock_occupancy")
+        #expect(zoneSensor["device_id"] as? String != tracker["device_id"] as? String, "the zones' own device")
+
         // The site's only gateway stops: its status goes offline, and the tracker unavailable.
         #expect(gw1.stop() == 0)
         running = false

@@ -80,9 +80,64 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         return RetainedState.Message(topic: batteryTopic(asset: asset.id), payload: w.text, qos: 1)
     }
 
+    /// A zone's occupancy sensor's object id and config topic:
+    /// `<prefix>/sensor/beacond_<site>_zone_<zone>_occupancy/config`.
+    public func occupancyID(zone: String) -> String {
+        "beacond_" + Self.safe(site) + "_zone_" + Self.safe(zone) + "_occupancy"
+    }
+
+    public func occupancyTopic(zone: String) -> String { "\(prefix)/sensor/\(occupancyID(zone: zone))/config" }
+
+    /// The retained config of a zone's occupancy (SPEC §8): a `sensor` measuring how many
+    /// assets are in the zone (`zones/<zone>/occupancy`), on one device for the site's zones,
+    /// so that Home Assistant's history charts how busy each aisle is.
+    public func occupancySensor(zone: String) -> RetainedState.Message {
+        let id = occupancyID(zone: zone)
+        var w = JSONTextWriter()
+        w.openObject()
+        w.member("name", "\(zone) occupancy")
+        w.member("unique_id", id)
+        w.member("object_id", id)
+        w.member("state_topic", topics[.zone(id: zone, field: "occupancy")])
+        w.member("unit_of_measurement", "assets")
+        w.member("state_class", "measurement")
+        w.member("icon", "mdi:account-group")
+        availability(&w)
+        w.key("device")
+        w.openObject()
+        w.key("identifiers")
+        w.openArray()
+        w.string("beacond_" + Self.safe(site) + "_zones")
+        w.closeArray()
+        w.member("name", "\(site) zones")
+        w.member("manufacturer", "beacond")
+        w.member("model", "Zone analytics")
+        w.closeObject()
+        origin(&w)
+        w.closeObject()
+        return RetainedState.Message(topic: occupancyTopic(zone: zone), payload: w.text, qos: 1)
+    }
+
     /// What every entity of an asset ends with: availability while any gateway is online, and
     /// the asset's device (identified as its tracker is, so that both land on one device).
     private func entityTail(_ w: inout JSONTextWriter, id: String, asset: RetainedState.Asset) {
+        availability(&w)
+        w.key("device")
+        w.openObject()
+        w.key("identifiers")
+        w.openArray()
+        w.string(id)
+        w.closeArray()
+        w.member("name", asset.name ?? asset.id)
+        w.member("manufacturer", "beacond")
+        w.member("model", "BLE asset tag")
+        w.closeObject()
+        origin(&w)
+        w.closeObject()
+    }
+
+    /// Available while any gateway of the site is online.
+    private func availability(_ w: inout JSONTextWriter) {
         w.key("availability")
         w.openArray()
         for gateway in gateways {
@@ -94,21 +149,13 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         w.member("availability_mode", "any")
         w.member("payload_available", "online")
         w.member("payload_not_available", "offline")
-        w.key("device")
-        w.openObject()
-        w.key("identifiers")
-        w.openArray()
-        w.string(id)
-        w.closeArray()
-        w.member("name", asset.name ?? asset.id)
-        w.member("manufacturer", "beacond")
-        w.member("model", "BLE asset tag")
-        w.closeObject()
+    }
+
+    private func origin(_ w: inout JSONTextWriter) {
         w.key("origin")
         w.openObject()
         w.member("name", "beacond")
         w.member("sw", version)
-        w.closeObject()
         w.closeObject()
     }
 
@@ -118,8 +165,10 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         guard let value = try? JSONParser.parse(payload), let topic = value["state_topic"]?.stringValue else {
             return false
         }
-        if case .asset = topics.parse(topic) { return true }
-        return false
+        switch topics.parse(topic) {
+        case .asset, .zone: return true
+        default: return false
+        }
     }
 
     static func safe(_ s: String) -> String {

@@ -55,8 +55,11 @@ public enum RetainedState {
     }
 
     /// Every retained message of the site's state now, under the site's `topics`.
+    /// `zones`: the configured zones, each with its `occupancy` (assets placed in it, not
+    /// lost) and, with discovery, an occupancy sensor (SPEC §8).
     public static func messages(
-        topics: SiteTopics, assets: [Asset], regions: [RegionStatus], discovery: HomeAssistantDiscovery? = nil
+        topics: SiteTopics, assets: [Asset], regions: [RegionStatus], zones: [String] = [],
+        discovery: HomeAssistantDiscovery? = nil
     ) -> [Message] {
         var out: [Message] = []
         out.reserveCapacity(assets.count * 3 + regions.count)
@@ -79,6 +82,15 @@ public enum RetainedState {
                         significant: "\(percent) \((telemetry.batteryMillivolts ?? 0) / 50)"))
                 if let discovery { out.append(discovery.batterySensor(for: asset)) }
             }
+        }
+        var occupancy: [String: Int] = [:]
+        for asset in assets where !asset.lost {
+            for zone in asset.fix?.zones ?? [] { occupancy[zone, default: 0] += 1 }
+        }
+        for zone in zones {
+            out.append(
+                Message(topic: topics[.zone(id: zone, field: "occupancy")], payload: "\(occupancy[zone] ?? 0)", qos: 1))
+            if let discovery { out.append(discovery.occupancySensor(zone: zone)) }
         }
         for region in regions where region.state != .unknown {
             out.append(

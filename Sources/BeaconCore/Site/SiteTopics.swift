@@ -22,6 +22,8 @@ public enum SiteTopic: Sendable, Hashable {
     case asset(id: String, field: String)
     /// A region's retained state.
     case regionState(client: String, region: String)
+    /// A zone's retained `occupancy` (SPEC §8): how many assets are in it now.
+    case zone(id: String, field: String)
 
     /// The topic's levels after the site's prefix.
     public var path: String {
@@ -36,6 +38,7 @@ public enum SiteTopic: Sendable, Hashable {
         case let .events(kind): "events/\(kind)"
         case let .asset(id, field): "assets/\(id)/\(field)"
         case let .regionState(client, region): "regions/\(client)/\(region)/state"
+        case let .zone(id, field): "zones/\(id)/\(field)"
         }
     }
 
@@ -57,6 +60,7 @@ public enum SiteTopic: Sendable, Hashable {
         case ("calibration", 1): self = .calibration
         case ("events", 2): self = .events(kind: levels[1])
         case ("assets", 3): self = .asset(id: levels[1], field: levels[2])
+        case ("zones", 3): self = .zone(id: levels[1], field: levels[2])
         case ("regions", 4) where levels[3] == "state": self = .regionState(client: levels[1], region: levels[2])
         default: return nil
         }
@@ -64,7 +68,7 @@ public enum SiteTopic: Sendable, Hashable {
 
     /// The topics a gateway subscribes to, as MQTT filters (`+` for one level).
     public enum Filter: Sendable, CaseIterable {
-        case sightings, status, info, decided, delivered, locator, assets, regions
+        case sightings, status, info, decided, delivered, locator, assets, regions, zones
 
         public var path: String {
             switch self {
@@ -76,6 +80,7 @@ public enum SiteTopic: Sendable, Hashable {
             case .locator: "locator"
             case .assets: "assets/+/+"
             case .regions: "regions/+/+/state"
+            case .zones: "zones/+/+"
             }
         }
     }

@@ -38,7 +38,8 @@ extension SiteLink {
             }
             let regions = engine.clientIDs.flatMap { engine.regionStatuses(client: $0) }
             let messages = RetainedState.messages(
-                topics: topics, assets: assets, regions: regions, discovery: discovery)
+                topics: topics, assets: assets, regions: regions, zones: engine.tracker?.zoneIDs ?? [],
+                discovery: discovery)
             return ((messages, engine.calibration), [])
         }
         guard var (current, calibration) = current else { return }

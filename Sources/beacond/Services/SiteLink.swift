@@ -152,7 +152,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
                 // batches, decisions and retained state are not sent back to it (No Local). The
                 // retained state of earlier runs is read to clear what is no longer configured.
                 for filter in SiteTopic.Filter.allCases {
-                    let noLocal = [.sightings, .decided, .assets, .regions].contains(filter)
+                    let noLocal = [.sightings, .decided, .assets, .regions, .zones].contains(filter)
                     client.subscribe(topics.filter(filter), qos: filter == .sightings ? 0 : 1, noLocal: noLocal)
                 }
                 if let discovery {
@@ -289,7 +289,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         }
         guard let parsed = topics.parse(topic) else { return }
         switch parsed {
-        case .asset, .regionState:
+        case .asset, .regionState, .zone:
             let text = String(decoding: payload, as: UTF8.self)
             retained.withLock { _ = $0.contradicted(topic, text) }
             if isRetained, !payload.isEmpty { retained.withLock { $0.found(topic) } }
