@@ -25,7 +25,7 @@ enum FloorViewPage {
   #levels button { margin-right: 4px; }
   #levels button.current { font-weight: 700; }
   main { position: relative; overflow: hidden; }
-  canvas { position: absolute; inset: 0; width: 100%; height: 100%; }
+  #floor { position: absolute; inset: 0; width: 100%; height: 100%; }
   aside { border-left: 1px solid var(--line); background: var(--panel); overflow: auto; padding: 8px 10px; }
   aside h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 12px 0 4px; }
   ul { list-style: none; margin: 0; padding: 0; }
@@ -42,12 +42,16 @@ enum FloorViewPage {
   #tags li.missing { color: var(--muted); font-style: italic; }
   #tags li.low { color: #c63; }
   input[type=search] { width: 220px; }
+  #zones li canvas.occupancy { vertical-align: middle; margin-left: 6px; width: 96px; height: 18px; }
 </style>
 </head>
 <body>
 <header>
   <h1>beacond</h1><span id="gateway"></span>
   <span id="levels"></span>
+  <select id="heat" aria-label="Heat map: where the assets were">
+    <option value="">No heat map</option><option value="24h">Heat: last 24 h</option><option value="7d">Heat: last 7 days</option>
+  </select>
   <input id="filter" type="search" placeholder="Find (Enter) or filter: asset, name or zone" aria-label="Find an asset (Enter) or filter by asset, name or zone">
   <span class="grow"></span><span id="status">connecting…</span>
 </header>

@@ -11,14 +11,18 @@ extension StateStore {
         """
         CREATE TABLE zone_transition (seq INTEGER PRIMARY KEY AUTOINCREMENT, zone TEXT NOT NULL,
           asset TEXT NOT NULL, entered INTEGER NOT NULL, time_ns INTEGER NOT NULL);
+        CREATE INDEX zone_transition_by_zone ON zone_transition (zone, seq);
         CREATE TABLE zone_rollup (span_s INTEGER NOT NULL, zone TEXT NOT NULL, start_ns INTEGER NOT NULL,
           visits INTEGER NOT NULL, assets INTEGER NOT NULL, occupancy_max INTEGER NOT NULL,
           asset_ms INTEGER NOT NULL, dwell_p50_ms INTEGER, dwell_p90_ms INTEGER, dwell_max_ms INTEGER,
           dwell_bins TEXT NOT NULL, PRIMARY KEY (span_s, zone, start_ns));
         CREATE INDEX zone_rollup_by_start ON zone_rollup (span_s, start_ns);
         CREATE TABLE zone_rollup_mark (id INTEGER PRIMARY KEY CHECK (id = 1), next_hour_ns INTEGER NOT NULL,
-          through_seq INTEGER NOT NULL, open TEXT NOT NULL, day_ns INTEGER NOT NULL,
-          day_from_seq INTEGER NOT NULL, day_open TEXT NOT NULL);
+          through_seq INTEGER NOT NULL, day_ns INTEGER NOT NULL, day_from_seq INTEGER NOT NULL);
+        -- The visits open at the mark's hour (at_day 0) and at its day (at_day 1), by zone: an
+        -- answer about one zone reads that zone's.
+        CREATE TABLE zone_open (at_day INTEGER NOT NULL, zone TEXT NOT NULL, asset TEXT NOT NULL,
+          entered_ns INTEGER NOT NULL, PRIMARY KEY (at_day, zone, asset));
         CREATE TABLE heat_hour (hour_ns INTEGER NOT NULL, level INTEGER NOT NULL, cells TEXT NOT NULL,
           PRIMARY KEY (hour_ns, level));
         """)
@@ -36,30 +40,69 @@ extension StateStore {
         try db.write { (db) throws(SQLiteError) in try Self.insert(transitions, in: db) }
     }
 
-    /// Where counting stands, and the transitions it has not finished with (after the day
-    /// under way began), in order; nil mark when counting never started.
-    public func zoneRollup() throws -> (mark: ZoneRollup?, stored: [ZoneRollup.Stored]) {
+    /// Where counting stands (with one zone's open visits only, when given); nil when it
+    /// never started.
+    public func zoneRollupMark(zone: String? = nil) throws -> ZoneRollup? {
         try db.read { (db) throws(SQLiteError) in
-            let mark = try db.rows(
-                "SELECT next_hour_ns, through_seq, open, day_ns, day_from_seq, day_open FROM zone_rollup_mark"
-            ) {
-                ZoneRollup(
-                    nextHour: Timestamp(nanoseconds: $0.int64(0)), throughSeq: $0.int64(1),
-                    open: Self.visits($0.string(2)), day: Timestamp(nanoseconds: $0.int64(3)),
-                    dayFromSeq: $0.int64(4), dayOpen: Self.visits($0.string(5)))
-            }.first
-            let stored = try db.rows(
-                "SELECT seq, zone, asset, entered, time_ns FROM zone_transition WHERE seq > ? ORDER BY seq",
-                [mark?.dayFromSeq ?? 0]
-            ) {
+            guard
+                var mark = try db.rows(
+                    "SELECT next_hour_ns, through_seq, day_ns, day_from_seq FROM zone_rollup_mark", [],
+                    {
+                        ZoneRollup(
+                            nextHour: Timestamp(nanoseconds: $0.int64(0)), throughSeq: $0.int64(1), open: [],
+                            day: Timestamp(nanoseconds: $0.int64(2)), dayFromSeq: $0.int64(3), dayOpen: [])
+                    }
+                ).first
+            else { return nil }
+            var sql = "SELECT at_day, zone, asset, entered_ns FROM zone_open"
+            var arguments: [any SQLBindable] = []
+            if let zone {
+                sql += " WHERE zone = ?"
+                arguments.append(zone)
+            }
+            for (atDay, visit) in try db.rows(
+                sql + " ORDER BY entered_ns, asset", arguments,
+                {
+                    (
+                        $0.int64(0) != 0,
+                        ZoneHours.OpenVisit(
+                            zone: $0.string(1), asset: $0.string(2), entered: Timestamp(nanoseconds: $0.int64(3)))
+                    )
+                })
+            {
+                if atDay { mark.dayOpen.append(visit) } else { mark.open.append(visit) }
+            }
+            return mark
+        }
+    }
+
+    /// The stored transitions after `seq`, in order; of one zone only when given.
+    public func zoneTransitions(after seq: Int64, zone: String? = nil) throws -> [ZoneRollup.Stored] {
+        try db.read { (db) throws(SQLiteError) in
+            var sql = "SELECT seq, zone, asset, entered, time_ns FROM zone_transition WHERE seq > ?"
+            var arguments: [any SQLBindable] = [seq]
+            if let zone {
+                sql += " AND zone = ?"
+                arguments.append(zone)
+            }
+            return try db.rows(sql + " ORDER BY seq", arguments) {
                 ZoneRollup.Stored(
                     seq: $0.int64(0),
                     ZoneTransition(
                         zone: $0.string(1), asset: $0.string(2), entered: $0.int64(3) != 0,
                         time: Timestamp(nanoseconds: $0.int64(4))))
             }
-            return (mark, stored)
         }
+    }
+
+    /// Where counting stands and the transitions a roll at `now` needs (those after the day
+    /// under way began when the roll ends that day, else those after the rolled hours);
+    /// nil when counting never started.
+    public func zoneRollup(rollingAt now: Timestamp) throws -> (mark: ZoneRollup, stored: [ZoneRollup.Stored])? {
+        guard let mark = try zoneRollupMark() else { return nil }
+        guard now >= mark.nextHour + ZoneRollup.hour else { return (mark, []) }
+        let endsDay = now >= mark.day + ZoneRollup.dayLength
+        return (mark, try zoneTransitions(after: endsDay ? mark.dayFromSeq : mark.throughSeq))
     }
 
     /// Stores what rolling made and where counting now stands, in one transaction; forgets
@@ -84,13 +127,15 @@ extension StateStore {
             }
             try db.execute(
                 """
-                INSERT OR REPLACE INTO zone_rollup_mark (id, next_hour_ns, through_seq, open, day_ns, day_from_seq,
-                  day_open) VALUES (1, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    mark.nextHour.nanoseconds, mark.throughSeq, Self.text(mark.open), mark.day.nanoseconds,
-                    mark.dayFromSeq, Self.text(mark.dayOpen),
-                ])
+                INSERT OR REPLACE INTO zone_rollup_mark (id, next_hour_ns, through_seq, day_ns, day_from_seq)
+                  VALUES (1, ?, ?, ?, ?)
+                """, [mark.nextHour.nanoseconds, mark.throughSeq, mark.day.nanoseconds, mark.dayFromSeq])
+            try db.execute("DELETE FROM zone_open")
+            let open = try db.prepare(
+                "INSERT OR REPLACE INTO zone_open (at_day, zone, asset, entered_ns) VALUES (?, ?, ?, ?)")
+            for (atDay, visits) in [(0, mark.open), (1, mark.dayOpen)] {
+                for v in visits { try open.execute([atDay, v.zone, v.asset, v.entered.nanoseconds]) }
+            }
             try db.execute("DELETE FROM zone_transition WHERE seq <= ?", [min(mark.dayFromSeq, mark.throughSeq)])
             try db.execute("DELETE FROM zone_rollup WHERE start_ns < ?", [keepAfter.nanoseconds])
             try db.execute("DELETE FROM heat_hour WHERE hour_ns < ?", [keepAfter.nanoseconds])
@@ -162,18 +207,5 @@ extension StateStore {
 
     static func seconds(_ row: SQLiteRow, _ column: Int32) -> Double? {
         row.optionalInt64(column).map { Double($0) / 1000 }
-    }
-
-    /// Open visits as text: one "zone\tasset\tnanoseconds" line each.
-    static func text(_ visits: [ZoneHours.OpenVisit]) -> String {
-        visits.map { "\($0.zone)\t\($0.asset)\t\($0.entered.nanoseconds)\n" }.joined()
-    }
-
-    static func visits(_ text: String) -> [ZoneHours.OpenVisit] {
-        text.split(separator: "\n").compactMap { line in
-            let f = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard f.count == 3, let ns = Int64(f[2]) else { return nil }
-            return ZoneHours.OpenVisit(zone: String(f[0]), asset: String(f[1]), entered: Timestamp(nanoseconds: ns))
-        }
     }
 }

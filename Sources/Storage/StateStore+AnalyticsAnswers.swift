@@ -4,24 +4,28 @@ extension StateStore {
     /// A zone's (or every zone's) figures by hour or by day over [from, to): the stored
     /// roll-ups, and for the hours and the day not rolled yet what the stored transitions give
     /// up to `now` — an answer never waits for the hour to close. Only buckets where something
-    /// happened or someone was inside; by zone, then start.
+    /// happened or someone was inside; by zone, then start. Zones are counted apart, so one
+    /// zone's answer reads that zone's transitions only.
     public func zoneBuckets(
         zone: String?, span: TimeSpan, from: Timestamp, to: Timestamp, now: Timestamp
     ) throws -> [ZoneFigures] {
         var rows = try zoneFigures(span: span, zone: zone, from: from, to: to)
-        let (mark, stored) = try zoneRollup()
-        if let mark {
-            let underWay = mark.underWay(stored, now: now)
-            struct Key: Hashable {
-                var zone: String
-                var start: Timestamp
-            }
-            let have = Set(rows.map { Key(zone: $0.zone, start: $0.start) })
-            let fresh = (span == ZoneRollup.dayLength ? underWay.days : underWay.hours)
-                .filter { zone == nil || $0.zone == zone }
-                .filter { $0.hour >= from && $0.hour < to && !have.contains(Key(zone: $0.zone, start: $0.hour)) }
-            rows += fresh.map { ZoneFigures($0, length: span) }
+        guard let mark = try zoneRollupMark(zone: zone),
+            to > mark.nextHour || (span == ZoneRollup.dayLength && to > mark.day)
+        else {
+            return rows
         }
+        let wholeDay = span == ZoneRollup.dayLength || now >= mark.day + ZoneRollup.dayLength
+        let stored = try zoneTransitions(after: wholeDay ? mark.dayFromSeq : mark.throughSeq, zone: zone)
+        let underWay = mark.underWay(stored, now: now)
+        struct Key: Hashable {
+            var zone: String
+            var start: Timestamp
+        }
+        let have = Set(rows.map { Key(zone: $0.zone, start: $0.start) })
+        let fresh = (span == ZoneRollup.dayLength ? underWay.days : underWay.hours)
+            .filter { $0.hour >= from && $0.hour < to && !have.contains(Key(zone: $0.zone, start: $0.hour)) }
+        rows += fresh.map { ZoneFigures($0, length: span) }
         return rows.sorted { ($0.zone, $0.start) < ($1.zone, $1.start) }
     }
 }

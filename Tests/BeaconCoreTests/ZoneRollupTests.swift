@@ -111,5 +111,8 @@ struct ZoneRollupTests {
         var merged = DwellBins(Array(dwells[..<250]))
         merged.merge(DwellBins(Array(dwells[250...])))
         #expect(merged == bins)
+        // Out of order, a pair it cannot read, one cut short: read as far as it goes.
+        let read = DwellBins(text: "5:2 3:1 x:4 7: max=9.5")
+        #expect(read.pairs.map { [$0.bin, $0.count] } == [[3, 1], [5, 2]] && read.total == 3 && read.max == 9.5)
     }
 }

@@ -89,6 +89,13 @@ import Testing
         // Found by its name: the map centred on it and marked.
         let found = seen["found"] as? [String: Any]
         #expect(found?["asset"] as? String == "tag-2" && found?["centred"] as? Bool == true, "\(seen)")
+        // The analytics (issue 41): heat drawn, and an occupancy chart of the last 24 hours (by
+        // hour) for a zone the tags walked through.
+        let heat = seen["heat"] as? [String: Any]
+        #expect((heat?["cells"] as? Int ?? 0) > 0 && (heat?["red_pixels"] as? Int ?? 0) > 0, "\(seen)")
+        let charts = seen["occupancy"] as? [[Any]] ?? []
+        #expect(
+            charts.contains { ["west", "east"].contains($0[0] as? String) && ($0[1] as? Int ?? 0) >= 24 }, "\(seen)")
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen)")
         #expect(FileManager.default.fileExists(atPath: screenshot.path))
         #expect(d.stop() == 0)

@@ -436,11 +436,24 @@ func scale() {
     var rows: [Int] = []
     var inZones = 0
     var nextSave = start + .seconds(5)
+    // `BENCH_ANALYTICS=1`: the zone analytics on (SPEC §8), as the daemon runs them: the
+    // engine keeps transitions and heat, committed and added each second (timed with it).
+    let analytics = ProcessInfo.processInfo.environment["BENCH_ANALYTICS"] == "1"
+    engine.recordsZoneTransitions = analytics
+    var transitions = 0
+    var nextCommit = start + .seconds(1)
     while sim.now < start + .seconds(Int64(seconds)) {
         let step = sim.advance()
         let t0 = DispatchTime.now().uptimeNanoseconds
         for s in step.sightings { events += engine.ingest(s).count }
         events += engine.advance(to: sim.now).count
+        if analytics && sim.now >= nextCommit {
+            nextCommit = nextCommit + .seconds(1)
+            let batch = engine.takeZoneTransitions()
+            transitions += batch.count
+            try! store.commit([], transitions: batch)
+            try! store.addHeat(engine.takeHeatMap(), hour: ZoneHourStats.hour(of: sim.now))
+        }
         busy += Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         count += step.sightings.count
         if sim.now >= nextSave {
@@ -456,7 +469,8 @@ func scale() {
     print(
         "scale: 1,000 tags x 6 receivers x 10 adv/s for \(seconds) s of traffic = \(count) sightings, \(events) events; "
             + "engine busy \(f(busy)) s = \(f(busy / Double(seconds) * 100)) % of one core "
-            + "(\(Int(Double(count) / busy)) sightings/s)")
+            + "(\(Int(Double(count) / busy)) sightings/s)"
+            + (analytics ? "; analytics on: \(transitions) zone transitions committed, heat added each second" : ""))
     print(
         "  state saves every 5 s: \(inZones) assets in zones, "
             + saves.map { f($0) }.joined(separator: " / ") + " ms per save, asset rows written "
@@ -503,5 +517,6 @@ if what == "pace" || what == "all" { paceBench() }
 if what == "analytics" || what == "all" {
     analyticsBench(hours: CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 4 : 4)
 }
+if what == "analytics-store" || what == "all" { analyticsStoreBench() }
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }

@@ -11,8 +11,15 @@
 /// hours without keeping every visit. A percentile read from the bins is within 1 % of the
 /// exact one (the bin's middle); an hour's own p50, p90 and max are kept exact beside them.
 public struct DwellBins: Sendable, Equatable {
-    /// Bin index → visits in it.
-    public private(set) var counts: [Int: Int] = [:]
+    /// A bin and the visits in it.
+    public struct Pair: Sendable, Equatable {
+        public var bin: Int32
+        public var count: Int32
+    }
+
+    /// The filled bins, ascending: sorted arrays merge in one pass, which is what a report
+    /// over months does thousands of times.
+    public private(set) var pairs: [Pair] = []
     public private(set) var total = 0
     public private(set) var max: Double?
 
@@ -22,20 +29,49 @@ public struct DwellBins: Sendable, Equatable {
     public init() {}
 
     public init(_ dwells: [Double]) {
-        for d in dwells { add(d) }
+        let bins = dwells.map { Int32(Self.bin(Swift.max(0, $0))) }.sorted()
+        for bin in bins {
+            if pairs.last?.bin == bin {
+                pairs[pairs.count - 1].count += 1
+            } else {
+                pairs.append(Pair(bin: bin, count: 1))
+            }
+        }
+        total = dwells.count
+        max = dwells.map { Swift.max(0, $0) }.max()
     }
 
     public mutating func add(_ seconds: Double) {
-        let s = Swift.max(0, seconds)
-        counts[Self.bin(s), default: 0] += 1
-        total += 1
-        max = Swift.max(max ?? s, s)
+        var one = DwellBins([seconds])
+        one.merge(self)
+        self = one
     }
 
     public mutating func merge(_ other: DwellBins) {
-        for (bin, n) in other.counts { counts[bin, default: 0] += n }
-        total += other.total
+        guard !other.pairs.isEmpty else { return }
         if let m = other.max { max = Swift.max(max ?? m, m) }
+        if pairs.isEmpty {
+            (pairs, total) = (other.pairs, other.total)
+            return
+        }
+        var merged: [Pair] = []
+        merged.reserveCapacity(pairs.count + other.pairs.count)
+        var i = 0, j = 0
+        while i < pairs.count || j < other.pairs.count {
+            if j == other.pairs.count || (i < pairs.count && pairs[i].bin < other.pairs[j].bin) {
+                merged.append(pairs[i])
+                i += 1
+            } else if i == pairs.count || other.pairs[j].bin < pairs[i].bin {
+                merged.append(other.pairs[j])
+                j += 1
+            } else {
+                merged.append(Pair(bin: pairs[i].bin, count: pairs[i].count + other.pairs[j].count))
+                i += 1
+                j += 1
+            }
+        }
+        pairs = merged
+        total += other.total
     }
 
     /// The nearest-rank percentile, as the middle of its bin (never above the largest dwell).
@@ -43,9 +79,9 @@ public struct DwellBins: Sendable, Equatable {
         guard total > 0 else { return nil }
         let rank = Swift.min(total, Swift.max(1, Int((q * Double(total)).rounded(.up))))
         var seen = 0
-        for bin in counts.keys.sorted() {
-            seen += counts[bin]!
-            if seen >= rank { return Swift.min(Self.middle(of: bin), max!) }
+        for pair in pairs {
+            seen += Int(pair.count)
+            if seen >= rank { return Swift.min(Self.middle(of: Int(pair.bin)), max!) }
         }
         return max
     }
@@ -53,24 +89,66 @@ public struct DwellBins: Sendable, Equatable {
     /// Visits under a second share bin 0 (`middle` 0.5 s).
     static func bin(_ s: Double) -> Int { s < 1 ? 0 : 1 + Int(log(s) / logRatio) }
 
+    /// The value a bin stands for (its middle): what a percentile read from the bins gives.
+    public static func middleValue(of bin: Int) -> Double { middle(of: bin) }
+
     static func middle(of bin: Int) -> Double { bin == 0 ? 0.5 : exp((Double(bin - 1) + 0.5) * logRatio) }
 
     /// "bin:count" pairs, space-separated, then "max=seconds": how the state store keeps them.
     public var text: String {
-        counts.keys.sorted().map { "\($0):\(counts[$0]!)" }.joined(separator: " ") + (max.map { " max=\($0)" } ?? "")
+        pairs.map { "\($0.bin):\($0.count)" }.joined(separator: " ") + (max.map { " max=\($0)" } ?? "")
     }
 
-    /// Reads `text`; a pair it cannot read is left out.
+    /// Reads `text`; a pair it cannot read is left out. Read byte by byte: a 90-day report
+    /// reads thousands of these.
     public init(text: String) {
-        for field in text.split(separator: " ") {
-            if field.hasPrefix("max=") {
-                max = Double(field.dropFirst(4))
-                continue
+        var bin = 0, count = 0, digits = 0
+        var inCount = false, bad = false, sorted = true
+        var found: [Pair] = []
+        var utf8 = text.utf8.makeIterator()
+        func finish() {
+            if inCount, !bad, digits > 0, count > 0, bin <= Int32.max, count <= Int32.max {
+                if let last = found.last, Int32(bin) <= last.bin { sorted = false }
+                found.append(Pair(bin: Int32(bin), count: Int32(count)))
             }
-            let pair = field.split(separator: ":")
-            guard pair.count == 2, let bin = Int(pair[0]), let n = Int(pair[1]), n > 0 else { continue }
-            counts[bin, default: 0] += n
-            total += n
+            (bin, count, digits, inCount, bad) = (0, 0, 0, false, false)
         }
+        while let byte = utf8.next() {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let d = Int(byte - UInt8(ascii: "0"))
+                if inCount { count = count &* 10 &+ d } else { bin = bin &* 10 &+ d }
+                digits += 1
+                if digits > 9 { bad = true }
+            case UInt8(ascii: ":"):
+                if inCount || digits == 0 { bad = true }
+                inCount = true
+                digits = 0
+            case UInt8(ascii: " "):
+                finish()
+            case UInt8(ascii: "m"):
+                // "max=seconds", always last.
+                var rest: [UInt8] = []
+                while let b = utf8.next() { rest.append(b) }
+                if rest.starts(with: Array("ax=".utf8)) {
+                    max = Double(String(decoding: rest.dropFirst(3), as: UTF8.self))
+                }
+                bad = true
+            default:
+                bad = true
+            }
+        }
+        finish()
+        if sorted {
+            pairs = found
+        } else {
+            for pair in found { merge(DwellBins(pairs: [pair])) }
+        }
+        total = pairs.reduce(0) { $0 + Int($1.count) }
+    }
+
+    private init(pairs: [Pair]) {
+        self.pairs = pairs
+        total = pairs.reduce(0) { $0 + Int($1.count) }
     }
 }

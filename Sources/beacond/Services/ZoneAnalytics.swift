@@ -66,8 +66,7 @@ final class ZoneAnalytics: DaemonService, Sendable {
                 try store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
             }
             guard publisher.held.events == 0 else { return }
-            let (found, stored) = try store.zoneRollup()
-            guard var mark = found else { return }
+            guard var (mark, stored) = try store.zoneRollup(rollingAt: now) else { return }
             let before = mark
             let rolled = mark.roll(stored, now: now)
             if mark != before {
@@ -99,13 +98,14 @@ extension LiveDaemon {
             asset.zones.map { ZoneHours.OpenVisit(zone: $0.zone, asset: asset.asset, entered: $0.since) }
         }
         do {
-            let (mark, stored) = try store.zoneRollup()
-            guard let mark else {
+            guard let mark = try store.zoneRollupMark() else {
                 try store.saveRollup(
-                    ZoneRollup(startingAt: now, open: inside, throughSeq: stored.last?.seq ?? 0), .init(),
-                    keepAfter: now - config.analytics.retention)
+                    ZoneRollup(
+                        startingAt: now, open: inside, throughSeq: store.zoneTransitions(after: 0).last?.seq ?? 0),
+                    .init(), keepAfter: now - config.analytics.retention)
                 return
             }
+            let stored = try store.zoneTransitions(after: mark.throughSeq)
             let fixes = ZoneRollup.reconcile(open: mark.openVisits(after: stored), inside: inside, at: now)
             try store.appendTransitions(fixes)
             if !fixes.isEmpty {

@@ -107,6 +107,27 @@ try:
         return false;
     """), timeout=10)
     result["found"] = {"asset": found[0], "centred": bool(ring and found[3])}
+    # The analytics (issue 41): the last 24 hours' heat drawn under the zones, and each zone's
+    # occupancy by hour beside its name. By now (after a minute) the daemon has written heat.
+    driver.execute_script("""
+        const s = document.getElementById('heat'); s.value = '24h';
+        document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}));
+        s.dispatchEvent(new Event('change'));
+    """)
+    cells = wait("the heat map", lambda: int(driver.execute_script("return document.getElementById('floor').dataset.heatCells || 0")), timeout=45)
+    heat_drawn = wait("heat on the canvas", lambda: driver.execute_script("""
+        const c = document.getElementById('floor'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let red = 0;
+        // The heat's red (#e15759) blended over the floor and under a zone's tint: red well above
+        // green, green and blue close (the zones' orange has little blue; the dots are blue).
+        for (let i = 0; i < d.length; i += 16) if (d[i] > d[i + 1] + 25 && Math.abs(d[i + 1] - d[i + 2]) < 30) red++;
+        return red;
+    """), timeout=10)
+    occupancy = wait("the zones' occupancy charts", lambda: driver.execute_script(
+        "return [...document.querySelectorAll('#zones li')].filter(li => +li.dataset.occupancyPeak > 0)"
+        ".map(li => [li.dataset.zone, +li.dataset.occupancyHours, +li.dataset.occupancyPeak, +li.dataset.visits])"), timeout=20)
+    result["heat"] = {"cells": cells, "red_pixels": heat_drawn}
+    result["occupancy"] = occupancy
     result["canvas"] = driver.execute_script("const c = document.getElementById('floor'); return [c.width, c.height]")
     driver.save_screenshot(screenshot)
     result["console_errors"] = console_errors()

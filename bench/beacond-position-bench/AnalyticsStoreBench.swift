@@ -1,0 +1,194 @@
+import BeaconCore
+import Foundation
+import Storage
+
+// The zone analytics in the state store (issue 41): what counting costs at 1,000 moving
+// assets and 50 zones, how much the state file grows a day, and how fast a 90-day report
+// answers. `beacond-position-bench analytics-store`; BENCHMARKS.md keeps the figures.
+//
+// The day: each asset stays in a zone for an exponential time (mean 4 min), then walks
+// outside any zone for one (mean 1 min), then enters another zone at random: about 400
+// transitions a minute. The engine commits each turn's transitions with its states; here
+// each second's transitions are one commit of their own (an upper bound: in the daemon they
+// share the turn's transaction). Heat: 1,000 assets on a 60 × 40 m floor, added every 30 s.
+
+/// CPU seconds this thread has used.
+func threadCPU() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func fileBytes(_ directory: String) -> Int {
+    ["beacond.sqlite", "beacond.sqlite-wal"].reduce(0) { total, name in
+        total + ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0)
+    }
+}
+
+/// A day of transitions, second by second, for `assets` over `zones`, from `start`.
+func generatedDay(assets: Int, zones: Int, start: Timestamp, seed: UInt64) -> [[ZoneTransition]] {
+    var random = SplitMix(seed: seed)
+    func exponential(_ mean: Double) -> Double { -mean * log(max(1e-12, random.unit())) }
+    var bySecond = [[ZoneTransition]](repeating: [], count: 86_400)
+    for a in 0..<assets {
+        var t = exponential(60)
+        var zone: Int?
+        while t < 86_400 {
+            let second = Int(t)
+            if let z = zone {
+                bySecond[second].append(
+                    ZoneTransition(
+                        zone: "zone-\(z)", asset: "asset-\(a)", entered: false, time: start + .seconds(Int64(second))))
+                zone = nil
+                t += exponential(60)
+            } else {
+                let z = Int(random.unit() * Double(zones)) % zones
+                bySecond[second].append(
+                    ZoneTransition(
+                        zone: "zone-\(z)", asset: "asset-\(a)", entered: true, time: start + .seconds(Int64(second))))
+                zone = z
+                t += exponential(240)
+            }
+        }
+    }
+    return bySecond
+}
+
+/// A deterministic generator of its own, so the figures do not move with the system's.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+/// `BENCH_KEEP=dir`: the state directory is kept there, and a second run with it only
+/// times the report (for a profiler).
+func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
+    print("## zone analytics in the state store: \(assets) assets, \(zones) zones")
+    let kept = ProcessInfo.processInfo.environment["BENCH_KEEP"]
+    let directory = kept ?? NSTemporaryDirectory() + "beacond-analytics-bench-\(UUID().uuidString)"
+    let midnight = Timestamp.seconds(1_763_769_600)
+    if let kept, FileManager.default.fileExists(atPath: kept + "/beacond.sqlite") {
+        timeReport(try! StateStore(directory: kept), zones: zones, days: days, end: midnight + .hours(24))
+        return
+    }
+    let store = try! StateStore(directory: directory)
+    let day = generatedDay(assets: assets, zones: zones, start: midnight, seed: 41)
+    let transitions = day.reduce(0) { $0 + $1.count }
+    try! store.saveRollup(ZoneRollup(startingAt: midnight, open: []), .init(), keepAfter: .seconds(0))
+    let before = fileBytes(directory)
+
+    // A day as the daemon lives it: commits every second, heat every 30 s, a roll every 30 s.
+    var random = SplitMix(seed: 7)
+    var commitCPU = 0.0, heatCPU = 0.0, rollCPU = 0.0
+    var peak = 0
+    for second in 0..<86_400 {
+        let now = midnight + .seconds(Int64(second))
+        if !day[second].isEmpty {
+            let c0 = threadCPU()
+            try! store.commit([], transitions: day[second])
+            commitCPU += threadCPU() - c0
+        }
+        if second % 30 == 29 {
+            var heat = HeatMap()
+            for _ in 0..<assets {
+                heat.add(Point(x: random.unit() * 60, y: random.unit() * 40), level: 0, for: .seconds(30))
+            }
+            let h0 = threadCPU()
+            try! store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
+            heatCPU += threadCPU() - h0
+            // What `ZoneAnalytics.tick` does: a roll only when an hour has ended.
+            let r0 = threadCPU()
+            var (mark, stored) = try! store.zoneRollup(rollingAt: now)!
+            let before = mark
+            let rolled = mark.roll(stored, now: now)
+            if mark != before { try! store.saveRollup(mark, rolled, keepAfter: now - .hours(24 * 90)) }
+            rollCPU += threadCPU() - r0
+        }
+        if second % 3600 == 3599 { peak = max(peak, fileBytes(directory)) }
+    }
+    // The day rolls at midnight: its transitions go.
+    let r0 = threadCPU()
+    var (mark, stored) = try! store.zoneRollup(rollingAt: midnight + .hours(24) + .seconds(1))!
+    try! store.saveRollup(mark, mark.roll(stored, now: midnight + .hours(24) + .seconds(1)), keepAfter: .seconds(0))
+    rollCPU += threadCPU() - r0
+    let after = fileBytes(directory)
+    let total = commitCPU + heatCPU + rollCPU
+    print(
+        String(
+            format: "a day: %d transitions; CPU: commits %.1f s, heat %.1f s, rolls %.1f s = %.1f s, %.3f %% of a core",
+            transitions, commitCPU, heatCPU, rollCPU, total, total / 864))
+    print(
+        String(
+            format:
+                "state file: %.1f MB before the day, %.1f MB at most during it, %.1f MB after its roll (+%.2f MB a day)",
+            Double(before) / 1e6, Double(peak) / 1e6, Double(after) / 1e6, Double(after - before) / 1e6))
+
+    // 90 days of roll-ups: the day's rows again for every day back.
+    let hours = try! store.zoneFigures(span: ZoneRollup.hour, zone: nil, from: midnight, to: midnight + .hours(24))
+    let daily = try! store.zoneFigures(span: ZoneRollup.dayLength, zone: nil, from: midnight, to: midnight + .hours(24))
+    print("one day's roll-ups: \(hours.count) zone-hours, \(daily.count) zone-days")
+    let g0 = Date()
+    for back in 1..<days {
+        let shift = TimeSpan.hours(24 * Int64(back))
+        var rolled = ZoneRollup.Rolled()
+        rolled.hours = hours.map { stats(of: $0, at: $0.start - shift) }
+        rolled.days = daily.map { stats(of: $0, at: $0.start - shift) }
+        try! store.saveRollup(mark, rolled, keepAfter: .seconds(0))
+    }
+    print(
+        String(
+            format: "%d days of roll-ups written in %.1f s; state file %.1f MB", days, Date().timeIntervalSince(g0),
+            Double(fileBytes(directory)) / 1e6))
+
+    timeReport(store, zones: zones, days: days, end: midnight + .hours(24))
+    if kept == nil { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// The report: every zone by day over `days`, and one zone by hour over 24 hours.
+func timeReport(_ store: StateStore, zones: Int, days: Int, end: Timestamp) {
+    let from = end - .hours(24 * Int64(days))
+    var reportTimes: [Double] = []
+    var chartTimes: [Double] = []
+    for _ in 0..<7 {
+        let t0 = Date()
+        var visits = 0
+        for z in 0..<zones {
+            let rows = try! store.zoneBuckets(
+                zone: "zone-\(z)", span: ZoneRollup.dayLength, from: from, to: end, now: end + .seconds(1))
+            visits += ZoneFigures.span(rows, zone: "zone-\(z)", start: from, length: end - from).visits
+        }
+        reportTimes.append(Date().timeIntervalSince(t0) * 1000)
+        precondition(visits > 0)
+        let c0 = Date()
+        _ = try! store.zoneBuckets(
+            zone: "zone-0", span: ZoneRollup.hour, from: end - .hours(24), to: end, now: end + .seconds(1))
+        chartTimes.append(Date().timeIntervalSince(c0) * 1000)
+    }
+    reportTimes.sort()
+    chartTimes.sort()
+    print(
+        String(
+            format: "%d-day report, %d zones by day: median %.0f ms, max %.0f ms; one zone's 24 hours: median %.1f ms",
+            days, zones, reportTimes[3], reportTimes.last!, chartTimes[3]))
+}
+
+/// A stored row as the roll-up it came from, at another start (the dwells from its bins).
+func stats(of f: ZoneFigures, at start: Timestamp) -> ZoneHourStats {
+    var s = ZoneHourStats(zone: f.zone, hour: start)
+    (s.visits, s.assets, s.occupancyMax, s.assetSeconds) = (f.visits, f.assets, f.occupancyMax, f.assetSeconds)
+    s.occupancyMean = f.occupancyMean
+    var dwells: [Double] = []
+    for pair in f.bins.pairs {
+        dwells += Array(repeating: DwellBins.middleValue(of: Int(pair.bin)), count: Int(pair.count))
+    }
+    s.dwells = dwells.sorted()
+    return s
+}
