@@ -290,8 +290,8 @@ import Testing
         """
 
     /// Address-only sightings of the pallet at `at` (in the dock by default) from the four receivers.
-    static func sightings(at: (x: Double, y: Double) = (2, 5)) -> [String] {
-        let t = String(format: "%.3f", Date().timeIntervalSince1970)
+    static func sightings(at: (x: Double, y: Double) = (2, 5), ahead: Double = 0) -> [String] {
+        let t = String(format: "%.3f", Date().timeIntervalSince1970 + ahead)
         return [(0.0, 0.0, "r1"), (10, 0, "r2"), (10, 10, "r3"), (0, 10, "r4")].map { x, y, r in
             let d = ((at.x - x) * (at.x - x) + (at.y - y) * (at.y - y)).squareRoot()
             let rssi = Int((-59 - 20 * log10(d)).rounded())
@@ -301,13 +301,14 @@ import Testing
 
     /// Posts the pallet's sightings at `at` (every 200 ms, 15 s at most) until the history satisfies
     /// `condition`; returns the history.
+    /// `ahead`: stamped that many seconds later than now (the daemon's clock set forward).
     static func hear(
-        _ d: APIDaemon, at: (x: Double, y: Double) = (2, 5), until what: String,
+        _ d: APIDaemon, at: (x: Double, y: Double) = (2, 5), ahead: Double = 0, until what: String,
         _ condition: ([[String: Any]]) -> Bool
     ) throws -> [[String: Any]] {
         var events: [[String: Any]] = []
         try eventually(what, timeout: 15, every: 0.2, detail: { "\(events.map { $0["type"] ?? "" })" }) {
-            try d.post(sightings(at: at))
+            try d.post(sightings(at: at, ahead: ahead))
             events = try d.history()
             return condition(events)
         }

@@ -101,6 +101,32 @@ import Testing
         }
     }
 
+    /// The zone analytics (SPEC §8) on the locator that took over: each visit its engine made
+    /// is counted once across the hand-over, as its own stored zone events give them (read
+    /// when no enter came between two reads of the history: the tags keep walking).
+    static func expectVisitsCountedOnce(_ d: APIDaemon) throws {
+        let zones = ["entrance", "checkout", "aisle-3", "stockroom"]
+        func enters() throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for e in try d.history(type: "zone.enter") {
+                counts[(e["data"] as? [String: Any])?["zone"] as? String ?? "", default: 0] += 1
+            }
+            return counts
+        }
+        var told: [String: Int] = [:], counted: [String: Int] = [:]
+        try eventually("a quiet moment to compare", timeout: 20) {
+            let before = try enters()
+            for zone in zones {
+                let total = try d.client.request("GET", "/v1/zones/\(zone)/stats?from=1h").object["total"]
+                counted[zone] = (total as? [String: Any])?["visits"] as? Int ?? -1
+            }
+            told = try enters()
+            return before == told
+        }
+        #expect(zones.allSatisfy { counted[$0] == told[$0, default: 0] }, "counted \(counted), told \(told)")
+        #expect(told.values.reduce(0, +) > 0)
+    }
+
     @Test func theLocatorKilledMidAlertsRepeatsNoneAndLosesNone() throws {
         // BEACOND_HANDOVER_RUNS=10 for the figure in BENCHMARKS.md; one run in the suite.
         let runs = Int(ProcessInfo.processInfo.environment["BEACOND_HANDOVER_RUNS"] ?? "") ?? 1
@@ -180,6 +206,7 @@ import Testing
             if lost.isEmpty { break }
             usleep(200_000)
         } while Date() < deadline
+        try Self.expectVisitsCountedOnce(gw2)
         #expect(gw2.stop() == 0)
         #expect(gw3.stop() == 0)
         let events = receiver.delivered

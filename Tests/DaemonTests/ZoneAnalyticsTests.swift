@@ -13,8 +13,10 @@ import Testing
     }
 
     /// Hears the pallet at `at` until the history has `count` zone events of `kind`.
-    static func hear(_ d: APIDaemon, at: (x: Double, y: Double), until count: Int, _ kind: String) throws {
-        _ = try AssetAPITests.hear(d, at: at, until: "zone.\(kind) #\(count)") { events in
+    static func hear(
+        _ d: APIDaemon, at: (x: Double, y: Double), ahead: Double = 0, until count: Int, _ kind: String
+    ) throws {
+        _ = try AssetAPITests.hear(d, at: at, ahead: ahead, until: "zone.\(kind) #\(count)") { events in
             events.filter { $0["type"] as? String == "beacond.zone.\(kind)" }.count >= count
         }
     }
@@ -103,6 +105,24 @@ import Testing
         }
         #expect(after["visits"] as? Int == 3)
         #expect(try d.client.request("GET", "/v1/zones/nowhere/stats").status == 404)
+        #expect(d.stop() == 0)
+    }
+
+    /// The wall clock set an hour forward while the pallet is in the dock (NTP on a gateway
+    /// that booted behind): one visit, not two, and its dwell runs from the enter as stored
+    /// to the exit on the new clock, as the stored events give it.
+    @Test func aVisitAcrossAClockStepIsOneVisit() throws {
+        let d = try APIDaemon(extra: AssetAPITests.site)
+        let offset = try WallClockStepTests.startWithAMovableClock(d)
+        try Self.hear(d, at: (2, 5), until: 1, "enter")
+        try "+3600\n".write(toFile: offset, atomically: true, encoding: .utf8)
+        try d.daemon!.waitUntil("the step") { _, logs in logs.contains { $0.contains("clock.step") } }
+        try Self.hear(d, at: (8, 5), ahead: 3600, until: 1, "exit")
+        let truth = try Self.fromHistory(d)
+        let total = try #require(try Self.stats(d)["total"] as? [String: Any])
+        #expect(truth.visits == 1 && total["visits"] as? Int == 1, "\(total)")
+        #expect(total["dwell_count"] as? Int == 1)
+        #expect(abs((total["dwell_max_s"] as? Double ?? 0) - truth.dwells[0]) < 0.002, "\(total) \(truth)")
         #expect(d.stop() == 0)
     }
 

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Simulation
 import Storage
 
 // The zone analytics in the state store (issue 41): what counting costs at 1,000 moving
@@ -27,8 +28,8 @@ func fileBytes(_ directory: String) -> Int {
 
 /// A day of transitions, second by second, for `assets` over `zones`, from `start`.
 func generatedDay(assets: Int, zones: Int, start: Timestamp, seed: UInt64) -> [[ZoneTransition]] {
-    var random = SplitMix(seed: seed)
-    func exponential(_ mean: Double) -> Double { -mean * log(max(1e-12, random.unit())) }
+    var random = SeededRandom(seed: seed)
+    func exponential(_ mean: Double) -> Double { -mean * log(max(1e-12, random.uniform())) }
     var bySecond = [[ZoneTransition]](repeating: [], count: 86_400)
     for a in 0..<assets {
         var t = exponential(60)
@@ -42,7 +43,7 @@ func generatedDay(assets: Int, zones: Int, start: Timestamp, seed: UInt64) -> [[
                 zone = nil
                 t += exponential(60)
             } else {
-                let z = Int(random.unit() * Double(zones)) % zones
+                let z = Int(random.uniform() * Double(zones)) % zones
                 bySecond[second].append(
                     ZoneTransition(
                         zone: "zone-\(z)", asset: "asset-\(a)", entered: true, time: start + .seconds(Int64(second))))
@@ -54,22 +55,6 @@ func generatedDay(assets: Int, zones: Int, start: Timestamp, seed: UInt64) -> [[
     return bySecond
 }
 
-/// A deterministic generator of its own, so the figures do not move with the system's.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
-
-/// `BENCH_KEEP=dir`: the state directory is kept there, and a second run with it only
-/// times the report (for a profiler).
 func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
     print("## zone analytics in the state store: \(assets) assets, \(zones) zones")
     let kept = ProcessInfo.processInfo.environment["BENCH_KEEP"]
@@ -86,7 +71,7 @@ func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
     let before = fileBytes(directory)
 
     // A day as the daemon lives it: commits every second, heat every 30 s, a roll every 30 s.
-    var random = SplitMix(seed: 7)
+    var random = SeededRandom(seed: 7)
     var commitCPU = 0.0, heatCPU = 0.0, rollCPU = 0.0
     var peak = 0
     for second in 0..<86_400 {
@@ -99,7 +84,7 @@ func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
         if second % 30 == 29 {
             var heat = HeatMap()
             for _ in 0..<assets {
-                heat.add(Point(x: random.unit() * 60, y: random.unit() * 40), level: 0, for: .seconds(30))
+                heat.add(Point(x: random.uniform() * 60, y: random.uniform() * 40), level: 0, for: .seconds(30))
             }
             let h0 = threadCPU()
             try! store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
