@@ -47,6 +47,42 @@ import Testing
         return (visits, dwells.sorted())
     }
 
+    /// Each hour the daemon answered, recomputed from the stored zone events alone (their
+    /// times, as the history keeps them, to the millisecond): the same visits, distinct assets,
+    /// most inside at once and dwells; the same asset-minutes for every hour but the one under
+    /// way (the daemon counted it up to when it answered).
+    static func expectEachHourAsTheEventsGiveIt(_ buckets: [[String: Any]], events: [[String: Any]]) throws {
+        let transitions = try events.map { e in
+            let data = e["data"] as? [String: Any] ?? [:]
+            return ZoneTransition(
+                zone: data["zone"] as? String ?? "", asset: data["asset"] as? String ?? "",
+                entered: e["type"] as? String == "beacond.zone.enter",
+                time: try #require(RFC3339.parse(e["time"] as? String ?? "")))
+        }
+        var open: [ZoneHours.OpenVisit] = []
+        for (i, bucket) in buckets.enumerated() {
+            let start = try #require(RFC3339.parse(bucket["start"] as? String ?? ""))
+            let end = start + .hours(1)
+            let inHour = transitions.filter { $0.time >= start && $0.time < end }
+            let (stats, still) = ZoneHours.compute(
+                hour: start, until: end, zones: ["dock"], open: open, transitions: inHour)
+            open = still
+            let hour = try #require(stats.first)
+            let said = "\(bucket) against \(hour)"
+            #expect(bucket["visits"] as? Int == hour.visits && bucket["assets"] as? Int == hour.assets, "\(said)")
+            #expect(bucket["occupancy_max"] as? Int == hour.occupancyMax, "\(said)")
+            #expect(bucket["dwell_count"] as? Int == hour.dwells.count, "\(said)")
+            for (key, value) in [
+                ("dwell_p50_s", hour.dwellP50), ("dwell_p90_s", hour.dwellP90), ("dwell_max_s", hour.dwellMax),
+            ] {
+                #expect(abs((bucket[key] as? Double ?? -1) - (value ?? -1)) < 0.002, "\(key): \(said)")
+            }
+            if i < buckets.count - 1 {
+                #expect(abs((bucket["asset_minutes"] as? Double ?? -1) - hour.assetMinutes) < 0.01, "\(said)")
+            }
+        }
+    }
+
     @Test func visitsAgreeWithTheStoredZoneEventsAcrossAKillAndAReload() throws {
         let d = try APIDaemon(extra: AssetAPITests.site)
         try d.start()
@@ -74,6 +110,7 @@ import Testing
         #expect(abs((total["dwell_max_s"] as? Double ?? 0) - truth.dwells.last!) < 0.002, "\(total) \(truth)")
         let buckets = try #require(stats["buckets"] as? [[String: Any]])
         #expect(buckets.count >= 3 && buckets.reduce(0) { $0 + ($1["visits"] as? Int ?? 0) } == 2)
+        try Self.expectEachHourAsTheEventsGiveIt(buckets, events: try d.history(type: "zone.*"))
 
         let csv = try runCommand(
             Executables.built("beaconctl"),
