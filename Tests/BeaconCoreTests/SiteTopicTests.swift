@@ -9,7 +9,7 @@ struct SiteTopicTests {
         .sightings(gateway: "gw1"), .status(gateway: "gw1"), .info(gateway: "gw-2"), .decided(gateway: "gw1"),
         .delivered(gateway: "gw1", webhook: "crm"), .locator, .calibration, .events(kind: "zone.enter"),
         .asset(id: "cart-17", field: "state"), .asset(id: "cart-17", field: "attributes"),
-        .regionState(client: "app", region: "till"),
+        .regionState(client: "app", region: "till"), .zone(id: "aisle-3", field: "occupancy"),
     ]
 
     @Test(arguments: every) func everyTopicParsesBackToItself(topic: SiteTopic) {
@@ -24,7 +24,9 @@ struct SiteTopicTests {
         #expect(Self.topics[.regionState(client: "app", region: "till")] == "beacond/store-042/regions/app/till/state")
         #expect(Self.topics[.events(kind: "zone.enter")] == "beacond/store-042/events/zone.enter")
         #expect(Self.topics.filter(.delivered) == "beacond/store-042/gateways/+/delivered/+")
-        #expect(SiteTopic.Filter.allCases.count == 8)
+        #expect(Self.topics[.zone(id: "aisle-3", field: "occupancy")] == "beacond/store-042/zones/aisle-3/occupancy")
+        #expect(Self.topics.filter(.zones) == "beacond/store-042/zones/+/+")
+        #expect(SiteTopic.Filter.allCases.count == 9)
     }
 
     @Test func whatIsNotASiteTopicDoesNotParse() {

@@ -121,6 +121,11 @@ import Testing
         let table = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "report", "--by", "hour"])
         #expect(table.stdout.hasPrefix("ZONE") && table.stdout.contains("dock"), "\(table.stdout)")
+        let json = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "report", "--zone", "dock", "--format", "json"])
+        let report = (try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) as? [String: Any]
+        let zones = report?["zones"] as? [[String: Any]]
+        #expect(((zones?.first?["total"] as? [String: Any])?["visits"] as? Int) == 2, "\(json.stdout)")
         let refused = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "report", "--format", "xml"])
         #expect(refused.status != 0 && refused.stderr.contains("--format"))
