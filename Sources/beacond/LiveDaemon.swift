@@ -208,13 +208,15 @@ struct LiveDaemon {
                     StateVerifier(store: store, logger: logger),
                     systemd,
                 ])
-        allStarted.signal()
+        // Told before a reload that waited for the start may go on: its `config.reloaded`
+        // comes after this line, as the start came before it.
         logger.info(
             "beacond.started",
             metadata: [
                 "gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)",
                 "services": "\(services.names.joined(separator: ","))",
             ])
+        allStarted.signal()
         services.waitForStopRequest()
         reloads.cancel()
         services.stop()
