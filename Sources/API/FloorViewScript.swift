@@ -41,6 +41,9 @@ enum FloorViewScript {
     });
   }
 
+  // The zone analytics (analytics.js): the heat layer and each zone's occupancy chart.
+  const analytics = floorAnalytics({ state, ctx, canvas, $, fetchJSON });
+
   function zoneColor(i) { return palette[i % palette.length]; }
 
   function computeBounds() {
@@ -111,7 +114,7 @@ enum FloorViewScript {
       if (!state.image) ctx.fill();
       ctx.strokeStyle = "#999"; ctx.lineWidth = 2 * dpr; ctx.stroke();
     }
-    if (state.heat) drawHeat(t);
+    if (state.heat) analytics.drawHeat(t);
     state.zones.forEach((z, i) => {
       const color = zoneColor(i), on = occupied.has(z.id);
       if (z.polygon) {
@@ -184,47 +187,6 @@ enum FloorViewScript {
       const a = state.assets.get(id);
       canvas.dataset.found = id; canvas.dataset.centre = a.x.toFixed(2) + "," + a.y.toFixed(2);
     } else if (canvas.dataset.found) { delete canvas.dataset.found; delete canvas.dataset.centre; }
-  }
-
-  // Where the assets were: each 1 m cell red in proportion to its share of the busiest
-  // cell's time, under the zones' outlines, so the busiest aisle stands out at a glance.
-  function drawHeat(t) {
-    const { cells, max } = state.heat;
-    if (!max) return;
-    ctx.fillStyle = "#e15759";
-    cells.forEach((c) => {
-      if (c.level !== state.level) return;
-      ctx.globalAlpha = 0.08 + 0.62 * Math.sqrt(c.seconds / max);
-      ctx.fillRect(t.x(c.x), t.y(c.y + 1), t.scale, t.scale);
-    });
-    ctx.globalAlpha = 1;
-  }
-
-  function loadHeat() {
-    const span = $("heat").value;
-    if (!span) { state.heat = null; delete canvas.dataset.heatCells; return Promise.resolve(); }
-    return fetchJSON("/v1/analytics/heatmap?from=" + span + "&level=" + state.level).then((h) => {
-      state.heat = { cells: h.cells, max: h.max_seconds };
-      canvas.dataset.heatCells = h.cells.length;
-    });
-  }
-
-  // Each zone's occupancy over the last 24 hours, an hour a bar, beside its name in the list.
-  function loadOccupancy() {
-    return Promise.all(state.zones.map((z) =>
-      fetchJSON("/v1/zones/" + encodeURIComponent(z.id) + "/stats?from=24h&bucket=hour").then((s) => {
-        const li = document.querySelector('#zones li[data-zone="' + CSS.escape(z.id) + '"]');
-        if (!li) return;
-        let chart = li.querySelector("canvas.occupancy");
-        if (!chart) { chart = document.createElement("canvas"); chart.className = "occupancy"; chart.width = 96; chart.height = 18; li.appendChild(chart); }
-        const values = s.buckets.map((b) => b.occupancy_mean), peak = Math.max(0, ...values);
-        const g = chart.getContext("2d"), w = chart.width / Math.max(1, values.length);
-        g.clearRect(0, 0, chart.width, chart.height);
-        g.fillStyle = li.querySelector(".swatch").style.background;
-        values.forEach((v, i) => { const h = peak ? Math.max(1, (v / peak) * chart.height) : 0; g.fillRect(i * w, chart.height - h, Math.max(1, w - 1), h); });
-        chart.title = "occupancy, last 24 h: peak " + peak.toFixed(2) + " assets (hourly mean), " + s.total.visits + " visits";
-        li.dataset.occupancyHours = values.length; li.dataset.occupancyPeak = peak; li.dataset.visits = s.total.visits;
-      })));
   }
 
   function clock(time) { return time ? new Date(time).toLocaleTimeString() : "never"; }
@@ -373,7 +335,7 @@ enum FloorViewScript {
     state.levels.forEach((l) => {
       const b = document.createElement("button"); b.textContent = "Level " + l; b.dataset.level = l;
       b.className = l === state.level ? "current" : "";
-      b.onclick = () => { state.level = l; setLevels(); loadHeat().catch(() => {}); };
+      b.onclick = () => { state.level = l; setLevels(); analytics.loadHeat().catch(() => {}); };
       box.appendChild(b);
     });
   }
@@ -404,7 +366,7 @@ enum FloorViewScript {
   }
 
   // Choosing a heat map brings the zones' charts up to date too: both are the analytics.
-  $("heat").addEventListener("change", () => { loadHeat().catch(() => {}); loadOccupancy().catch(() => {}); });
+  $("heat").addEventListener("change", () => { analytics.loadHeat().catch(() => {}); analytics.loadOccupancy().catch(() => {}); });
 
   $("filter").addEventListener("input", (e) => {
     state.filter = e.target.value.trim().toLowerCase();
@@ -430,8 +392,8 @@ enum FloorViewScript {
       // Receivers' silence, a reload's zones; tags' batteries and last-seen times.
       setInterval(() => { loadFloor().catch(() => {}); loadTags().catch(() => {}); }, 5000);
       // The analytics move by the hour: once a minute is enough.
-      loadOccupancy().catch(() => {});
-      setInterval(() => { loadOccupancy().catch(() => {}); loadHeat().catch(() => {}); }, 60000);
+      analytics.loadOccupancy().catch(() => {});
+      setInterval(() => { analytics.loadOccupancy().catch(() => {}); analytics.loadHeat().catch(() => {}); }, 60000);
       requestAnimationFrame(frame);
     })
     .catch((e) => { $("status").textContent = e.message; $("status").className = "down"; });

@@ -42,11 +42,16 @@ import Testing
         let page = try String(contentsOf: folder.appendingPathComponent("floor.html"), encoding: .utf8)
         let script = try String(contentsOf: folder.appendingPathComponent("floor.js"), encoding: .utf8)
         #expect(FloorViewPage.markup + "\n" == page, "run scripts/embed after editing floor.html")
+        let analytics = try String(contentsOf: folder.appendingPathComponent("analytics.js"), encoding: .utf8)
         #expect(FloorViewScript.text + "\n" == script, "run scripts/embed after editing floor.js")
-        // Served as one page: the script inline where the page names it, nothing to fetch.
-        #expect(page.components(separatedBy: FloorViewPage.scriptTag).count == 2)
-        #expect(!FloorViewPage.html.contains(FloorViewPage.scriptTag))
-        #expect(FloorViewPage.html.contains("<script>\n" + script + "</script>"))
+        #expect(FloorViewAnalyticsScript.text + "\n" == analytics, "run scripts/embed after editing analytics.js")
+        // Served as one page: each script inline where the page names it, nothing to fetch.
+        for (tag, text) in [(FloorViewPage.scriptTag, script), (FloorViewPage.analyticsTag, analytics)] {
+            #expect(page.components(separatedBy: tag).count == 2)
+            #expect(!FloorViewPage.html.contains(tag))
+            #expect(FloorViewPage.html.contains("<script>\n" + text + "</script>"))
+        }
+        #expect(!FloorViewPage.html.contains("<script src="))
     }
 
     @Test func everyEventTypeHasAStandAloneDataSchema() throws {
