@@ -62,6 +62,7 @@ enum FloorViewPage {
   <h2>Tags <span id="tag-count"></span></h2><ul id="tags"></ul>
   <h2>Assets <span id="asset-count"></span></h2><ul id="assets"></ul>
 </aside>
+<script src="geometry.js"></script>
 <script src="analytics.js"></script>
 <script src="floor.js"></script>
 </body>

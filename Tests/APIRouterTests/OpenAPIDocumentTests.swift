@@ -43,10 +43,15 @@ import Testing
         let script = try String(contentsOf: folder.appendingPathComponent("floor.js"), encoding: .utf8)
         #expect(FloorViewPage.markup + "\n" == page, "run scripts/embed after editing floor.html")
         let analytics = try String(contentsOf: folder.appendingPathComponent("analytics.js"), encoding: .utf8)
+        let geometry = try String(contentsOf: folder.appendingPathComponent("geometry.js"), encoding: .utf8)
         #expect(FloorViewScript.text + "\n" == script, "run scripts/embed after editing floor.js")
         #expect(FloorViewAnalyticsScript.text + "\n" == analytics, "run scripts/embed after editing analytics.js")
+        #expect(FloorViewGeometryScript.text + "\n" == geometry, "run scripts/embed after editing geometry.js")
         // Served as one page: each script inline where the page names it, nothing to fetch.
-        for (tag, text) in [(FloorViewPage.scriptTag, script), (FloorViewPage.analyticsTag, analytics)] {
+        for (tag, text) in [
+            (FloorViewPage.scriptTag, script), (FloorViewPage.analyticsTag, analytics),
+            (FloorViewPage.geometryTag, geometry),
+        ] {
             #expect(page.components(separatedBy: tag).count == 2)
             #expect(!FloorViewPage.html.contains(tag))
             #expect(FloorViewPage.html.contains("<script>\n" + text + "</script>"))
