@@ -52,8 +52,9 @@ let package = Package(
                 "Storage",
                 logging,
             ],
-            // Served from the binary: scripts/embed writes them into FloorViewPage.swift and FloorViewScript.swift.
-            exclude: ["FloorView/floor.html", "FloorView/floor.js"]),
+            // Served from the binary: scripts/embed writes them into FloorViewPage.swift and the
+            // FloorView*Script.swift files.
+            exclude: ["FloorView/floor.html", "FloorView/floor.js", "FloorView/geometry.js", "FloorView/analytics.js"]),
         // A simulated site: tags walking among receivers through a noisy radio channel, with truth.
         .target(name: "Simulation", dependencies: ["BeaconCore", "BeaconConfig"]),
         // libsystemd (Debian: libsystemd-dev): sd_notify, the watchdog, the journal.

@@ -66,9 +66,10 @@ final class ZoneAnalytics: DaemonService, Sendable {
                 try store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
             }
             guard publisher.held.events == 0 else { return }
-            guard var (mark, stored) = try store.zoneRollup(rollingAt: now) else { return }
+            guard let found = try store.zoneRollup(rollingAt: now) else { return }
+            var mark = found.mark
             let before = mark
-            let rolled = mark.roll(stored, now: now)
+            let rolled = mark.roll(found.stored, now: now)
             if mark != before {
                 try store.saveRollup(mark, rolled, keepAfter: now - retention.withLock { $0 })
             }
