@@ -168,6 +168,31 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A state directory that cannot be opened at start (a mount not up yet) and opens later:
+    /// counting starts then, from the transitions held and stored since, within a tick (30 s).
+    /// Before, nothing was counted until a restart.
+    @Test func aStateStoreThatOpensLateStartsTheCounting() throws {
+        let d = try APIDaemon(extra: AssetAPITests.site)
+        let state = d.dir.appendingPathComponent("state").path
+        #expect(FileManager.default.createFile(atPath: state, contents: Data("not a directory".utf8)))
+        try d.start()
+        _ = try AssetAPITests.hear(d, until: "the pallet placed") { _ in
+            let asset = try? d.client.request("GET", "/v1/assets/pallet-9").object
+            return asset?["zones"] as? [String] == ["dock"]
+        }
+        try FileManager.default.removeItem(atPath: state)
+        try Self.hear(d, at: (2, 5), until: 1, "enter")
+        var total: [String: Any] = [:]
+        try eventually("the visit counted", timeout: 45, every: 1, detail: { "\(total)" }) {
+            try d.post(AssetAPITests.sightings(at: (2, 5)))
+            total = try Self.stats(d)["total"] as? [String: Any] ?? [:]
+            return total["visits"] as? Int == 1
+        }
+        #expect(total["assets"] as? Int == 1)
+        #expect(d.daemon!.logs.contains { $0.isLog("analytics.started", level: "info") })
+        #expect(d.stop() == 0)
+    }
+
     @Test func badQueriesAreRefusedWithWhatIsWrong() throws {
         let d = try APIDaemon(extra: AssetAPITests.site)
         try d.start()

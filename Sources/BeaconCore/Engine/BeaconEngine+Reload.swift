@@ -119,6 +119,16 @@ extension BeaconEngine {
         return tracker.heat
     }
 
+    /// The changes of zone membership kept since the last `takeZoneTransitions`, not yet taken.
+    public var pendingZoneTransitions: [ZoneTransition] { tracker?.transitions ?? [] }
+
+    /// Every asset's zones now, each since its enter: the visits under way.
+    public var zoneVisitsUnderWay: [ZoneHours.OpenVisit] {
+        savedState().assets.flatMap { asset in
+            asset.zones.map { ZoneHours.OpenVisit(zone: $0.zone, asset: asset.asset, entered: $0.since) }
+        }
+    }
+
     /// The changes of zone membership since the last call, in order.
     public mutating func takeZoneTransitions() -> [ZoneTransition] {
         guard let tracker, !tracker.transitions.isEmpty else { return [] }

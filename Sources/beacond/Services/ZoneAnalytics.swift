@@ -66,7 +66,7 @@ final class ZoneAnalytics: DaemonService, Sendable {
                 try store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
             }
             guard publisher.held.events == 0 else { return }
-            guard let found = try store.zoneRollup(rollingAt: now) else { return }
+            guard let found = try store.zoneRollup(rollingAt: now) else { return try startCounting() }
             var mark = found.mark
             let before = mark
             let rolled = mark.roll(found.stored, now: now)
@@ -88,6 +88,44 @@ final class ZoneAnalytics: DaemonService, Sendable {
     }
 }
 
+extension ZoneAnalytics {
+    /// No mark yet: the state store opened after the start (or could not write then). Counting
+    /// starts from the transitions stored since it opened, made to agree with the engine's
+    /// zones — on the engine's thread, so that no turn commits between the reads.
+    func startCounting() throws {
+        let retention = retention.withLock { $0 }
+        let result: Result<Int, StartFailed>? = engine.perform(timeout: .seconds(2)) { [store] engine, now in
+            do {
+                let stored = try store.zoneTransitions(after: 0)
+                let last = stored.last?.seq ?? 0
+                let pending = engine.pendingZoneTransitions.enumerated().map {
+                    ZoneRollup.Stored(seq: last + Int64($0.offset) + 1, $0.element)
+                }
+                let mark = ZoneRollup(startingAt: min(stored.first?.transition.time ?? now, now), open: [])
+                let fixes = ZoneRollup.reconcile(
+                    open: mark.openVisits(after: stored + pending), inside: engine.zoneVisitsUnderWay, at: now)
+                try store.appendTransitions(fixes)
+                try store.saveRollup(mark, .init(), keepAfter: now - retention)
+                return (.success(stored.count), [])
+            } catch {
+                return (.failure(StartFailed(reason: "\(error)")), [])
+            }
+        }
+        switch result {
+        case let .success(count)?:
+            logger.info(
+                "analytics.started", metadata: ["transitions": "\(count)", "reason": "the state store opened late"])
+        case let .failure(failed)?: throw failed
+        case nil: break  // the engine is busy or stopping: the next tick
+        }
+    }
+
+    struct StartFailed: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+}
+
 extension LiveDaemon {
     /// Before the engine runs: the counting and the engine's zones made to agree (a first
     /// start counts the visits under way from their enter; a zone removed while stopped ends
@@ -95,9 +133,7 @@ extension LiveDaemon {
     func startZoneAnalytics(store: StateStore, engine: inout BeaconEngine, at now: Timestamp) {
         engine.recordsZoneTransitions = true
         guard store.openFailure == nil else { return }
-        let inside = engine.savedState().assets.flatMap { asset in
-            asset.zones.map { ZoneHours.OpenVisit(zone: $0.zone, asset: asset.asset, entered: $0.since) }
-        }
+        let inside = engine.zoneVisitsUnderWay
         do {
             guard let mark = try store.zoneRollupMark() else {
                 try store.saveRollup(
@@ -119,7 +155,7 @@ extension LiveDaemon {
         } catch {
             logger.error(
                 "analytics.write_failed",
-                metadata: ["error": "\(error)", "next": "counting starts when the state store can write"])
+                metadata: ["error": "\(error)", "next": "counting starts within 30 s of the state store writing"])
         }
     }
 }
