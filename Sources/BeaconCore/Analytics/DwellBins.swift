@@ -23,8 +23,8 @@ public struct DwellBins: Sendable, Equatable {
     public private(set) var total = 0
     public private(set) var max: Double?
 
-    static let ratio = 1.02
-    static let logRatio = 0.0198026272961797  // ln(1.02)
+    /// ln(1.02): each bin is 2 % wider than the one before.
+    static let logRatio = 0.0198026272961797
 
     public init() {}
 
@@ -39,12 +39,6 @@ public struct DwellBins: Sendable, Equatable {
         }
         total = dwells.count
         max = dwells.map { Swift.max(0, $0) }.max()
-    }
-
-    public mutating func add(_ seconds: Double) {
-        var one = DwellBins([seconds])
-        one.merge(self)
-        self = one
     }
 
     public mutating func merge(_ other: DwellBins) {

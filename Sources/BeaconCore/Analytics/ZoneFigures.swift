@@ -12,8 +12,8 @@ public struct ZoneFigures: Sendable, Equatable {
     public var occupancyMean: Double
     public var occupancyMax: Int
     public var assetSeconds: Double
-    /// Visits that ended within the span, and how long they lasted.
-    public var dwellCount: Int
+    /// Visits that ended within the span (`bins` holds them), and how long they lasted.
+    public var dwellCount: Int { bins.total }
     public var dwellP50: Double?
     public var dwellP90: Double?
     public var dwellMax: Double?
@@ -27,7 +27,6 @@ public struct ZoneFigures: Sendable, Equatable {
         (self.zone, self.start, self.length, self.visits, self.assets) = (zone, start, length, visits, assets)
         (self.occupancyMean, self.occupancyMax, self.assetSeconds) = (occupancyMean, occupancyMax, assetSeconds)
         (self.dwellP50, self.dwellP90, self.dwellMax, self.bins) = (dwellP50, dwellP90, dwellMax, bins)
-        dwellCount = bins.total
     }
 
     /// An hour's or a day's figures (`length`: how long the bucket is, though the last may
