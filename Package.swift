@@ -17,8 +17,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
-        // Pure engine: decoding, monitoring, ranging, events. No I/O, no Foundation.
-        .target(name: "BeaconCore", linkerSettings: [.linkedLibrary("m")]),
+        // Pure engine: decoding, monitoring, ranging, events. No I/O, no Foundation (AES from Crypto).
+        .target(name: "BeaconCore", dependencies: ["Crypto"], linkerSettings: [.linkedLibrary("m")]),
+        // libcrypto (Debian: libssl-dev): AES-128 for resolving phones' private addresses, HMAC-SHA256.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The two primitives the daemon needs, over libcrypto, with their key schedules kept.
+        .target(name: "Crypto", dependencies: ["CCrypto"]),
         // YAML text -> validated configuration; every error carries file:line:column and the key.
         .target(name: "BeaconConfig", dependencies: ["BeaconCore", "CYAML"]),
         // libyaml (Debian: libyaml-dev): YAML events with line and column, composed in BeaconConfig.
@@ -41,7 +45,7 @@ let package = Package(
         // Loaded with dlopen when the first webhook starts, so it costs nothing without webhooks.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Events out: ids, durable history and outbox, webhooks with signatures and retries.
-        .target(name: "Publishing", dependencies: ["BeaconCore", "MQTT", "POSIX", "Storage", "CCurl", logging]),
+        .target(name: "Publishing", dependencies: ["BeaconCore", "Crypto", "MQTT", "POSIX", "Storage", "CCurl", logging]),
         // The API's shapes (status, webhooks, metric names), written by the daemon, read by beaconctl.
         .target(name: "APIModel", dependencies: ["BeaconCore"]),
         // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.
@@ -124,7 +128,7 @@ let package = Package(
                 "CFuzzer", "CDBus", "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "HTTPServer", "API", "Logs",
                 "Publishing", "Simulation", "Storage",
             ]),
-        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "BeaconConfig", "Simulation"]),
+        .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "BeaconConfig", "Crypto", "Simulation"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", dependencies: ["Logs"], path: "Tests/TestSupport"),

@@ -43,6 +43,7 @@ extension APIRouter {
             return .ibeacon(uuid: uuid.description, major: major.map { Int($0) }, minor: minor.map { Int($0) })
         case let .eddystone(namespace, instance): return .eddystone(namespace: namespace, instance: instance)
         case let .address(address): return .address(address)
+        case .irk: return .irk
         }
     }
 

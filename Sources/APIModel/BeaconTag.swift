@@ -8,6 +8,9 @@ public enum BeaconTag: Sendable, Equatable {
     case ibeacon(uuid: String, major: Int?, minor: Int?)
     case eddystone(namespace: String, instance: String)
     case address(String)
+    /// A phone's or watch's key: never shown (it would let anyone follow the device), only
+    /// that one is set.
+    case irk
 
     public var json: JSONValue {
         switch self {
@@ -20,6 +23,8 @@ public enum BeaconTag: Sendable, Equatable {
             return .object([("namespace", .string(namespace)), ("instance", .string(instance))])
         case let .address(address):
             return .object([("address", .string(address))])
+        case .irk:
+            return .object([("irk", .string("set"))])
         }
     }
 
@@ -32,6 +37,8 @@ public enum BeaconTag: Sendable, Equatable {
             self = .eddystone(namespace: namespace, instance: instance)
         } else if let address = json.string("address") {
             self = .address(address)
+        } else if json.string("irk") != nil {
+            self = .irk
         } else {
             return nil
         }
@@ -53,6 +60,7 @@ public enum BeaconTag: Sendable, Equatable {
             return "\(uuid) \(major.map(String.init) ?? "-")/\(minor.map(String.init) ?? "-")"
         case let .eddystone(namespace, instance): return "\(namespace)/\(instance)"
         case let .address(address): return address
+        case .irk: return "phone (identity resolving key)"
         }
     }
 }

@@ -59,6 +59,7 @@ public struct Config: Sendable, Equatable {
                 case let .eddystone(namespace, instance):
                     tag = .eddystone(namespace: namespace.lowercased(), instance: instance.lowercased())
                 case let .address(address): tag = .address(address.uppercased())
+                case let .irk(key): tag = .irk(key)
                 }
                 return AssetDefinition(id: asset.id, tag: tag, missingAfter: asset.missingAfter)
             },
@@ -139,6 +140,7 @@ public struct AssetSpec: Sendable, Equatable {
         case ibeacon(uuid: BeaconUUID, major: UInt16?, minor: UInt16?)
         case eddystone(namespace: String, instance: String)
         case address(String)
+        case irk(IdentityResolvingKey)
     }
     public var id: String
     public var name: String?

@@ -33,9 +33,23 @@ extension SectionReader {
     }
 
     private func readTag(_ node: Node, _ path: String) -> AssetSpec.Tag? {
-        let keys = ["uuid", "major", "minor", "namespace", "instance", "address"]
+        let keys = ["uuid", "major", "minor", "namespace", "instance", "address", "irk"]
         guard let f = reader.mapping(node, path, allowed: keys) else { return nil }
         let given = keys.filter { f[$0] != nil }
+        if given.contains("irk") {
+            guard given == ["irk"] else {
+                reader.fail(node, path, "an irk names a phone or a watch by itself: give it alone")
+                return nil
+            }
+            guard let s = reader.string(f["irk"]!, f.path("irk")) else { return nil }
+            guard let key = IdentityResolvingKey(hex: s) else {
+                reader.fail(
+                    f["irk"]!, f.path("irk"),
+                    "expected an identity resolving key of 32 hex digits (beaconctl enroll prints it), got \"\(s)\"")
+                return nil
+            }
+            return .irk(key)
+        }
         if given.contains("address") {
             guard given == ["address"] else {
                 reader.fail(node, path, "give either uuid/major/minor, namespace/instance or address, not a mix")

@@ -219,6 +219,7 @@ public final class LiveEngine: @unchecked Sendable {
         for input in inputs {
             switch input {
             case let .sightings(batch):
+                engine.prepare(batch)
                 for sighting in batch { events += engine.ingest(sighting, notAfter: now) }
                 sightingsIngested.add(batch.count, ordering: .relaxed)
                 receivers.count(batch)

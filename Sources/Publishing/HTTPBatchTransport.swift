@@ -1,4 +1,5 @@
 import BeaconCore
+import Crypto
 import POSIX
 import Storage
 import Synchronization

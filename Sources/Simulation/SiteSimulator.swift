@@ -249,6 +249,10 @@ public struct SiteSimulator: Sendable {
         switch assets[a].tag {
         case let .address(address):
             return Sighting(time: t, receiver: receivers[r].id, address: address, rssi: rssi)
+        case let .irk(key):
+            return Sighting(
+                time: t, receiver: receivers[r].id, address: phoneAddress(a, key: key, at: t), addressType: "random",
+                rssi: rssi)
         case let .ibeacon(uuid, major, minor):
             let payload = IBeaconID(uuid: uuid, major: major ?? 0, minor: minor ?? index)
                 .payload(measuredPower: Int(settings.rssiAt1m.rounded()))

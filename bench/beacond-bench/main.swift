@@ -3,6 +3,7 @@
 //   swift run -c release beacond-bench [sightings]
 //   swift run -c release beacond-bench --trace FILE --config FILE   (the engine alone on a trace)
 //   swift run -c release beacond-bench --events [N]                  (events written as CloudEvents)
+//   swift run -c release beacond-bench --phones [KEYS]               (phones' private addresses, SPEC §9)
 // It prints sightings/s on one core and peak RSS; BENCHMARKS.md keeps the figures.
 
 import BeaconCore
@@ -69,6 +70,13 @@ for i in 0..<(beaconCount / 10) {
 }
 
 let start = Timestamp.seconds(1_763_805_600)
+
+if let i = CommandLine.arguments.firstIndex(of: "--phones") {
+    let keys = i + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[i + 1]) ?? 1000 : 1000
+    phonesMode(keys: keys, seconds: 5, clients: clients, adverts: adverts, start: start)
+    exit(0)
+}
+
 var engine = BeaconEngine(
     configuration: EngineConfiguration(
         clients: clients, receivers: ["hci0": ReceiverCalibration(rssiAt1m: -59, pathLossExponent: 2)]),

@@ -162,6 +162,13 @@ public struct BeaconEngine: Sendable {
     /// the millisecond: only a larger lead is a clock to fix.
     public static let clockAheadTolerance = TimeSpan.seconds(1)
 
+    /// Makes ready what `ingest` will need for `batch` that is cheaper done for all of it at
+    /// once: the phones' new private addresses resolved together (`AddressResolver.prepare`).
+    /// Optional: `ingest` alone gives the same events.
+    public mutating func prepare(_ batch: [Sighting]) {
+        if tracker != nil, !tracker!.resolver.isEmpty { tracker!.resolver.prepare(batch) }
+    }
+
     /// Processes one sighting at its own time (after the timers due before it); one older
     /// than the engine's clock at the engine's time, or not at all when older than
     /// `exit_timeout`.
@@ -183,7 +190,10 @@ public struct BeaconEngine: Sendable {
             counters.receiversRefused += 1
             return events
         }
-        let tagged = tracker?.asset(address: sighting.address)
+        var tagged = tracker?.asset(address: sighting.address)
+        if tagged == nil, tracker != nil {
+            tagged = tracker!.resolve(address: sighting.address, type: sighting.addressType)
+        }
         if let asset = tagged {
             tracker!.observe(
                 asset: asset, receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: nil, at: now)

@@ -22,6 +22,8 @@ public struct AssetTracker: Sendable {
     let calibrations: [ReceiverCalibration?]
     let assets: [AssetDefinition]
     let byAddress: [String: Int]
+    /// The assets' identity resolving keys: phones and watches that change their address.
+    public internal(set) var resolver: AddressResolver
     var zones: [ZoneRuntime]
     var alarms: [AlarmDefinition]
     /// For each zone, the alarms watching it.
@@ -131,6 +133,10 @@ public struct AssetTracker: Sendable {
             if case let .address(a) = asset.tag { addresses[a] = i }
         }
         byAddress = addresses
+        resolver = AddressResolver(
+            keys: site.assets.enumerated().compactMap { i, asset in
+                if case let .irk(key) = asset.tag { (i, key) } else { nil }
+            })
         zones = site.zones.map { [receiverIndex] in
             ZoneRuntime($0, receivers: receiverIndex, hysteresis: site.positioning.zoneHysteresis)
         }
@@ -170,6 +176,12 @@ public struct AssetTracker: Sendable {
     }
 
     /// The asset whose tag is this beacon identity, if any.
+    /// The asset whose identity resolving key resolves `address` (SPEC §9); nil at once when
+    /// no asset has a key.
+    public mutating func resolve(address: String, type: String?) -> Int? {
+        resolver.isEmpty ? nil : resolver.asset(address: address, type: type)
+    }
+
     public func asset(identity: BeaconIdentity) -> Int? {
         assets.firstIndex { $0.tag.matches(identity) }
     }

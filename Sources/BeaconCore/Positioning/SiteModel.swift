@@ -77,6 +77,9 @@ public enum AssetTag: Sendable, Equatable {
     case eddystone(namespace: String, instance: String)
     /// A radio address in upper case (tags that send no beacon frame).
     case address(String)
+    /// A phone's or a watch's key: every resolvable private address it resolves is this asset's
+    /// (SPEC §9).
+    case irk(IdentityResolvingKey)
 
     func matches(_ identity: BeaconIdentity) -> Bool {
         switch (self, identity) {
