@@ -136,7 +136,7 @@ let package = Package(
             name: "BlueZTests", dependencies: ["BlueZ", "BlueZFixtures", "BeaconCore", "TestSupport"], exclude: ["Support"]),
         // Black-box tests of the built daemon and beaconctl: real sockets, buses, receivers,
         // signals and kill -9, through the API and the command line only.
-        .testTarget(name: "DaemonTests", dependencies: ["TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "DaemonTests", dependencies: ["BeaconCore", "TestSupport"], exclude: ["Support"]),
         .testTarget(
             name: "APIRouterTests",
             dependencies: [

@@ -221,6 +221,12 @@ extension MetricsText {
         for g in site.gateways { sample(.siteBatchesLostTotal, ["gateway": g.id], Double(g.lost)) }
         family(.siteDroppedTotal)
         for (reason, n) in site.dropped { sample(.siteDroppedTotal, ["reason": reason], Double(n)) }
+        family(.siteForeignSightingsTotal)
+        for r in site.foreignReceivers {
+            sample(
+                .siteForeignSightingsTotal, ["receiver": r.receiver, "system": r.system, "name": r.name],
+                Double(r.sightings))
+        }
     }
 }
 

@@ -47,6 +47,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case siteBatchesReceivedTotal = "beacond_site_batches_received_total"
     case siteBatchesLostTotal = "beacond_site_batches_lost_total"
     case siteDroppedTotal = "beacond_site_dropped_total"
+    case siteForeignSightingsTotal = "beacond_site_foreign_sightings_total"
     case siteLocator = "beacond_site_locator"
     case buildInfo = "beacond_build_info"
     case configReloadsTotal = "beacond_config_reloads_total"
@@ -152,6 +153,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Batches missing from a gateway's sequence, by sender."
         case .siteDroppedTotal:
             "Messages refused whole and records dropped from the site's topics (sightings, and what gateways say of themselves), by reason."
+        case .siteForeignSightingsTotal:
+            "Sightings taken from another system's receiver on the site's broker (ESPresense, OpenMQTTGateway), by receiver."
         case .siteLocator:
             "1 while this gateway is the site's locator (it delivers the site's events)."
         case .buildInfo:

@@ -44,7 +44,16 @@ extension StatusReport {
         /// Messages refused and records dropped, by reason.
         public var dropped: [(String, Int)] = []
         public var gateways: [Gateway] = []
+        /// Receivers of other systems (SPEC §9): what each gave the engine, and when.
+        public var foreignReceivers: [ForeignReceiver] = []
         public init() {}
+
+        public struct ForeignReceiver: Sendable, Equatable {
+            public var receiver = "", system = "", name = ""
+            public var sightings = 0
+            public var lastHeard: String?
+            public init() {}
+        }
 
         public static func == (a: Site, b: Site) -> Bool { a.json == b.json }
     }
@@ -85,6 +94,16 @@ extension StatusReport.Site {
                         ])
                     })
             ),
+            (
+                "foreign_receivers",
+                .array(
+                    foreignReceivers.map { r in
+                        .object([
+                            ("receiver", .string(r.receiver)), ("system", .string(r.system)), ("name", .string(r.name)),
+                            ("sightings", .int(r.sightings)), ("last_heard", .optional(r.lastHeard)),
+                        ])
+                    })
+            ),
         ])
     }
 
@@ -115,6 +134,15 @@ extension StatusReport.Site {
             (gateway.batches, gateway.lost) = (g.int("batches"), g.int("lost"))
             gateway.clockOffsetSeconds = g.double("clock_offset_s")
             return gateway
+        }
+        foreignReceivers = s.array("foreign_receivers").map { r in
+            var f = ForeignReceiver()
+            (f.receiver, f.system, f.name) = (
+                r.string("receiver") ?? "", r.string("system") ?? "", r.string("name") ?? ""
+            )
+            f.sightings = r.int("sightings")
+            f.lastHeard = r.string("last_heard")
+            return f
         }
     }
 }

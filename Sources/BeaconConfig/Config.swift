@@ -46,6 +46,13 @@ public struct Config: Sendable, Equatable {
             site: siteModel)
     }
 
+    /// The receivers that are this gateway's adapters: those it names (or that name no
+    /// gateway), less those fed by another system's messages (SPEC §9).
+    public var ownReceivers: [ReceiverSpec] {
+        let foreign = site?.foreign.receiverIDs ?? []
+        return receivers.filter { $0.belongs(to: gateway.id) && !foreign.contains($0.id) }
+    }
+
     /// Receivers with positions, assets, zones and alarms, as the engine's tracker takes them.
     public var siteModel: SiteConfiguration {
         SiteConfiguration(

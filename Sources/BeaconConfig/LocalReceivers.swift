@@ -15,7 +15,7 @@ public struct LocalReceivers: Sendable {
 
     public init(config: Config) {
         var names: [String: String] = [:]
-        for r in config.receivers where r.belongs(to: config.gateway.id) {
+        for r in config.ownReceivers {
             names[r.adapter ?? r.id] = r.id
         }
         byAdapter = names
@@ -44,6 +44,6 @@ public struct LocalReceivers: Sendable {
 
     /// The receivers the simulator plays on this gateway: those the site file gives it.
     public static func simulated(_ config: Config) -> Set<String> {
-        Set(config.receivers.filter { $0.belongs(to: config.gateway.id) }.map(\.id))
+        Set(config.ownReceivers.map(\.id))
     }
 }

@@ -2,13 +2,21 @@ import BeaconCore
 
 /// `site:` (SPEC §6.1): the broker, the locator's eligibility and Home Assistant discovery.
 extension SectionReader {
-    func readSite(_ node: Node, gateway: String) -> SiteSettings? {
+    func readSite(_ node: Node, gateway: String, receivers: [ReceiverSpec]) -> SiteSettings? {
         let fields: [ConfigField<SiteSettings>] = [
             .identifier("id", \.id), .flag("locator", \.locator),
             .int("locator_priority", 0...1_000_000, \.locatorPriority),
             .init("gateways") { r, n, p, site in
                 guard let list = r.reader.sequence(n, p) else { return }
                 site.gateways = list.enumerated().compactMap { j, e in r.reader.identifier(e, "\(p)[\(j)]") }
+            },
+            .init("espresense") { r, n, p, site in
+                site.foreign.espresense = r.readForeignSource(
+                    n, p, names: "rooms", defaultPrefix: "espresense", receivers: receivers)
+            },
+            .init("openmqttgateway") { r, n, p, site in
+                site.foreign.openMQTTGateway = r.readForeignSource(
+                    n, p, names: "gateways", defaultPrefix: "home", receivers: receivers)
             },
             .init("home_assistant") { r, n, p, site in
                 site.homeAssistantPrefix = "homeassistant"

@@ -45,7 +45,7 @@ struct SectionReader {
         if let n = root["history"] { readHistory(n, &config.history) }
         if let n = root["http"] { config.http = readHTTP(n) }
         if let n = root["simulation"] { config.simulation = readSimulation(n, assets: assetIDs) }
-        if let n = root["site"] { config.site = readSite(n, gateway: config.gateway.id) }
+        if let n = root["site"] { config.site = readSite(n, gateway: config.gateway.id, receivers: config.receivers) }
         if let n = root["calibration"] { readCalibration(n, &config.calibration, receivers: config.receivers) }
         if let n = root["tags"] { readTags(n, &config.tags) }
         if let n = root["analytics"] { readAnalytics(n, &config.analytics) }

@@ -17,6 +17,8 @@ public struct SiteSettings: Sendable, Equatable {
     public var gateways: [String] = []
     /// Publish Home Assistant MQTT discovery under this prefix; nil: none.
     public var homeAssistantPrefix: String?
+    /// ESPresense nodes and OpenMQTTGateway/Theengs gateways on the broker (SPEC §9).
+    public var foreign = ForeignReceivers()
 }
 
 /// `site.mqtt:`, the broker.

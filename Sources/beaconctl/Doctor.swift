@@ -257,7 +257,7 @@ extension Doctor {
     /// With `calibration.advertise`: which of this gateway's receivers advertise, and which
     /// cannot (an adapter without LEAdvertisingManager1, or BlueZ refusing).
     func advertisingCheck(_ config: Config, _ s: StatusReport) -> Check {
-        let mine = config.receivers.filter { $0.belongs(to: config.gateway.id) }.map(\.id)
+        let mine = config.ownReceivers.map(\.id)
         let silent = mine.filter { !s.advertising.contains($0) }
         if silent.isEmpty {
             return Check(

@@ -100,5 +100,13 @@ func siteLines(_ site: StatusReport.Site) -> [String] {
     }
     lines.append("")
     lines.append(gateways.text)
+    if !site.foreignReceivers.isEmpty {
+        var foreign = Table("RECEIVER", "SYSTEM", "NAME", "SIGHTINGS", "LAST_HEARD")
+        for r in site.foreignReceivers {
+            foreign.add(r.receiver, r.system, r.name, "\(r.sightings)", r.lastHeard ?? "never")
+        }
+        lines.append("")
+        lines.append(foreign.text)
+    }
     return lines
 }

@@ -32,6 +32,11 @@ enum FuzzTarget: String, CaseIterable {
     /// fuzz site's engine. What is taken must be of known receivers, and every record line
     /// must be taken or counted.
     case siteBatch = "site-batch"
+    /// A message of an ESPresense node (SPEC §9): the first line is the topic, the rest the
+    /// payload, through `ForeignIntake` into the fuzz site's engine.
+    case espresense
+    /// A message of an OpenMQTTGateway or a Theengs Gateway, as `espresense`.
+    case openMQTTGateway = "openmqttgateway"
 
     func run(_ bytes: UnsafeBufferPointer<UInt8>) {
         switch self {
@@ -42,6 +47,30 @@ enum FuzzTarget: String, CaseIterable {
         case .dbus: Self.dbus(UnsafeRawBufferPointer(bytes))
         case .sightingReader: Self.differential(UnsafeRawBufferPointer(bytes))
         case .siteBatch: Self.siteBatch(UnsafeRawBufferPointer(bytes))
+        case .espresense, .openMQTTGateway: Self.foreign(UnsafeRawBufferPointer(bytes))
+        }
+    }
+
+    /// The fuzz site's receivers rx1 (ESPresense's "kitchen") and rx2 (OpenMQTTGateway's
+    /// "OMG_lobby"): what is taken is one of theirs, and every message on their topics is
+    /// taken or dropped with a reason.
+    static func foreign(_ bytes: UnsafeRawBufferPointer) {
+        let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+        let topic = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<newline]), as: UTF8.self)
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[min(newline + 1, bytes.count)...])
+        var settings = ForeignReceivers()
+        settings.espresense = .init(prefix: "espresense", receivers: ["kitchen": "rx1"])
+        settings.openMQTTGateway = .init(prefix: "home", receivers: ["OMG_lobby": "rx2"])
+        var intake = ForeignIntake(settings: settings)
+        var engine = FuzzSite.engine
+        for at in [FuzzSite.start, FuzzSite.start + .seconds(1)] {
+            guard let out = intake.take(topic: topic, payload: payload, at: at) else { return }
+            precondition((out.sighting == nil) != (out.dropped == nil), "neither taken nor dropped, or both")
+            if let s = out.sighting {
+                precondition(["rx1", "rx2"].contains(s.receiver), "an unmapped receiver was taken")
+                engine.prepare([s])
+                _ = engine.ingest(s, notAfter: at)
+            }
         }
     }
 

@@ -59,7 +59,7 @@ extension LiveDaemon {
             adapters: bluetooth.adapters.map(Set.init), minRSSI: bluetooth.minRSSI, passive: bluetooth.scan == .passive,
             silenceRestart: bluetooth.silenceRestart, deviceTTL: bluetooth.deviceTTL)
         guard config.calibration.advertise else { return settings }
-        for r in config.receivers where r.belongs(to: config.gateway.id) {
+        for r in config.ownReceivers {
             let id = AutoCalibration.identity(of: r.id)
             settings.advertisements[r.adapter ?? r.id] = BeaconAdvertisement(
                 receiver: r.id, uuid: config.calibration.uuid, major: id.major, minor: id.minor,

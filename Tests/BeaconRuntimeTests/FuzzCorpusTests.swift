@@ -5,7 +5,9 @@ import Testing
 /// Every input the fuzzer kept (fuzz/corpus) and every crash it found (fuzz/crashes-fixed),
 /// run again through the same parsers and engine: a crash found once stays fixed.
 @Suite struct FuzzCorpusTests {
-    @Test(arguments: ["sightings", "config", "http", "api", "dbus", "sighting-reader", "site-batch"])
+    @Test(arguments: [
+        "sightings", "config", "http", "api", "dbus", "sighting-reader", "site-batch", "espresense", "openmqttgateway",
+    ])
     func everyKeptInputRunsWithoutATrap(target: String) throws {
         let root = Executables.packageRoot.appendingPathComponent("fuzz")
         var dirs: [String] = []

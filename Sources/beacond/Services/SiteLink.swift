@@ -32,6 +32,10 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     /// Touched only on the MQTT client's thread; `peerSnapshot` is what other threads read.
     private var intake: SiteIntake
     private let peerSnapshot = Mutex<[String: SiteIntake.Peer]>([:])
+    /// ESPresense's and OpenMQTTGateway's messages (`SiteLink+Foreign`): like `intake`, the
+    /// MQTT client's thread's alone.
+    var foreign: ForeignIntake
+    let foreignTallies = Mutex<[String: ForeignTally]>([:])
     private let pending = Mutex<[Sighting]>([])
     /// Who is online, what each says of itself, and the locator election (`SiteLink+Locator`).
     let roles: Mutex<SiteRoles>
@@ -127,6 +131,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         intake = SiteIntake(
             gateway: config.gateway.id, knownGateways: named.isEmpty ? [] : named.union([config.gateway.id]),
             knownReceivers: Set(config.receivers.map(\.id)))
+        foreign = ForeignIntake(settings: site.foreign)
         roles = Mutex(
             SiteRoles(
                 election: LocatorElection(
@@ -146,7 +151,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     /// gate's.
     func clientHooks(onPublished: @escaping @Sendable (Int32, String?) -> Void) -> MQTTClient.Hooks {
         MQTTClient.Hooks(
-            onConnect: { [weak self, topics, discovery, onConnect] client in
+            onConnect: { [weak self, topics, discovery, onConnect, foreignFilters = site.foreign.filters] client in
                 self?.sayWhoIAm()
                 // Sightings lose nothing by QoS 0 (the next batch follows); this gateway's own
                 // batches, decisions and retained state are not sent back to it (No Local). The
@@ -155,6 +160,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
                     let noLocal = [.sightings, .decided, .assets, .regions, .zones].contains(filter)
                     client.subscribe(topics.filter(filter), qos: filter == .sightings ? 0 : 1, noLocal: noLocal)
                 }
+                for filter in foreignFilters { client.subscribe(filter, qos: 0) }
                 if let discovery {
                     client.subscribe(discovery.prefix + "/device_tracker/+/config", qos: 1, noLocal: true)
                     client.subscribe(discovery.prefix + "/sensor/+/config", qos: 1, noLocal: true)
@@ -220,6 +226,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             }
             return g
         }
+        report.foreignReceivers = foreignReceivers
         return report
     }
 
@@ -285,6 +292,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
 
     private func received(topic: String, payload: UnsafeRawBufferPointer, retained isRetained: Bool) {
         guard topics.contains(topic) else {
+            if foreignMessage(topic: topic, payload: payload) { return }
             return homeAssistantMessage(topic: topic, payload: payload, retained: isRetained)
         }
         guard let parsed = topics.parse(topic) else { return }
