@@ -25,6 +25,7 @@ struct Beaconctl: ParsableCommand {
             Alarms.self,
             Alarm.self,
             Events.self, Outbox.self, Doctor.self, Calibrate.self, Monitor.self, Unmonitor.self, TestWebhook.self,
+            Enroll.self,
         ]
     )
 }
