@@ -126,7 +126,9 @@ struct LiveDaemon {
         let input: any DaemonService & Sendable
         let inputStatus: @Sendable (inout RuntimeStatus) -> Void
         if let simulationSeed {
-            input = SimulatedInput(config: config, seed: simulationSeed, logger: logger, deliver: own)
+            input = SimulatedInput(
+                config: config, seed: simulationSeed, logger: logger, deliver: own,
+                publishForeign: { batch in site?.publishForeign(batch) })
             inputStatus = { $0.simulated = true }
         } else {
             let scanner = BlueZScanner(

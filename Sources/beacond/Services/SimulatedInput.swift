@@ -24,13 +24,20 @@ final class SimulatedInput: DaemonService, Sendable {
     private let deliver: @Sendable ([Sighting]) -> Void
     /// In a site, only this gateway's receivers are played; nil: all of them.
     private let receivers: Set<String>?
+    /// ESPresense nodes and OpenMQTTGateways (SPEC §9), played by the site's first gateway
+    /// (by id) alone, as their messages on the broker (`publishForeign`); empty elsewhere.
+    private let foreign: Set<String>
+    private let publishForeign: @Sendable ([Sighting]) -> Void
 
     init(
         config: Config, seed: UInt64, logger: Logger,
-        deliver: @escaping @Sendable ([Sighting]) -> Void
+        deliver: @escaping @Sendable ([Sighting]) -> Void,
+        publishForeign: @escaping @Sendable ([Sighting]) -> Void = { _ in }
     ) {
         self.deliver = deliver
+        self.publishForeign = publishForeign
         receivers = config.site == nil ? nil : LocalReceivers.simulated(config)
+        foreign = Self.playsForeignReceivers(config) ? config.site?.foreign.receiverIDs ?? [] : []
         self.logger = logger
         self.seed = seed
         self.config = config
@@ -59,19 +66,35 @@ final class SimulatedInput: DaemonService, Sendable {
         var simulator = simulator
         while !stopRequested.load(ordering: .relaxed) {
             let step = simulator.advance()
-            let heard = receivers.map { own in step.sightings.filter { own.contains($0.receiver) } } ?? step.sightings
+            let mine = receivers.map { own in step.sightings.filter { own.contains($0.receiver) || foreign.contains($0.receiver) } }
+            let heard = mine ?? step.sightings
             var first = 0
             while first < heard.count, !stopRequested.load(ordering: .relaxed) {
                 let time = heard[first].time
                 var end = first + 1
                 while end < heard.count, heard[end].time == time { end += 1 }
                 guard waitUntil(time) else { return }
-                deliver(Array(heard[first..<end]))
+                let batch = heard[first..<end]
+                if foreign.isEmpty {
+                    deliver(Array(batch))
+                } else {
+                    deliver(batch.filter { !foreign.contains($0.receiver) })
+                    publishForeign(batch.filter { foreign.contains($0.receiver) })
+                }
                 sightings.add(end - first, ordering: .relaxed)
                 first = end
             }
             guard waitUntil(simulator.now) else { return }
         }
+    }
+
+    /// Whether this gateway is the site's first by id (of those the site file names, and
+    /// itself): one gateway plays the other systems' receivers, or each message would come
+    /// once per gateway.
+    static func playsForeignReceivers(_ config: Config) -> Bool {
+        guard let site = config.site, !site.foreign.isEmpty else { return false }
+        let named = Set(config.receivers.compactMap(\.gateway)).union(site.gateways).union([config.gateway.id])
+        return named.min() == config.gateway.id
     }
 
     /// Waits for the wall clock to reach `time`; false when stopped meanwhile.

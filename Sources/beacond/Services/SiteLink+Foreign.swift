@@ -4,6 +4,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import Logging
+import MQTT
 import Synchronization
 
 /// ESPresense nodes and OpenMQTTGateway/Theengs gateways on the site's broker (SPEC §9):
@@ -67,6 +68,28 @@ extension SiteLink {
             r.sightings = tallies[id]?.sightings ?? 0
             r.lastHeard = tallies[id]?.lastHeard.map(RFC3339.format)
             return r
+        }
+    }
+}
+
+extension SiteLink {
+    /// The simulator's other-system receivers (`SimulatedInput`): what they hear, published as
+    /// ESPresense's and OpenMQTTGateway's messages, as their firmware would. A phone's message
+    /// names its key (`irk:`), as a node given the key does.
+    func publishForeign(_ batch: [Sighting]) {
+        let settings = site.foreign
+        for s in batch {
+            guard let (system, name) = settings.name(of: s.receiver), client.state.connected else { continue }
+            let message: (topic: String, payload: String)
+            switch system {
+            case .espresense:
+                let asset = phoneKeys.withLock { $0.asset(address: s.address, type: s.addressType) }
+                message = ESPresenseMessage.encode(
+                    s, prefix: settings.espresense!.prefix, room: name, irk: asset.flatMap { phoneKeyOf[$0] })
+            case .openMQTTGateway:
+                message = OpenMQTTGatewayMessage.encode(s, prefix: settings.openMQTTGateway!.prefix, gateway: name)
+            }
+            client.publish(.init(topic: message.topic, text: message.payload, qos: 0, retain: false))
         }
     }
 }
