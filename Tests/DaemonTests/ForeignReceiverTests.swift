@@ -65,6 +65,13 @@ import Testing
         #expect(foreign.map { $0["receiver"] as? String } == ["r3", "r4"])
         #expect(foreign.map { $0["system"] as? String } == ["espresense", "openmqttgateway"])
         #expect(foreign.allSatisfy { ($0["sightings"] as? Int ?? 0) > 0 && $0["last_heard"] is String })
+        // The floor view draws them as any receiver: heard, so not greyed.
+        let floor = try d.client.request("GET", "/v1/floor").object["receivers"] as? [[String: Any]] ?? []
+        for id in ["r3", "r4"] {
+            let r = floor.first { $0["id"] as? String == id }
+            #expect(
+                r?["silent"] as? Bool == false && (r?["sightings"] as? Int ?? 0) > 0, "\(id): \(String(describing: r))")
+        }
         let metrics = try d.client.request("GET", "/metrics").body
         #expect(
             metrics.contains(#"beacond_site_foreign_sightings_total{name="kitchen",receiver="r3",system="espresense"}"#)
