@@ -19,8 +19,9 @@ let package = Package(
     targets: [
         // Pure engine: decoding, monitoring, ranging, events. No I/O, no Foundation (AES from Crypto).
         .target(name: "BeaconCore", dependencies: ["Crypto"], linkerSettings: [.linkedLibrary("m")]),
-        // libcrypto (Debian: libssl-dev): AES-128 for resolving phones' private addresses, HMAC-SHA256.
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // libcrypto (Debian: libssl3; libssl-dev to build) behind a few C functions, loaded with
+        // dlopen at first use: AES-128 for phones' private addresses, HMAC-SHA256 for signatures.
+        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         // The two primitives the daemon needs, over libcrypto, with their key schedules kept.
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         // YAML text -> validated configuration; every error carries file:line:column and the key.
@@ -78,8 +79,8 @@ let package = Package(
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Storage", "Publishing", "API", "HTTPServer", logging,
-                "Simulation", "Systemd", "POSIX", "MQTT",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Crypto", "Storage", "Publishing", "API", "HTTPServer",
+                logging, "Simulation", "Systemd", "POSIX", "MQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -7,47 +7,42 @@ import Synchronization
 /// Why the system's libcrypto and not a cipher of our own: a maintained, constant-time
 /// implementation with the processor's AES instructions (12 ns a block here, against 85 ns
 /// for OpenSSL's portable table code), on every Debian gateway already (libcurl uses it).
-/// One context per key, used under a lock: the engine's thread is the only caller in the
-/// daemon, so the lock is never contended; it only makes a shared copy safe.
+/// Loaded at first use (`CCrypto`). Used under a lock: the engine's thread is the only caller
+/// in the daemon, so the lock is never contended; it only makes a shared copy safe.
 public final class AES128: Sendable {
-    private let context: Mutex<Context>
+    private let cipher: Mutex<Cipher>
 
-    private struct Context: ~Copyable {
+    struct Cipher: ~Copyable {
         let pointer: OpaquePointer
-        deinit { EVP_CIPHER_CTX_free(pointer) }
+        deinit { beacond_aes128_free(pointer) }
     }
 
-    /// Nil when `key` is not 16 bytes or libcrypto refuses it.
+    /// Nil when `key` is not 16 bytes, or libcrypto is unavailable (`unavailableReason`) or
+    /// refuses it.
     public init?(key: [UInt8]) {
-        guard let ctx = Self.context(key: key) else { return nil }
-        context = Mutex(Context(pointer: ctx))
+        guard let made = Self.make(key: key) else { return nil }
+        cipher = Mutex(Cipher(pointer: made))
     }
 
-    /// A libcrypto AES-128-ECB encryption context for `key`, without padding; the caller
-    /// frees it.
-    static func context(key: [UInt8]) -> OpaquePointer? {
-        guard key.count == 16, let ctx = EVP_CIPHER_CTX_new() else { return nil }
-        let ok = key.withUnsafeBufferPointer { k in
-            EVP_EncryptInit_ex(ctx, EVP_aes_128_ecb(), nil, k.baseAddress, nil) == 1
-        }
-        guard ok, EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 else {
-            EVP_CIPHER_CTX_free(ctx)
-            return nil
-        }
-        return ctx
+    /// Why libcrypto cannot be used, or nil.
+    public static var unavailableReason: String? { beacond_crypto_unavailable_reason().map { String(cString: $0) } }
+
+    /// A libcrypto AES-128-ECB context for `key`; the caller frees it.
+    static func make(key: [UInt8]) -> OpaquePointer? {
+        guard key.count == 16 else { return nil }
+        return key.withUnsafeBufferPointer { beacond_aes128_new($0.baseAddress) }
     }
 
     /// `block` (16 bytes) encrypted; nil only if libcrypto fails.
     public func encrypt(_ block: Block) -> Block? {
         var input = block
         var output = Block()
-        let ok = context.withLock { ctx -> Bool in
-            var length: Int32 = 0
-            return withUnsafeBytes(of: &input) { i in
+        let ok = cipher.withLock { c -> Bool in
+            withUnsafeBytes(of: &input) { i in
                 withUnsafeMutableBytes(of: &output) { o in
-                    EVP_EncryptUpdate(
-                        ctx.pointer, o.baseAddress!.assumingMemoryBound(to: UInt8.self), &length,
-                        i.baseAddress!.assumingMemoryBound(to: UInt8.self), 16) == 1 && length == 16
+                    beacond_aes128_encrypt(
+                        c.pointer, i.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        o.baseAddress!.assumingMemoryBound(to: UInt8.self), 1) == 1
                 }
             }
         }

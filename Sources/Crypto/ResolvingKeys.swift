@@ -14,7 +14,7 @@ public final class ResolvingKeys: Sendable {
         let pointers: UnsafeMutablePointer<OpaquePointer?>
         let count: Int
         deinit {
-            for i in 0..<count { EVP_CIPHER_CTX_free(pointers[i]) }
+            for i in 0..<count { beacond_aes128_free(pointers[i]) }
             pointers.deallocate()
         }
     }
@@ -26,7 +26,7 @@ public final class ResolvingKeys: Sendable {
         var n = 0
         var taken: [Int] = []
         for (i, key) in keys.enumerated() where key.count == 16 {
-            guard let ctx = AES128.context(key: key) else { continue }
+            guard let ctx = AES128.make(key: key) else { continue }
             pointers[n] = ctx
             n += 1
             taken.append(i)
@@ -53,7 +53,7 @@ public final class ResolvingKeys: Sendable {
             hashes[j] = a.hash
         }
         var found = [Int32](repeating: -1, count: n)
-        var scratch = [UInt8](repeating: 0, count: 16 * n + 16)
+        var scratch = [UInt8](repeating: 0, count: 16 * n)
         contexts.withLock { c in
             beacond_resolve_rpas(c.pointers, Int32(c.count), blocks, hashes, Int32(n), &found, &scratch)
         }

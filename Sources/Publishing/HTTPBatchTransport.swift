@@ -24,7 +24,7 @@ public final class HTTPBatchTransport: BatchTransport, Sendable {
 
     public func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) throws(DeliveryFailure) {
         let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
-        let headers = Self.headers(settings, body: body, at: clock(), messageID: Self.messageID(batch))
+        let headers = try Self.headers(settings, body: body, at: clock(), messageID: Self.messageID(batch))
         let outcome = currentPoster().post(
             url: settings.url, body: body, headers: headers, timeoutMillis: Int(timeout.nanoseconds / 1_000_000))
         switch outcome {
@@ -52,8 +52,10 @@ public final class HTTPBatchTransport: BatchTransport, Sendable {
 
     /// A delivery's headers. `messageID` names the batch, the same on every retry of it (a
     /// Standard Webhooks receiver de-duplicates by `webhook-id`).
+    /// The request's headers, signed when the webhook has a secret; fails only when libcrypto
+    /// cannot be loaded to sign (then retried as an unreachable receiver is).
     static func headers(_ settings: WebhookWorker.Settings, body: [UInt8], at t: Timestamp, messageID: String)
-        -> [String]
+        throws(DeliveryFailure) -> [String]
     {
         var headers = [
             "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
@@ -62,16 +64,20 @@ public final class HTTPBatchTransport: BatchTransport, Sendable {
         if let gateway = settings.gateway { headers.append("X-Beacond-Gateway: \(gateway)") }
         guard let secret = settings.secret else { return headers }
         let timestamp = String(t.nanoseconds / 1_000_000_000)
+        let cannotSign = DeliveryFailure.unreachable("cannot sign: \(AES128.unavailableReason ?? "libcrypto failed")")
         switch settings.signature {
         case .beacond:
-            let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body)
+            guard let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body) else {
+                throw cannotSign
+            }
             headers.append("X-Beacond-Timestamp: \(timestamp)")
             headers.append("X-Beacond-Signature: sha256=\(signature)")
         case .standard:
             let signed = Array("\(messageID).\(timestamp).".utf8) + body
+            guard let mac = HMACSHA256.mac(key: secret, message: signed) else { throw cannotSign }
             headers.append("webhook-id: \(messageID)")
             headers.append("webhook-timestamp: \(timestamp)")
-            headers.append("webhook-signature: v1,\(Base64.encode(HMACSHA256.mac(key: secret, message: signed)))")
+            headers.append("webhook-signature: v1,\(Base64.encode(mac))")
         }
         return headers
     }

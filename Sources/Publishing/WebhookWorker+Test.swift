@@ -39,9 +39,14 @@ extension WebhookWorker {
     /// it. Waits up to the webhook's `timeout`.
     public func sendTest(_ event: String, at t: Timestamp) -> TestResult {
         let body = Array(("[" + event + "]").utf8)
+        let headers: [String]
+        do {
+            headers = try HTTPBatchTransport.headers(settings, body: body, at: t, messageID: "test_\(t.nanoseconds)")
+        } catch {
+            return TestResult(status: nil, error: error.description, millis: 0)
+        }
         let outcome = HTTPPoster().post(
-            url: settings.url, body: body,
-            headers: HTTPBatchTransport.headers(settings, body: body, at: t, messageID: "test_\(t.nanoseconds)"),
+            url: settings.url, body: body, headers: headers,
             timeoutMillis: Int(settings.timeout.nanoseconds / 1_000_000))
         let millis = (clock() - t).seconds * 1000
         switch outcome {

@@ -4,6 +4,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import BlueZ
+import Crypto
 import Dispatch
 import Glibc
 import HTTPServer
@@ -218,12 +219,27 @@ struct LiveDaemon {
                 "gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)",
                 "services": "\(services.names.joined(separator: ","))",
             ])
+        warnIfPhonesCannotBeResolved()
         allStarted.signal()
         services.waitForStopRequest()
         reloads.cancel()
         services.stop()
         logSummary(engine: engine, input: input)
         logger.info("beacond.stopped")
+    }
+
+    /// Phones are followed by their keys with libcrypto's AES (SPEC §9): without it they are
+    /// never placed, which must not be silent.
+    func warnIfPhonesCannotBeResolved() {
+        let phones = config.assets.filter { if case .irk = $0.beacon { true } else { false } }
+        guard !phones.isEmpty, let reason = AES128.unavailableReason else { return }
+        logger.error(
+            "phones.unavailable",
+            metadata: [
+                "assets": "\(phones.map(\.id).joined(separator: ","))", "error": "\(reason)",
+                "next":
+                    "install libssl3 (the package depends on it) and restart; until then these assets are never placed",
+            ])
     }
 
     /// The read-only TCP listener when `http:` asks for one: its own router and event stream

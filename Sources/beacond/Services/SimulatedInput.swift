@@ -66,7 +66,9 @@ final class SimulatedInput: DaemonService, Sendable {
         var simulator = simulator
         while !stopRequested.load(ordering: .relaxed) {
             let step = simulator.advance()
-            let mine = receivers.map { own in step.sightings.filter { own.contains($0.receiver) || foreign.contains($0.receiver) } }
+            let mine = receivers.map { own in
+                step.sightings.filter { own.contains($0.receiver) || foreign.contains($0.receiver) }
+            }
             let heard = mine ?? step.sightings
             var first = 0
             while first < heard.count, !stopRequested.load(ordering: .relaxed) {

@@ -1,0 +1,111 @@
+#include "ccrypto.h"
+#include <dlfcn.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <pthread.h>
+#include <stdio.h>
+
+// The calls made, resolved by name from libcrypto.so.3 the first time one is needed.
+static struct {
+    EVP_CIPHER_CTX *(*ctx_new)(void);
+    void (*ctx_free)(EVP_CIPHER_CTX *);
+    const EVP_CIPHER *(*aes_128_ecb)(void);
+    int (*encrypt_init)(EVP_CIPHER_CTX *, const EVP_CIPHER *, ENGINE *, const unsigned char *, const unsigned char *);
+    int (*set_padding)(EVP_CIPHER_CTX *, int);
+    int (*encrypt_update)(EVP_CIPHER_CTX *, unsigned char *, int *, const unsigned char *, int);
+    const EVP_MD *(*sha256)(void);
+    unsigned char *(*hmac)(const EVP_MD *, const void *, int, const unsigned char *, size_t, unsigned char *,
+                           unsigned int *);
+} crypto;
+static char load_error[256];
+
+#define RESOLVE(field, name)                                                              \
+    if (!(*(void **)&crypto.field = dlsym(library, name))) {                              \
+        snprintf(load_error, sizeof load_error, "libcrypto.so.3 has no %s", name);        \
+        return;                                                                           \
+    }
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded;
+static void load(void) {
+    void *library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(load_error, sizeof load_error, "cannot load libcrypto: %s", dlerror());
+        return;
+    }
+    RESOLVE(ctx_new, "EVP_CIPHER_CTX_new");
+    RESOLVE(ctx_free, "EVP_CIPHER_CTX_free");
+    RESOLVE(aes_128_ecb, "EVP_aes_128_ecb");
+    RESOLVE(encrypt_init, "EVP_EncryptInit_ex");
+    RESOLVE(set_padding, "EVP_CIPHER_CTX_set_padding");
+    RESOLVE(encrypt_update, "EVP_EncryptUpdate");
+    RESOLVE(sha256, "EVP_sha256");
+    RESOLVE(hmac, "HMAC");
+    loaded = 1;
+}
+
+const char *beacond_crypto_unavailable_reason(void) {
+    pthread_once(&once, load);
+    return loaded ? NULL : load_error;
+}
+
+beacond_aes128 *beacond_aes128_new(const unsigned char *key) {
+    if (beacond_crypto_unavailable_reason()) return NULL;
+    EVP_CIPHER_CTX *ctx = crypto.ctx_new();
+    if (!ctx) return NULL;
+    if (crypto.encrypt_init(ctx, crypto.aes_128_ecb(), NULL, key, NULL) != 1 || crypto.set_padding(ctx, 0) != 1) {
+        crypto.ctx_free(ctx);
+        return NULL;
+    }
+    return (beacond_aes128 *)ctx;
+}
+
+void beacond_aes128_free(beacond_aes128 *cipher) {
+    if (cipher) crypto.ctx_free((EVP_CIPHER_CTX *)cipher);
+}
+
+int beacond_aes128_encrypt(beacond_aes128 *cipher, const unsigned char *in, unsigned char *out, int blocks) {
+    int length = 0;
+    return crypto.encrypt_update((EVP_CIPHER_CTX *)cipher, out, &length, in, 16 * blocks) == 1 && length == 16 * blocks;
+}
+
+int beacond_resolve_rpa(beacond_aes128 *const *ciphers, int count, unsigned prand, unsigned hash) {
+    unsigned char in[16] = {0};
+    unsigned char out[16];
+    in[13] = (unsigned char)(prand >> 16);
+    in[14] = (unsigned char)(prand >> 8);
+    in[15] = (unsigned char)prand;
+    for (int i = 0; i < count; i++) {
+        if (!beacond_aes128_encrypt(ciphers[i], in, out, 1)) continue;
+        unsigned h = (unsigned)out[13] << 16 | (unsigned)out[14] << 8 | (unsigned)out[15];
+        if (h == hash) return i;
+    }
+    return -1;
+}
+
+void beacond_resolve_rpas(beacond_aes128 *const *ciphers, int count, const unsigned char *blocks,
+                          const unsigned *hashes, int n, int *found, unsigned char *scratch) {
+    int left = n;
+    for (int i = 0; i < count && left > 0; i++) {
+        if (!beacond_aes128_encrypt(ciphers[i], blocks, scratch, n)) continue;
+        for (int j = 0; j < n; j++) {
+            if (found[j] >= 0) continue;
+            const unsigned char *out = scratch + 16 * j;
+            unsigned h = (unsigned)out[13] << 16 | (unsigned)out[14] << 8 | (unsigned)out[15];
+            if (h == hashes[j]) {
+                found[j] = i;
+                left -= 1;
+            }
+        }
+    }
+}
+
+int beacond_hmac_sha256(const unsigned char *key, size_t key_length, const unsigned char *message,
+                        size_t message_length, unsigned char *out) {
+    if (beacond_crypto_unavailable_reason()) return 0;
+    static const unsigned char empty = 0;
+    unsigned int length = 0;
+    return crypto.hmac(crypto.sha256(), key_length ? (const void *)key : &empty, (int)key_length,
+                       message_length ? message : &empty, message_length, out, &length) != NULL &&
+           length == 32;
+}
