@@ -23,13 +23,11 @@ public enum ESPresenseMessage {
         Sighting, ForeignMessageError
     > {
         let json: JSONValue
-        do { json = try JSONParser.parse(Array(payload)) } catch {
-            return .failure(.init("malformed", error.description))
+        switch ForeignMessageError.object(payload) {
+        case let .success(object): json = object
+        case let .failure(e): return .failure(e)
         }
-        guard case .object = json else { return .failure(.init("malformed", "expected a JSON object")) }
-        guard let rssi = json["rssi"]?.numberValue, rssi.isFinite, (-127...20).contains(rssi) else {
-            return .failure(.init("no_rssi", "expected \"rssi\", a number from -127 to 20"))
-        }
+        guard let rssi = ForeignMessageError.rssi(json) else { return .failure(.noRSSI) }
         let id = json["id"]?.stringValue ?? ""
         var address: String?
         if let mac = json["mac"]?.stringValue {
@@ -38,7 +36,7 @@ public enum ESPresenseMessage {
             }
             address = parsed.text
         }
-        var sighting = Sighting(time: time, receiver: receiver, address: address ?? "", rssi: Int(rssi.rounded()))
+        var sighting = Sighting(time: time, receiver: receiver, address: address ?? "", rssi: rssi)
         if let name = json["name"]?.stringValue, !name.isEmpty { sighting.name = String(name.prefix(64)) }
         if id.hasPrefix("iBeacon:") {
             guard let beacon = iBeacon(id.dropFirst(8)) else {
@@ -111,5 +109,24 @@ public struct ForeignMessageError: Error, Sendable, Equatable {
     public init(_ reason: String, _ detail: String) {
         self.reason = reason
         self.detail = detail
+    }
+
+    static let noRSSI = ForeignMessageError("no_rssi", "expected \"rssi\", a number from -127 to 20")
+
+    /// Both systems send one JSON object per message.
+    static func object(_ payload: UnsafeRawBufferPointer) -> Result<JSONValue, ForeignMessageError> {
+        let json: JSONValue
+        do { json = try JSONParser.parse(Array(payload)) } catch {
+            return .failure(.init("malformed", error.description))
+        }
+        guard case .object = json else { return .failure(.init("malformed", "expected a JSON object")) }
+        return .success(json)
+    }
+
+    /// `rssi` as both send it (ESPresense's a median, possibly fractional), rounded; nil when
+    /// absent or out of -127…20 dBm.
+    static func rssi(_ json: JSONValue) -> Int? {
+        guard let rssi = json["rssi"]?.numberValue, rssi.isFinite, (-127...20).contains(rssi) else { return nil }
+        return Int(rssi.rounded())
     }
 }

@@ -18,17 +18,15 @@ public enum OpenMQTTGatewayMessage {
         Sighting, ForeignMessageError
     > {
         let json: JSONValue
-        do { json = try JSONParser.parse(Array(payload)) } catch {
-            return .failure(.init("malformed", error.description))
+        switch ForeignMessageError.object(payload) {
+        case let .success(object): json = object
+        case let .failure(e): return .failure(e)
         }
-        guard case .object = json else { return .failure(.init("malformed", "expected a JSON object")) }
         guard let id = json["id"]?.stringValue, let address = BluetoothAddress(id) else {
             return .failure(.init("no_identity", "expected \"id\", an address like \"AA:BB:CC:DD:EE:FF\""))
         }
-        guard let rssi = json["rssi"]?.numberValue, rssi.isFinite, (-127...20).contains(rssi) else {
-            return .failure(.init("no_rssi", "expected \"rssi\", a number from -127 to 20"))
-        }
-        var sighting = Sighting(time: time, receiver: receiver, address: address.text, rssi: Int(rssi.rounded()))
+        guard let rssi = ForeignMessageError.rssi(json) else { return .failure(.noRSSI) }
+        var sighting = Sighting(time: time, receiver: receiver, address: address.text, rssi: rssi)
         if let tx = json["txpower"]?.numberValue, tx.isFinite, abs(tx) < 128 { sighting.txPower = Int(tx.rounded()) }
         if let name = json["name"]?.stringValue, !name.isEmpty { sighting.name = String(name.prefix(64)) }
         if let hex = json["manufacturerdata"]?.stringValue {
