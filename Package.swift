@@ -69,7 +69,8 @@ let package = Package(
         // The one log format: swift-log metadata rendered as logfmt, for standard error and tests.
         .target(name: "Logs", dependencies: [logging]),
         // libmosquitto (Debian: libmosquitto-dev): MQTT 3.1.1/5 with TLS, for a site's gateways.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // Loaded with dlopen when a site's first client starts: a gateway alone never maps it.
+        .target(name: "CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         // One broker connection kept up on its own thread: reconnects with backoff, will, TLS.
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "POSIX", logging]),
         // Drives the core from a trace (replay) or, later, from live adapters.

@@ -120,24 +120,28 @@ public final class MQTTClient: @unchecked Sendable {
 
     public var state: State { stateBox.withLock { $0 } }
 
-    private static let libraryReady: Bool = {
-        mosquitto_lib_init()
-        return true
-    }()
+    /// Why libmosquitto cannot be used (it is loaded at the first client: `CMosquitto`), or nil.
+    public static var unavailableReason: String? {
+        beacond_mosquitto_unavailable_reason().map { String(cString: $0) }
+    }
 
+    /// Stops the process with the reason when libmosquitto cannot be loaded (the package depends
+    /// on it: only a broken installation gets here, where the loader used to refuse to start).
     public init(settings: Settings, logger: Logger) {
-        _ = Self.libraryReady
         self.settings = settings
         self.logger = logger
-        handle = mosquitto_new(settings.clientID, true, nil)!
-        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
-        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
-        _ = mosquitto_threaded_set(handle, true)
+        guard let made = beacond_mosquitto_new(settings.clientID, true, nil) else {
+            fatalError(Self.unavailableReason ?? "mosquitto_new failed: out of memory")
+        }
+        handle = made
+        beacond_mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        _ = beacond_mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
+        _ = beacond_mosquitto_threaded_set(handle, true)
         configure()
         installCallbacks()
     }
 
-    deinit { mosquitto_destroy(handle) }
+    deinit { beacond_mosquitto_destroy(handle) }
 
     /// Starts the connection's thread, which tells `hooks` what happens; it connects, and
     /// reconnects, until `stop()`. Call once.
@@ -154,7 +158,7 @@ public final class MQTTClient: @unchecked Sendable {
     public func stop(last: Message? = nil, within wait: TimeSpan = .seconds(2)) {
         if let last, state.connected { _ = publish(last) }
         stopRequested.store(true, ordering: .relaxed)
-        _ = mosquitto_disconnect(handle)
+        _ = beacond_mosquitto_disconnect(handle)
         wake.signal()
         _ = done.wait(timeout: .now() + .nanoseconds(Int(wait.nanoseconds)))
         // Stopped is not connected, whatever the loop last saw.
@@ -167,7 +171,7 @@ public final class MQTTClient: @unchecked Sendable {
     public func publish(_ message: Message) -> Int32? {
         var mid: Int32 = 0
         let rc = message.payload.withUnsafeBytes { bytes in
-            mosquitto_publish_v5(
+            beacond_mosquitto_publish_v5(
                 handle, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain, nil)
         }
         return rc == MOSQ_ERR_SUCCESS.rawValue ? mid : nil
@@ -177,7 +181,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// (MQTT 5; ignored by a 3.1.1 broker, so readers still check the sender).
     public func subscribe(_ pattern: String, qos: Int32, noLocal: Bool = false) {
         let options = noLocal && state.protocolVersion == 5 ? Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue) : 0
-        let rc = mosquitto_subscribe_v5(handle, nil, pattern, qos, options, nil)
+        let rc = beacond_mosquitto_subscribe_v5(handle, nil, pattern, qos, options, nil)
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             logger.warning("mqtt.subscribe_failed", metadata: ["topic": "\(pattern)", "error": "\(Self.describe(rc))"])
         }
@@ -185,22 +189,23 @@ public final class MQTTClient: @unchecked Sendable {
 
     private func configure() {
         if let username = settings.username {
-            _ = mosquitto_username_pw_set(handle, username, settings.password)
+            _ = beacond_mosquitto_username_pw_set(handle, username, settings.password)
         }
         if let will = settings.will {
             _ = will.payload.withUnsafeBytes {
-                mosquitto_will_set_v5(handle, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain, nil)
+                beacond_mosquitto_will_set_v5(
+                    handle, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain, nil)
             }
         }
         if settings.tls {
             // Verify the broker against the given CAs (or the system's); TLS 1.2 at least:
             // libmosquitto 2.0.11's own default still allowed 1.1.
-            let rc = mosquitto_tls_set(
+            let rc = beacond_mosquitto_tls_set(
                 handle, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
             if rc != MOSQ_ERR_SUCCESS.rawValue {
                 logger.error("mqtt.tls_failed", metadata: ["error": "\(Self.describe(rc))"])
             }
-            _ = mosquitto_tls_opts_set(handle, 1, "tlsv1.2", nil)
+            _ = beacond_mosquitto_tls_opts_set(handle, 1, "tlsv1.2", nil)
         }
     }
 
@@ -218,7 +223,7 @@ public final class MQTTClient: @unchecked Sendable {
                 }
                 attemptStarted = monotonicSeconds()
             }
-            let rc = mosquitto_loop(handle, 200, 1)
+            let rc = beacond_mosquitto_loop(handle, 200, 1)
             guard !stopRequested.load(ordering: .relaxed) else { break }
             if state.connected { attemptStarted = nil }
             if rc != MOSQ_ERR_SUCCESS.rawValue {
@@ -227,7 +232,7 @@ public final class MQTTClient: @unchecked Sendable {
                 failed(refusal.take() ?? Self.describe(rc))
             } else if let started = attemptStarted, monotonicSeconds() - started > Self.connectDeadline {
                 attemptStarted = nil
-                _ = mosquitto_disconnect(handle)
+                _ = beacond_mosquitto_disconnect(handle)
                 failed("no answer from the broker within \(Int(Self.connectDeadline)) s")
             }
         }
@@ -237,12 +242,12 @@ public final class MQTTClient: @unchecked Sendable {
     /// larger message is then dropped by the broker, not read into this process's memory.
     private func connect() -> Int32 {
         var properties: OpaquePointer?
-        defer { mosquitto_property_free_all(&properties) }
+        defer { beacond_mosquitto_property_free_all(&properties) }
         if state.protocolVersion == 5 {
-            _ = mosquitto_property_add_int32(
+            _ = beacond_mosquitto_property_add_int32(
                 &properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(settings.maximumPacketSize))
         }
-        return mosquitto_connect_bind_v5(
+        return beacond_mosquitto_connect_bind_v5(
             handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds), nil, properties)
     }
 
@@ -275,11 +280,11 @@ public final class MQTTClient: @unchecked Sendable {
             if reason == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) || reason == 1,
                 state.protocolVersion == 5
             {
-                _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+                _ = beacond_mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
                 stateBox.withLock { $0.protocolVersion = 4 }
             }
-            refusal = "refused: " + String(cString: mosquitto_reason_string(reason))
-            _ = mosquitto_disconnect(handle)
+            refusal = "refused: " + String(cString: beacond_mosquitto_reason_string(reason))
+            _ = beacond_mosquitto_disconnect(handle)
             return
         }
         let reconnect = everConnected
@@ -300,17 +305,17 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     private func installCallbacks() {
-        mosquitto_connect_v5_callback_set(handle) { _, context, reason, _, _ in
+        beacond_mosquitto_connect_v5_callback_set(handle) { _, context, reason, _, _ in
             MQTTClient.from(context).connected(reason: reason)
         }
-        mosquitto_message_v5_callback_set(handle) { _, context, message, _ in
+        beacond_mosquitto_message_v5_callback_set(handle) { _, context, message, _ in
             guard let message = message?.pointee else { return }
             let client = MQTTClient.from(context)
             let topic = String(cString: message.topic)
             let payload = UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))
             client.hooks.onMessage?(topic, payload, message.retain)
         }
-        mosquitto_publish_v5_callback_set(handle) { _, context, mid, reason, _ in
+        beacond_mosquitto_publish_v5_callback_set(handle) { _, context, mid, reason, _ in
             MQTTClient.from(context).answered(mid, reason: reason)
         }
     }
@@ -319,7 +324,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// every ten minutes), and told to whoever waits for it.
     fileprivate func answered(_ mid: Int32, reason: Int32) {
         guard reason >= 0x80 else { return hooks.onPublished?(mid, nil) ?? () }
-        let why = "\(String(cString: mosquitto_reason_string(reason))) (0x\(String(reason, radix: 16)))"
+        let why = "\(String(cString: beacond_mosquitto_reason_string(reason))) (0x\(String(reason, radix: 16)))"
         stateBox.withLock { $0.refused[why, default: 0] += 1 }
         let now = monotonicSeconds()
         if now - (refusalLogged[why] ?? -.infinity) >= 600 {
@@ -348,7 +353,7 @@ public final class MQTTClient: @unchecked Sendable {
 
     static func describe(_ rc: Int32) -> String {
         if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
-        return String(cString: mosquitto_strerror(rc))
+        return String(cString: beacond_mosquitto_strerror(rc))
     }
 }
 
