@@ -22,12 +22,12 @@ public enum ESPresenseMessage {
     public static func sighting(_ payload: UnsafeRawBufferPointer, receiver: String, at time: Timestamp) -> Result<
         Sighting, ForeignMessageError
     > {
-        let json: JSONValue
-        switch ForeignMessageError.object(payload) {
-        case let .success(object): json = object
-        case let .failure(e): return .failure(e)
-        }
-        guard let rssi = ForeignMessageError.rssi(json) else { return .failure(.noRSSI) }
+        ForeignMessageError.reading(payload) { json, rssi in sighting(json, rssi: rssi, receiver: receiver, at: time) }
+    }
+
+    private static func sighting(_ json: JSONValue, rssi: Int, receiver: String, at time: Timestamp) -> Result<
+        Sighting, ForeignMessageError
+    > {
         let id = json["id"]?.stringValue ?? ""
         var address: String?
         if let mac = json["mac"]?.stringValue {
@@ -111,22 +111,19 @@ public struct ForeignMessageError: Error, Sendable, Equatable {
         self.detail = detail
     }
 
-    static let noRSSI = ForeignMessageError("no_rssi", "expected \"rssi\", a number from -127 to 20")
-
-    /// Both systems send one JSON object per message.
-    static func object(_ payload: UnsafeRawBufferPointer) -> Result<JSONValue, ForeignMessageError> {
+    /// Both systems send one JSON object per message, with its `rssi` (ESPresense's a median,
+    /// possibly fractional: rounded; -127…20 dBm): `body` reads the rest.
+    static func reading(
+        _ payload: UnsafeRawBufferPointer, _ body: (JSONValue, Int) -> Result<Sighting, ForeignMessageError>
+    ) -> Result<Sighting, ForeignMessageError> {
         let json: JSONValue
         do { json = try JSONParser.parse(Array(payload)) } catch {
             return .failure(.init("malformed", error.description))
         }
         guard case .object = json else { return .failure(.init("malformed", "expected a JSON object")) }
-        return .success(json)
-    }
-
-    /// `rssi` as both send it (ESPresense's a median, possibly fractional), rounded; nil when
-    /// absent or out of -127…20 dBm.
-    static func rssi(_ json: JSONValue) -> Int? {
-        guard let rssi = json["rssi"]?.numberValue, rssi.isFinite, (-127...20).contains(rssi) else { return nil }
-        return Int(rssi.rounded())
+        guard let rssi = json["rssi"]?.numberValue, rssi.isFinite, (-127...20).contains(rssi) else {
+            return .failure(.init("no_rssi", "expected \"rssi\", a number from -127 to 20"))
+        }
+        return body(json, Int(rssi.rounded()))
     }
 }

@@ -17,15 +17,15 @@ public enum OpenMQTTGatewayMessage {
     public static func sighting(_ payload: UnsafeRawBufferPointer, receiver: String, at time: Timestamp) -> Result<
         Sighting, ForeignMessageError
     > {
-        let json: JSONValue
-        switch ForeignMessageError.object(payload) {
-        case let .success(object): json = object
-        case let .failure(e): return .failure(e)
-        }
+        ForeignMessageError.reading(payload) { json, rssi in sighting(json, rssi: rssi, receiver: receiver, at: time) }
+    }
+
+    private static func sighting(_ json: JSONValue, rssi: Int, receiver: String, at time: Timestamp) -> Result<
+        Sighting, ForeignMessageError
+    > {
         guard let id = json["id"]?.stringValue, let address = BluetoothAddress(id) else {
             return .failure(.init("no_identity", "expected \"id\", an address like \"AA:BB:CC:DD:EE:FF\""))
         }
-        guard let rssi = ForeignMessageError.rssi(json) else { return .failure(.noRSSI) }
         var sighting = Sighting(time: time, receiver: receiver, address: address.text, rssi: rssi)
         if let tx = json["txpower"]?.numberValue, tx.isFinite, abs(tx) < 128 { sighting.txPower = Int(tx.rounded()) }
         if let name = json["name"]?.stringValue, !name.isEmpty { sighting.name = String(name.prefix(64)) }
