@@ -95,7 +95,7 @@ let package = Package(
         // Benchmarks and load tools live in bench/ with their scripts, out of Sources/ (the
         // daemon's modules). Release-build throughput and memory benchmark; see BENCHMARKS.md.
         .executableTarget(
-            name: "beacond-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime"],
+            name: "beacond-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation"],
             path: "bench/beacond-bench"),
         // Site benchmark: other gateways' batches on a real broker, and a tag walked across a zone.
         .executableTarget(

@@ -9,14 +9,14 @@ extension SiteSimulator {
 
     /// Phone `a`'s address at `t`: drawn from the phone and the period alone, so the other
     /// tags' sightings do not change when a phone is added. Each phone changes at its own
-    /// moment (its periods are offset by its index), not all at once.
-    func phoneAddress(_ a: Int, key: IdentityResolvingKey, at t: Timestamp) -> String {
+    /// moment (its periods are offset by its index), not all at once. Made once a period.
+    mutating func phoneAddress(_ a: Int, key: IdentityResolvingKey, at t: Timestamp) -> String {
         let lifetime = Self.phoneAddressLifetime.nanoseconds
-        let offset = Int64(a) * 97 * 1_000_000_000 % lifetime
-        let period = UInt64(bitPattern: (t.nanoseconds + offset) / lifetime)
-        var z = period &+ UInt64(a) &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return key.address(prand: UInt32(truncatingIfNeeded: z ^ (z >> 31))) ?? Self.address(a)
+        let period = (t.nanoseconds + Int64(a) * 97 * 1_000_000_000 % lifetime) / lifetime
+        if let kept = phoneAddresses[a], kept.period == period { return kept.address }
+        var draw = SeededRandom(seed: UInt64(bitPattern: period) &+ UInt64(a) &* 0x9E37_79B9_7F4A_7C15)
+        let address = key.address(prand: UInt32(truncatingIfNeeded: draw.next())) ?? Self.address(a)
+        phoneAddresses[a] = (period, address)
+        return address
     }
 }

@@ -55,6 +55,8 @@ public struct SiteSimulator: Sendable {
     var schedules: [TagSchedule?]
     /// Per asset without a schedule: where in the step it sends (a fraction of the step).
     let phases: [Double]
+    /// Each phone's address and the period it is for (`SiteSimulator+Phones`).
+    var phoneAddresses: [Int: (period: Int64, address: String)] = [:]
 
     public init(config: Config, settings: SimulationSettings, seed: UInt64, start: Timestamp) {
         let site = config.siteModel
@@ -244,7 +246,7 @@ public struct SiteSimulator: Sendable {
         return value
     }
 
-    func sighting(asset a: Int, receiver r: Int, rssi: Int, at t: Timestamp) -> Sighting {
+    mutating func sighting(asset a: Int, receiver r: Int, rssi: Int, at t: Timestamp) -> Sighting {
         let index = UInt16(truncatingIfNeeded: a)
         switch assets[a].tag {
         case let .address(address):

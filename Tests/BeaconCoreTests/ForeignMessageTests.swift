@@ -68,7 +68,7 @@ import Testing
         let second = take(
             &intake, "espresense/devices/known:d05e00000002/garage", #"{"id":"x","rssi":-60,"mac":"d05e00000002"}"#)
         #expect(first?.dropped == "espresense.unmapped_room" && first?.newUnmapped == "garage")
-        #expect(second?.dropped == "espresense.unmapped_room" && second?.newUnmapped == nil)
+        #expect(second?.dropped == "espresense.unmapped_room" && second?.newUnmapped == nil && second?.problem == nil)
         let gateway = take(&intake, "home/OMG_attic/BTtoMQTT/D05E00000001", #"{"id":"D0:5E:00:00:00:01","rssi":-60}"#)
         #expect(gateway?.dropped == "openmqttgateway.unmapped_gateway" && gateway?.newUnmapped == "OMG_attic")
         // Not their topics: settings, room telemetry, another prefix.
@@ -144,7 +144,7 @@ import Testing
         let (omgTopic, omgText) = OpenMQTTGatewayMessage.encode(beacon, prefix: "home", gateway: "OMG_lobby")
         #expect(omgTopic == "home/OMG_lobby/BTtoMQTT/C05E00000001")
         #expect(take(&intake, omgTopic, omgText)?.sighting == beacon)
-        let (espTopic, espText) = ESPresenseMessage.encode(beacon, prefix: "espresense", room: "kitchen", irk: nil)
+        let (espTopic, espText) = ESPresenseMessage.encode(beacon, prefix: "espresense", room: "kitchen")
         #expect(espTopic == "espresense/devices/iBeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-2/kitchen")
         var heard = beacon
         heard.receiver = "rx-kitchen"

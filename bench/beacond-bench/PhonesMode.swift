@@ -1,4 +1,5 @@
 import BeaconCore
+import Simulation
 
 #if canImport(Glibc)
     import Glibc
@@ -11,8 +12,10 @@ import BeaconCore
 /// 200 configured phones heard 5 times each from their own addresses: 1,061,000 sightings.
 /// Run with the keys and without (`--phones 0`, the same stream) to see what the keys cost.
 func phonesMode(keys keyCount: Int, seconds: Int, clients: [ClientSpec], adverts: [Sighting], start: Timestamp) {
-    var random = SplitMix(seed: 42)
-    let keys = (0..<keyCount).map { _ in IdentityResolvingKey(bytes: (0..<16).map { _ in random.byte() })! }
+    var random = SeededRandom(seed: 42)
+    let keys = (0..<keyCount).map { _ in
+        IdentityResolvingKey(bytes: (0..<16).map { _ in UInt8(truncatingIfNeeded: random.next()) })!
+    }
     let receivers = ["hci0", "hci1", "remote-7", "remote-8"]
     var site = SiteConfiguration()
     site.receivers = receivers.enumerated().map { i, id in
@@ -47,7 +50,7 @@ func phonesMode(keys keyCount: Int, seconds: Int, clients: [ClientSpec], adverts
         // Strangers: a resolvable private address (top bits 01) whose hash is no key's.
         for n in 0..<10_000 {
             let high = UInt64(0x40) << 40 | UInt64(second) << 32
-            let value = high | UInt64(n) << 8 | UInt64(random.byte())
+            let value = high | UInt64(n) << 8 | UInt64(UInt8(truncatingIfNeeded: random.next()))
             let address = BluetoothAddress(value: value).text
             for k in 0..<5 {
                 let t = base + TimeSpan(nanoseconds: Int64(n) * 94_000 + Int64(k) * 1000)
@@ -87,18 +90,4 @@ func phonesMode(keys keyCount: Int, seconds: Int, clients: [ClientSpec], adverts
     print("  throughput:          \(Int(Double(processed) / cpu)) sightings/s on one core")
     print("  events:              \(events)")
     print("  peak RSS:            \(format3(Double(usage.ru_maxrss) / 1024)) MB")
-}
-
-/// A small deterministic generator for the keys and addresses.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
 }

@@ -65,12 +65,9 @@ public enum ESPresenseMessage {
     }
 
     /// The message an ESPresense node in `room` would publish for `sighting`, with its topic:
-    /// what the simulator plays (`simulation` with a receiver under `site.espresense`).
-    /// `irk`: the key of the asset whose address it is, which ESPresense names in its id
-    /// when the node is given the key too.
-    public static func encode(_ sighting: Sighting, prefix: String, room: String, irk: IdentityResolvingKey?) -> (
-        topic: String, payload: String
-    ) {
+    /// what the simulator plays. An iBeacon by its id; anything else as an address the node
+    /// was told (`known:<mac>`; the reader takes the `mac` alike for a phone's `irk:` id).
+    public static func encode(_ sighting: Sighting, prefix: String, room: String) -> (topic: String, payload: String) {
         let mac = BluetoothAddress(sighting.address).map { Hex.encode(Self.bytes($0)) } ?? "000000000000"
         var id = "known:" + mac
         var power = -59
@@ -79,8 +76,6 @@ public enum ESPresenseMessage {
         {
             id = "iBeacon:\(b.uuid.description.lowercased())-\(b.major)-\(b.minor)"
             if m.payload.count >= 23 { power = Int(Int8(bitPattern: m.payload[22])) }
-        } else if let irk {
-            id = "irk:" + irk.hex
         }
         var w = JSONTextWriter()
         w.openObject()

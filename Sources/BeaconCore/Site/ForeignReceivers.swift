@@ -52,6 +52,7 @@ public struct ForeignIntake {
         public var sighting: Sighting?
         /// Why it was dropped, as counted: `<system>.<reason>`.
         public var dropped: String?
+        /// What to log, with the reason (none for an unmapped name already told).
         public var problem: String?
         /// A room or gateway not mapped, the first time it is seen: worth a log line, once.
         public var newUnmapped: String?
@@ -96,12 +97,15 @@ public struct ForeignIntake {
             return out
         }
         guard let receiver else {
+            // Counted each time, told once: the problem only with the name's first message.
             let what = system == .espresense ? "room" : "gateway"
+            out.dropped = "\(system.rawValue).unmapped_\(what)"
             if !told.contains(name), told.count < Self.unmappedLimit {
                 told.insert(name)
                 out.newUnmapped = name
+                out.problem = "\(what) \"\(name.prefix(64))\" is not mapped to a receiver"
             }
-            return drop("unmapped_\(what)", "\(what) \"\(name.prefix(64))\" is not mapped to a receiver")
+            return out
         }
         guard payload.count <= Self.maxBytes else {
             return drop("too_large", "\(payload.count) bytes, more than \(Self.maxBytes)")

@@ -43,10 +43,7 @@ extension SiteLink {
                     "next":
                         "its messages are counted and dropped; map it to a receiver under site.\(system.rawValue).\(system == .espresense ? "rooms" : "gateways") to use them",
                 ])
-        } else if let problem = outcome.problem, outcome.dropped?.hasSuffix("unmapped_room") == false,
-            outcome.dropped?.hasSuffix("unmapped_gateway") == false,
-            warnings.due("\(outcome.dropped ?? "")", at: now)
-        {
+        } else if let problem = outcome.problem, warnings.due("\(outcome.dropped ?? "")", at: now) {
             logger.warning(
                 "site.foreign_message_dropped",
                 metadata: [
@@ -74,8 +71,7 @@ extension SiteLink {
 
 extension SiteLink {
     /// The simulator's other-system receivers (`SimulatedInput`): what they hear, published as
-    /// ESPresense's and OpenMQTTGateway's messages, as their firmware would. A phone's message
-    /// names its key (`irk:`), as a node given the key does.
+    /// ESPresense's and OpenMQTTGateway's messages, as their firmware would.
     func publishForeign(_ batch: [Sighting]) {
         let settings = site.foreign
         for s in batch {
@@ -83,9 +79,7 @@ extension SiteLink {
             let message: (topic: String, payload: String)
             switch system {
             case .espresense:
-                let asset = phoneKeys.withLock { $0.asset(address: s.address, type: s.addressType) }
-                message = ESPresenseMessage.encode(
-                    s, prefix: settings.espresense!.prefix, room: name, irk: asset.flatMap { phoneKeyOf[$0] })
+                message = ESPresenseMessage.encode(s, prefix: settings.espresense!.prefix, room: name)
             case .openMQTTGateway:
                 message = OpenMQTTGatewayMessage.encode(s, prefix: settings.openMQTTGateway!.prefix, gateway: name)
             }

@@ -36,9 +36,6 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     /// MQTT client's thread's alone.
     var foreign: ForeignIntake
     let foreignTallies = Mutex<[String: ForeignTally]>([:])
-    /// The phones' keys, for the simulator's ESPresense messages (`publishForeign`).
-    let phoneKeys: Mutex<AddressResolver>
-    let phoneKeyOf: [Int: IdentityResolvingKey]
     private let pending = Mutex<[Sighting]>([])
     /// Who is online, what each says of itself, and the locator election (`SiteLink+Locator`).
     let roles: Mutex<SiteRoles>
@@ -135,11 +132,6 @@ final class SiteLink: DaemonService, @unchecked Sendable {
             gateway: config.gateway.id, knownGateways: named.isEmpty ? [] : named.union([config.gateway.id]),
             knownReceivers: Set(config.receivers.map(\.id)))
         foreign = ForeignIntake(settings: site.foreign)
-        let keys = config.assets.enumerated().compactMap { i, a -> (asset: Int, key: IdentityResolvingKey)? in
-            if case let .irk(key) = a.beacon { (i, key) } else { nil }
-        }
-        phoneKeys = Mutex(AddressResolver(keys: keys))
-        phoneKeyOf = Dictionary(keys.map { ($0.asset, $0.key) }, uniquingKeysWith: { a, _ in a })
         roles = Mutex(
             SiteRoles(
                 election: LocatorElection(
