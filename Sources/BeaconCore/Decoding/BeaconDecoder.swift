@@ -6,36 +6,58 @@ public enum BeaconDecoder {
     public static let appleCompany: UInt16 = 0x004C
     public static let eddystoneServiceUUID = "0000feaa-0000-1000-8000-00805f9b34fb"
 
-    /// Manufacturer data first (iBeacon, AltBeacon), then Eddystone service data; the first
-    /// recognised frame wins. When nothing matches, the most specific reason is returned.
-    public static func decode(
-        manufacturerData: [ManufacturerDatum], serviceData: [ServiceDatum]
-    ) -> Result<BeaconFrame, NonMatchError> {
-        if manufacturerData.isEmpty && serviceData.isEmpty { return .failure(NonMatchError(.noPayload)) }
+    /// Manufacturer data first (iBeacon, AltBeacon, Ruuvi), then Eddystone service data; the
+    /// first recognised frame wins. When nothing matches, the most specific reason is returned.
+    /// Read where the bytes lie: nothing is copied.
+    public static func decode(_ data: AdvertisementData) -> Result<BeaconFrame, NonMatchError> {
+        if data.isEmpty { return .failure(NonMatchError(.noPayload)) }
         var reason = NonMatch.notABeacon
-        for datum in manufacturerData {
-            switch decodeManufacturer(company: datum.company, payload: datum.payload) {
-            case let .success(frame): return .success(frame)
-            case let .failure(e): if e.reason != .notABeacon { reason = e.reason }
+        let found = data.first { (entry: AdvertisementData.Entry) -> BeaconFrame? in
+            let result: Result<BeaconFrame, NonMatchError>
+            if entry.isManufacturer {
+                result = decodeManufacturer(company: entry.company, payload: entry.payload)
+            } else if entry.shortUUID == eddystoneShortUUID {
+                result = EddystoneDecoder.decode(entry.payload)
+            } else {
+                return nil
+            }
+            switch result {
+            case let .success(frame): return frame
+            case let .failure(e):
+                // Any Eddystone reason outranks a manufacturer's "not a beacon".
+                if e.reason != .notABeacon || !entry.isManufacturer { reason = e.reason }
+                return nil
             }
         }
-        for datum in serviceData where isEddystone(datum.uuid) {
-            switch EddystoneDecoder.decode(datum.payload) {
-            case let .success(frame): return .success(frame)
-            case let .failure(e): reason = e.reason
-            }
-        }
+        if let found { return .success(found) }
         return .failure(NonMatchError(reason))
     }
 
-    public static func decode(_ sighting: Sighting) -> Result<BeaconFrame, NonMatchError> {
-        decode(manufacturerData: sighting.manufacturerData, serviceData: sighting.serviceData)
+    /// The same for data given as arrays (the tests' form).
+    public static func decode(
+        manufacturerData: [ManufacturerDatum], serviceData: [ServiceDatum]
+    ) -> Result<BeaconFrame, NonMatchError> {
+        decode(AdvertisementData(manufacturerData: manufacturerData, serviceData: serviceData))
     }
+
+    public static func decode(_ sighting: Sighting) -> Result<BeaconFrame, NonMatchError> {
+        decode(sighting.data)
+    }
+
+    /// Eddystone's 16-bit service UUID.
+    public static let eddystoneShortUUID: UInt16 = 0xFEAA
 
     /// iBeacon: Apple, `02 15`, uuid(16) major(2) minor(2) power(1) = 23 bytes.
     /// AltBeacon: any company, `BE AC`, id(20) refRSSI(1) reserved(1) = 24 bytes.
     /// Ruuvi (0x0499): `RuuviDecoder`.
     public static func decodeManufacturer(company: UInt16, payload p: [UInt8]) -> Result<BeaconFrame, NonMatchError> {
+        p.withUnsafeBytes { decodeManufacturer(company: company, payload: $0) }
+    }
+
+    /// The same, read where the bytes lie.
+    public static func decodeManufacturer(
+        company: UInt16, payload p: UnsafeRawBufferPointer
+    ) -> Result<BeaconFrame, NonMatchError> {
         if company == RuuviDecoder.company { return RuuviDecoder.decode(p) }
         guard p.count >= 2 else { return .failure(NonMatchError(.notABeacon)) }
         if company == appleCompany, p[0] == 0x02, p[1] == 0x15 {
@@ -57,13 +79,6 @@ public enum BeaconDecoder {
                         manufacturerReserved: p[23])))
         }
         return .failure(NonMatchError(.notABeacon))
-    }
-
-    /// BlueZ gives full 128-bit UUIDs in lower case; accept any case and the 16-bit short form.
-    static func isEddystone(_ uuid: String) -> Bool {
-        let u = uuid.utf8
-        if u.count == 4 || u.count == 6 { return uuid.lowercased().hasSuffix("feaa") }
-        return u.count == 36 && uuid.lowercased() == eddystoneServiceUUID
     }
 }
 

@@ -50,27 +50,66 @@ public struct IBeaconID: Hashable, Sendable, CustomStringConvertible {
     /// 02 15, the UUID, major, minor, and the power a receiver 1 m away hears. What the
     /// decoder reads, written once for everything that sends or simulates one.
     public func payload(measuredPower: Int) -> [UInt8] {
-        var bytes: [UInt8] = [0x02, 0x15]
-        bytes.reserveCapacity(23)
-        for word in [uuid.high, uuid.low] {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
-            }
+        [UInt8](unsafeUninitializedCapacity: 23) { out, count in
+            write(measuredPower: measuredPower, into: UnsafeMutableRawBufferPointer(out))
+            count = 23
         }
-        bytes += [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF)]
-        bytes.append(UInt8(bitPattern: Int8(clamping: measuredPower)))
-        return bytes
+    }
+
+    /// The same 23 bytes written into `out` (a sighting's inline data, no array between).
+    public func write(measuredPower: Int, into out: UnsafeMutableRawBufferPointer) {
+        out[0] = 0x02
+        out[1] = 0x15
+        for i in 0..<8 {
+            out[2 + i] = UInt8(truncatingIfNeeded: uuid.high >> UInt64(56 - 8 * i))
+            out[10 + i] = UInt8(truncatingIfNeeded: uuid.low >> UInt64(56 - 8 * i))
+        }
+        (out[18], out[19], out[20], out[21]) = (
+            UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF)
+        )
+        out[22] = UInt8(bitPattern: Int8(clamping: measuredPower))
     }
 }
 
-/// Eddystone-UID's 10-byte namespace and 6-byte instance.
+/// Eddystone-UID's 10-byte namespace and 6-byte instance, held as three integers.
+///
+/// Why: the beacon table is keyed by identities and looked up at every sighting; as two byte
+/// arrays an Eddystone identity cost two allocations to make and a walk of both to hash.
 public struct EddystoneID: Hashable, Sendable, CustomStringConvertible {
-    public var namespace: [UInt8]
-    public var instance: [UInt8]
+    /// The namespace's first 8 bytes and its last 2, most significant first.
+    public var namespaceHigh: UInt64
+    public var namespaceLow: UInt16
+    /// The instance's 6 bytes, most significant first.
+    public var instanceValue: UInt64
+
+    /// From the arrays' first 10 and 6 bytes (shorter ones padded with zeros).
     public init(namespace: [UInt8], instance: [UInt8]) {
-        self.namespace = namespace
-        self.instance = instance
+        func word(_ bytes: [UInt8], _ range: Range<Int>) -> UInt64 {
+            range.reduce(0) { $0 << 8 | UInt64($1 < bytes.count ? bytes[$1] : 0) }
+        }
+        namespaceHigh = word(namespace, 0..<8)
+        namespaceLow = UInt16(word(namespace, 8..<10))
+        instanceValue = word(instance, 0..<6)
     }
+
+    /// The 16 bytes of namespace then instance at `offset`; the caller has checked the length.
+    init(bytes p: UnsafeRawBufferPointer, at offset: Int) {
+        var high: UInt64 = 0
+        for i in 0..<8 { high = high << 8 | UInt64(p[offset + i]) }
+        var instance: UInt64 = 0
+        for i in 10..<16 { instance = instance << 8 | UInt64(p[offset + i]) }
+        namespaceHigh = high
+        namespaceLow = UInt16(p[offset + 8]) << 8 | UInt16(p[offset + 9])
+        instanceValue = instance
+    }
+
+    public var namespace: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: namespaceHigh >> UInt64(56 - 8 * $0)) }
+            + [UInt8(namespaceLow >> 8), UInt8(namespaceLow & 0xFF)]
+    }
+
+    public var instance: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: instanceValue >> UInt64(40 - 8 * $0)) } }
+
     public var description: String { "\(Hex.encode(namespace))/\(Hex.encode(instance))" }
 }
 
@@ -87,9 +126,8 @@ public enum BeaconIdentity: Hashable, Sendable, CustomStringConvertible {
             hasher.combine(id.uuid.high)
             hasher.combine(id.uuid.low ^ (UInt64(id.major) << 16 | UInt64(id.minor)).byteSwapped)
         case let .eddystone(id):
-            hasher.combine(UInt8(1))
-            hasher.combine(id.namespace)
-            hasher.combine(id.instance)
+            hasher.combine(id.namespaceHigh)
+            hasher.combine(UInt64(id.namespaceLow) << 48 | id.instanceValue)
         }
     }
 

@@ -11,6 +11,11 @@ public struct BeaconUUID: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// Reads 16 big-endian bytes at `offset`; the caller has checked the length.
     init(bytes: [UInt8], at offset: Int) {
+        self = bytes.withUnsafeBytes { BeaconUUID(bytes: $0, at: offset) }
+    }
+
+    /// The same, from an advertisement's bytes where they lie.
+    init(bytes: UnsafeRawBufferPointer, at offset: Int) {
         var h: UInt64 = 0
         var l: UInt64 = 0
         for i in 0..<8 { h = h << 8 | UInt64(bytes[offset + i]) }

@@ -2,12 +2,17 @@
 /// google/eddystone's protocol specification.
 public enum EddystoneDecoder {
     public static func decode(_ p: [UInt8]) -> Result<BeaconFrame, NonMatchError> {
+        p.withUnsafeBytes { decode($0) }
+    }
+
+    /// The same, read where the bytes lie (a sighting's inline data): nothing is copied.
+    public static func decode(_ p: UnsafeRawBufferPointer) -> Result<BeaconFrame, NonMatchError> {
         guard let frameType = p.first else { return .failure(NonMatchError(.eddystoneLength)) }
         switch frameType {
         case 0x00:
             // type, tx, namespace(10), instance(6), [RFU(2)]: 18 bytes, 20 with the reserved tail.
             guard p.count == 18 || p.count == 20 else { return .failure(NonMatchError(.eddystoneLength)) }
-            let id = EddystoneID(namespace: Array(p[2..<12]), instance: Array(p[12..<18]))
+            let id = EddystoneID(bytes: p, at: 2)
             return .success(.eddystoneUID(EddystoneUIDFrame(id: id, txPowerAt0m: Int(Int8(bitPattern: p[1])))))
         case 0x10:
             // type, tx, scheme, up to 17 encoded bytes.
@@ -29,7 +34,7 @@ public enum EddystoneDecoder {
         }
     }
 
-    private static func decodeTLM(_ p: [UInt8]) -> Result<BeaconFrame, NonMatchError> {
+    private static func decodeTLM(_ p: UnsafeRawBufferPointer) -> Result<BeaconFrame, NonMatchError> {
         guard p.count >= 2 else { return .failure(NonMatchError(.eddystoneLength)) }
         switch p[1] {
         case 0x00:
@@ -51,7 +56,7 @@ public enum EddystoneDecoder {
         }
     }
 
-    private static func be32(_ p: [UInt8], _ i: Int) -> UInt32 {
+    private static func be32(_ p: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
         UInt32(p[i]) << 24 | UInt32(p[i + 1]) << 16 | UInt32(p[i + 2]) << 8 | UInt32(p[i + 3])
     }
 
@@ -62,7 +67,7 @@ public enum EddystoneDecoder {
     ]
 
     /// Expands the compressed URL; nil for an unknown scheme or a byte the spec reserves.
-    static func decodeURL(scheme: UInt8, body: ArraySlice<UInt8>) -> String? {
+    static func decodeURL(scheme: UInt8, body: some Sequence<UInt8>) -> String? {
         guard Int(scheme) < schemes.count else { return nil }
         var url = schemes[Int(scheme)]
         for byte in body {

@@ -5,6 +5,11 @@ public enum RuuviDecoder {
     public static let company: UInt16 = 0x0499
 
     public static func decode(_ p: [UInt8]) -> Result<BeaconFrame, NonMatchError> {
+        p.withUnsafeBytes { decode($0) }
+    }
+
+    /// The same, read where the bytes lie (a sighting's inline data): nothing is copied.
+    public static func decode(_ p: UnsafeRawBufferPointer) -> Result<BeaconFrame, NonMatchError> {
         guard let format = p.first else { return .failure(NonMatchError(.ruuviLength)) }
         guard format == 5 else { return .failure(NonMatchError(.ruuviFormat)) }
         guard p.count == 24 else { return .failure(NonMatchError(.ruuviLength)) }

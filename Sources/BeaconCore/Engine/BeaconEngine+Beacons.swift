@@ -2,6 +2,28 @@ extension BeaconEngine {
     /// Beacons the engine currently remembers (heard within the retention time).
     public var beaconCount: Int { beaconSlots.count }
 
+    /// The engine's number for the sighting's receiver: an array read for an interned name.
+    @inline(__always)
+    mutating func internReceiver(_ sighting: Sighting) -> Int32 {
+        let index = Int(sighting.receiverID.index)
+        if index < slotOfReceiverID.count, slotOfReceiverID[index] >= 0 { return slotOfReceiverID[index] }
+        let slot = internReceiver(sighting.receiver)
+        if sighting.receiverID != .unlisted {
+            if index >= slotOfReceiverID.count {
+                slotOfReceiverID.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfReceiverID.count))
+            }
+            slotOfReceiverID[index] = slot
+        }
+        return slot
+    }
+
+    /// Whether the sighting's receiver already has a number here.
+    func knowsReceiver(_ sighting: Sighting) -> Bool {
+        let index = Int(sighting.receiverID.index)
+        if index < slotOfReceiverID.count, slotOfReceiverID[index] >= 0 { return true }
+        return receiverIDs[sighting.receiver] != nil
+    }
+
     mutating func internReceiver(_ name: String) -> Int32 {
         if let id = receiverIDs[name] { return id }
         let id = Int32(receiverNames.count)

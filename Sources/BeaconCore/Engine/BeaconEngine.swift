@@ -48,6 +48,8 @@ public struct BeaconEngine: Sendable {
     var freeBeaconSlots: [Int32] = []
     var receiverIDs: [String: Int32] = [:]
     var receiverNames: [String] = []
+    /// `ReceiverID.index` → the engine's receiver number, or -1 when not yet seen here.
+    var slotOfReceiverID: [Int32] = []
     var receiverCalibration: [ReceiverCalibration?] = []
     let calibrations: [String: ReceiverCalibration]
 
@@ -186,17 +188,16 @@ public struct BeaconEngine: Sendable {
         }
         // Receiver names come from relays too: one inventing names cannot grow the table.
         // (The count first: the per-sighting cost is one comparison until the table is full.)
-        if receiverNames.count >= Self.receiverLimit, receiverIDs[sighting.receiver] == nil {
+        if receiverNames.count >= Self.receiverLimit, !knowsReceiver(sighting) {
             counters.receiversRefused += 1
             return events
         }
-        var tagged = tracker?.asset(address: sighting.address)
-        if tagged == nil, tracker != nil {
-            tagged = tracker!.resolve(address: sighting.address, type: sighting.addressType)
-        }
+        var tagged = tracker?.asset(of: sighting)
+        if tagged == nil, tracker != nil { tagged = tracker!.resolve(sighting) }
         if let asset = tagged {
             tracker!.observe(
-                asset: asset, receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: nil, at: now)
+                asset: asset, receiver: receiverNames[Int(internReceiver(sighting))], rssi: sighting.rssi,
+                frameRSSIAt1m: nil, at: now)
         }
         switch BeaconDecoder.decode(sighting) {
         case let .failure(e):
@@ -206,7 +207,7 @@ public struct BeaconEngine: Sendable {
             counters.decode.decoded += 1
             guard let identity = frame.identity else {
                 counters.framesWithoutIdentity += 1
-                if tracker != nil, tracker!.telemetry(frame, address: sighting.address, at: now, events: &events) {
+                if tracker != nil, tracker!.telemetry(frame, from: sighting, at: now, events: &events) {
                     counters.telemetryFrames += 1
                 }
                 return events
@@ -220,22 +221,23 @@ public struct BeaconEngine: Sendable {
         _ identity: BeaconIdentity, frame: BeaconFrame, sighting: Sighting, events: inout [Event]
     ) {
         let t = now
-        let receiver = internReceiver(sighting.receiver)
+        let receiver = internReceiver(sighting)
         let slot = beaconSlot(for: identity, frame: frame, at: t)
         let paceBefore = intervals[Int(slot)].patience
         let smoothed = updateReading(slot: slot, receiver: receiver, rssi: sighting.rssi, at: t)
         let patience = intervals[Int(slot)].patience
         var paceChanged = patience != paceBefore
         if let asset = records[Int(slot)]!.asset {
-            tracker!.learn(address: sighting.address, asset: Int(asset))
+            tracker!.learn(addressOf: sighting, asset: Int(asset))
             tracker!.observe(
-                asset: Int(asset), receiver: sighting.receiver, rssi: sighting.rssi, frameRSSIAt1m: frame.rssiAt1m,
+                asset: Int(asset), receiver: receiverNames[Int(receiver)], rssi: sighting.rssi,
+                frameRSSIAt1m: frame.rssiAt1m,
                 at: t)
         }
         guard case let .ibeacon(id) = identity else { return }
         if id.uuid == calibration?.uuid {
             calibration!.observe(
-                hearer: sighting.receiver, major: id.major, minor: id.minor, rssi: sighting.rssi, at: t)
+                hearer: receiverNames[Int(receiver)], major: id.major, minor: id.minor, rssi: sighting.rssi, at: t)
         }
         if records[Int(slot)]!.matchGeneration != indexGeneration {
             refreshMatches(slot: slot, id: id)
@@ -259,7 +261,8 @@ public struct BeaconEngine: Sendable {
                             Event(
                                 time: t,
                                 payload: .regionEnter(
-                                    client: info.client, region: info.spec.id, beacon: id, receiver: sighting.receiver,
+                                    client: info.client, region: info.spec.id, beacon: id,
+                                    receiver: receiverNames[Int(receiver)],
                                     rssi: sighting.rssi,
                                     distance: distance(slot: slot, receiver: receiver, smoothed: smoothed))))
                     }

@@ -3,15 +3,49 @@
 /// frames (an Eddystone tag sends its UID and its TLM from one address; a Ruuvi tag with an
 /// iBeacon firmware, its iBeacon and its format 5).
 extension AssetTracker {
+    /// An address as the learned table keys it: its 48 bits, or its text when it has none.
+    enum LearnedAddress: Hashable {
+        case value(UInt64)
+        case text(String)
+
+        init(_ text: String) {
+            self = Sighting.addressValue(Array(text.utf8)).map { .value($0) } ?? .text(text)
+        }
+
+        init(_ sighting: Sighting) {
+            self = sighting.rare?.address.map { .text($0) } ?? .value(sighting.addressValue)
+        }
+    }
+
     /// Addresses learned at most; past it the table starts afresh (a flood of made-up
     /// addresses cannot grow it, and real tags teach theirs again with their next frame).
     static let learnedAddressLimit = 4096
 
     /// An identity frame of asset `a` came from `address`.
     public mutating func learn(address: String, asset a: Int) {
+        learn(LearnedAddress(address), asset: a)
+    }
+
+    /// An identity frame of asset `a` came from the sighting's address.
+    public mutating func learn(addressOf sighting: Sighting, asset a: Int) {
+        learn(LearnedAddress(sighting), asset: a)
+    }
+
+    private mutating func learn(_ address: LearnedAddress, asset a: Int) {
         guard learnedAddresses[address] != a else { return }
         if learnedAddresses.count >= Self.learnedAddressLimit { learnedAddresses.removeAll(keepingCapacity: true) }
         learnedAddresses[address] = a
+    }
+
+    /// A telemetry frame from the sighting's address (`telemetry(_:address:at:events:)`).
+    @discardableResult
+    public mutating func telemetry(
+        _ frame: BeaconFrame, from sighting: Sighting, at t: Timestamp, events: inout [Event]
+    )
+        -> Bool
+    {
+        guard let a = asset(of: sighting) ?? learnedAddresses[LearnedAddress(sighting)] else { return false }
+        return telemetry(frame, asset: a, at: t, events: &events)
     }
 
     /// A telemetry frame (TLM, Ruuvi) from `address` at `t`: kept on the asset whose tag
@@ -21,7 +55,12 @@ extension AssetTracker {
     public mutating func telemetry(_ frame: BeaconFrame, address: String, at t: Timestamp, events: inout [Event])
         -> Bool
     {
-        guard let a = asset(address: address) ?? learnedAddresses[address] else { return false }
+        guard let a = asset(address: address) ?? learnedAddresses[LearnedAddress(address)] else { return false }
+        return telemetry(frame, asset: a, at: t, events: &events)
+    }
+
+    private mutating func telemetry(_ frame: BeaconFrame, asset a: Int, at t: Timestamp, events: inout [Event]) -> Bool
+    {
         guard states[a].telemetry.take(frame, at: t) else { return false }
         let reading = states[a].telemetry
         if !states[a].batteryLow,

@@ -22,6 +22,9 @@ public struct AssetTracker: Sendable {
     let calibrations: [ReceiverCalibration?]
     let assets: [AssetDefinition]
     let byAddress: [String: Int]
+    /// The same, by the 48 bits of each address written `AA:BB:CC:DD:EE:FF`: a sighting's
+    /// address is looked up without being written out.
+    let byAddressValue: [UInt64: Int]
     /// The assets' identity resolving keys: phones and watches that change their address.
     public internal(set) var resolver: AddressResolver
     var zones: [ZoneRuntime]
@@ -48,7 +51,7 @@ public struct AssetTracker: Sendable {
     /// `beaconctl doctor` name them.
     public private(set) var unplacedReceivers: [String: Int] = [:]
     /// Addresses asset identity frames came from, for their telemetry frames.
-    var learnedAddresses: [String: Int] = [:]
+    var learnedAddresses: [LearnedAddress: Int] = [:]
     /// When a battery is low and a tag missing (`tags:`).
     var tagRules: TagRules
     static let unplacedLimit = 16
@@ -133,6 +136,9 @@ public struct AssetTracker: Sendable {
             if case let .address(a) = asset.tag { addresses[a] = i }
         }
         byAddress = addresses
+        byAddressValue = Dictionary(
+            addresses.compactMap { text, i in Sighting.addressValue(Array(text.utf8)).map { ($0, i) } },
+            uniquingKeysWith: { a, _ in a })
         resolver = AddressResolver(
             keys: site.assets.enumerated().compactMap { i, asset in
                 if case let .irk(key) = asset.tag { (i, key) } else { nil }
@@ -173,6 +179,22 @@ public struct AssetTracker: Sendable {
         guard !byAddress.isEmpty else { return nil }
         if let a = byAddress[address] { return a }
         return address.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) ? byAddress[address.uppercased()] : nil
+    }
+
+    /// The asset whose `beacon: {address}` sent `sighting`, read from its address's bits.
+    public func asset(of sighting: Sighting) -> Int? {
+        guard !byAddress.isEmpty else { return nil }
+        if sighting.rare?.address == nil { return byAddressValue[sighting.addressValue] }
+        return asset(address: sighting.address)
+    }
+
+    /// The asset whose identity resolving key resolves the sighting's address (SPEC §9).
+    public mutating func resolve(_ sighting: Sighting) -> Int? {
+        guard !resolver.isEmpty else { return nil }
+        if let address = sighting.bluetoothAddress {
+            return resolver.asset(address: address, public: sighting.addressKind == .public)
+        }
+        return resolver.asset(address: sighting.address, type: sighting.addressType)
     }
 
     /// The asset whose tag is this beacon identity, if any.

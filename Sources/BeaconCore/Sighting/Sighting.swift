@@ -1,36 +1,198 @@
 /// One reception of one advertisement by one receiver: the unit of input to the engine.
 ///
-/// It has the shape BlueZ gives (`ManufacturerData` a{qv}, `ServiceData` a{sv}) and the shape
-/// of a sighting record line (SPEC §1.2), so live input, replay and remote receivers all meet
-/// the engine as the same value. `time` is "now" for the engine when it ingests it.
+/// It carries what BlueZ gives (`ManufacturerData` a{qv}, `ServiceData` a{sv}) and what a
+/// sighting record line holds (SPEC §1.2), so live input, replay and remote receivers all
+/// meet the engine as the same value. `time` is "now" for the engine when it ingests it.
+///
+/// Flat, with no heap part on the common path: the address as its 48 bits, the receiver as an
+/// interned number (`ReceiverID`), the data inline (`AdvertisementData`). Why: replay, a
+/// site's locator and a busy store make and drop millions of these, and as strings and arrays
+/// their three allocations cost as much as the engine's work on them. What is rare keeps its
+/// text (`rare`): an address that is not `AA:BB:CC:DD:EE:FF`, an address type other than
+/// `public` or `random`, a receiver name past `ReceiverNames.limit`. The text forms
+/// (`receiver`, `address`, `manufacturerData`, …) read and write the same value, for the
+/// API, the writers and the tests; an address read back is in upper case.
 public struct Sighting: Sendable, Equatable {
     public var time: Timestamp
-    public var receiver: String
-    public var address: String
-    public var addressType: String?
+    /// The receiver that heard it; `ReceiverID.unlisted` when the names table was full.
+    public var receiverID: ReceiverID
+    /// The address's 48 bits, most significant byte first; 0 when `rare` holds its text.
+    public var addressValue: UInt64
+    public var addressKind: AddressKind
     public var rssi: Int
     public var txPower: Int?
     public var name: String?
-    /// Company id -> payload after the company id, in the order received.
-    public var manufacturerData: [ManufacturerDatum]
-    /// 128-bit service UUID (any case) -> payload.
-    public var serviceData: [ServiceDatum]
+    public var data: AdvertisementData
+    var rare: Rarities?
 
+    /// How the advertiser's address is given (BlueZ's `AddressType`; a record's `address_type`).
+    public enum AddressKind: UInt8, Sendable {
+        case unspecified, `public`, random, other
+    }
+
+    /// The texts that have no flat form. Immutable: a setter replaces it.
+    final class Rarities: Sendable, Equatable {
+        let receiver: String?
+        let address: String?
+        let addressType: String?
+
+        init(receiver: String?, address: String?, addressType: String?) {
+            self.receiver = receiver
+            self.address = address
+            self.addressType = addressType
+        }
+
+        static func make(receiver: String?, address: String?, addressType: String?) -> Rarities? {
+            receiver == nil && address == nil && addressType == nil
+                ? nil : Rarities(receiver: receiver, address: address, addressType: addressType)
+        }
+
+        static func == (a: Rarities, b: Rarities) -> Bool {
+            a.receiver == b.receiver && a.address == b.address && a.addressType == b.addressType
+        }
+    }
+
+    /// The flat form, as the readers make it.
+    public init(
+        time: Timestamp, receiver: ReceiverID, address: UInt64, addressKind: AddressKind = .unspecified, rssi: Int,
+        txPower: Int? = nil, name: String? = nil, data: AdvertisementData = AdvertisementData()
+    ) {
+        self.time = time
+        receiverID = receiver
+        addressValue = address & 0xFFFF_FFFF_FFFF
+        self.addressKind = addressKind
+        self.rssi = rssi
+        self.txPower = txPower
+        self.name = name
+        self.data = data
+    }
+
+    /// The text form, as tests and the slower paths (JSON documents, D-Bus dictionaries) give it.
     public init(
         time: Timestamp, receiver: String, address: String, addressType: String? = nil, rssi: Int,
         txPower: Int? = nil, name: String? = nil, manufacturerData: [ManufacturerDatum] = [],
         serviceData: [ServiceDatum] = []
     ) {
-        self.time = time
+        self.init(
+            time: time, receiver: .unlisted, address: 0, rssi: rssi, txPower: txPower, name: name,
+            data: AdvertisementData(manufacturerData: manufacturerData, serviceData: serviceData))
         self.receiver = receiver
         self.address = address
         self.addressType = addressType
-        self.rssi = rssi
-        self.txPower = txPower
-        self.name = name
-        self.manufacturerData = manufacturerData
-        self.serviceData = serviceData
     }
+
+    /// The receiver's name.
+    public var receiver: String {
+        get { rare?.receiver ?? receiverID.name }
+        set {
+            if let id = ReceiverID(newValue) {
+                receiverID = id
+                setRare(receiver: nil)
+            } else {
+                receiverID = .unlisted
+                setRare(receiver: newValue)
+            }
+        }
+    }
+
+    /// `AA:BB:CC:DD:EE:FF` in upper case, or the text given when it is not of that form.
+    public var address: String {
+        get { rare?.address ?? BluetoothAddress(value: addressValue).text }
+        set {
+            if let value = newValue.utf8.withContiguousStorageIfAvailable({
+                Self.addressValue(UnsafeRawBufferPointer($0))
+            })
+                ?? Self.addressValue(Array(newValue.utf8))
+            {
+                addressValue = value
+                setRare(address: nil)
+            } else {
+                addressValue = 0
+                setRare(address: newValue)
+            }
+        }
+    }
+
+    /// The address's 48 bits when it was given as `AA:BB:CC:DD:EE:FF`; nil for any other text.
+    public var bluetoothAddress: BluetoothAddress? {
+        rare?.address == nil ? BluetoothAddress(value: addressValue) : nil
+    }
+
+    /// `public`, `random`, another text given, or nil when the source does not say.
+    public var addressType: String? {
+        get {
+            switch addressKind {
+            case .unspecified: return nil
+            case .public: return "public"
+            case .random: return "random"
+            case .other: return rare?.addressType
+            }
+        }
+        set {
+            switch newValue {
+            case nil: addressKind = .unspecified
+            case "public"?: addressKind = .public
+            case "random"?: addressKind = .random
+            default: addressKind = .other
+            }
+            setRare(addressType: addressKind == .other ? newValue : nil)
+        }
+    }
+
+    /// Company id → payload after the company id, in the order received.
+    public var manufacturerData: [ManufacturerDatum] {
+        get { data.manufacturerData }
+        set { data = AdvertisementData(manufacturerData: newValue, serviceData: data.serviceData) }
+    }
+
+    /// Service UUID → payload; a UUID read back is BlueZ's 128-bit form in lower case.
+    public var serviceData: [ServiceDatum] {
+        get { data.serviceData }
+        set { data = AdvertisementData(manufacturerData: data.manufacturerData, serviceData: newValue) }
+    }
+
+    private mutating func setRare(receiver: String?? = .none, address: String?? = .none, addressType: String?? = .none)
+    {
+        rare = Rarities.make(
+            receiver: receiver ?? rare?.receiver, address: address ?? rare?.address,
+            addressType: addressType ?? rare?.addressType)
+    }
+
+    /// The 48 bits of `AA:BB:CC:DD:EE:FF` (either case); nil for anything else.
+    @inline(__always)
+    public static func addressValue(_ text: UnsafeRawBufferPointer) -> UInt64? {
+        guard text.count == 17 else { return nil }
+        var value: UInt64 = 0
+        var bad: UInt8 = 0
+        for byte in 0..<6 {
+            let at = byte * 3
+            let high = nibble(text[at])
+            let low = nibble(text[at + 1])
+            bad |= (high | low) & 0xF0
+            if byte < 5, text[at + 2] != UInt8(ascii: ":") { return nil }
+            value = value << 8 | UInt64(high << 4 | low & 0xF)
+        }
+        return bad == 0 ? value : nil
+    }
+
+    static func addressValue(_ bytes: [UInt8]) -> UInt64? {
+        bytes.withUnsafeBytes { addressValue($0) }
+    }
+
+    /// A hex digit's value, or 0xFF for any other byte.
+    @inline(__always)
+    static func nibble(_ c: UInt8) -> UInt8 {
+        let digit = c &- 0x30
+        if digit < 10 { return digit }
+        let letter = (c | 0x20) &- 0x61
+        return letter < 6 ? letter + 10 : 0xFF
+    }
+}
+
+extension ReceiverID {
+    /// A receiver whose name did not fit the table (`ReceiverNames.limit`): the sighting
+    /// carries the name itself.
+    public static let unlisted = ReceiverID(index: UInt32.max)
 }
 
 public struct ManufacturerDatum: Sendable, Equatable {

@@ -11,8 +11,9 @@
 /// (`SightingReaderDifferentialTests`, the `sightings-reader` fuzz target).
 public struct SightingLineReader {
     private var pendingManufacturer: [(company: UInt16, hex: Range<Int>)] = []
+    private var pendingService: [(uuid: Range<Int>, hex: Range<Int>)] = []
     /// Receiver ids read lately (valid ones), reused while they repeat.
-    private var receivers: [(bytes: [UInt8], text: String)] = []
+    private var receivers: [(bytes: [UInt8], id: ReceiverID)] = []
     static let receiversKept = 8
 
     public init() {}
@@ -38,10 +39,10 @@ public struct SightingLineReader {
         guard c.take(UInt8(ascii: "{")) else { return nil }
         var seen: UInt16 = 0
         var t: Double?, rssi: Double?, txPower: Double?
-        var receiver: String?, addressRange: Range<Int>?, addressType: String?, name: String?
-        // Manufacturer data as (company, hex) ranges, decoded once the line is known good.
+        var receiver: ReceiverID?, addressRange: Range<Int>?, addressTypeRange: Range<Int>?, name: String?
+        // Payloads as (key, hex) ranges, decoded once the line is known good.
         pendingManufacturer.removeAll(keepingCapacity: true)
-        var service: [ServiceDatum] = []
+        pendingService.removeAll(keepingCapacity: true)
         c.skipSpace()
         if !c.take(UInt8(ascii: "}")) {
             while true {
@@ -65,15 +66,15 @@ public struct SightingLineReader {
                         txPower = n
                     }
                 case .receiver?:
-                    guard let range = c.plainString(), let text = receiverText(line, range) else { return nil }
-                    receiver = text
+                    guard let range = c.plainString(), let id = receiverID(line, range) else { return nil }
+                    receiver = id
                 case .address?:
                     guard let range = c.plainString() else { return nil }
                     addressRange = range
                 case .addressType?:
                     if !c.null() {
                         guard let range = c.plainString() else { return nil }
-                        addressType = c.text(range)
+                        addressTypeRange = range
                     }
                 case .name?:
                     if !c.null() {
@@ -87,15 +88,7 @@ public struct SightingLineReader {
                     }
                 case .serviceData?:
                     if !c.null() {
-                        guard
-                            c.payloads(
-                                companyKeys: false,
-                                {
-                                    let uuid = String(
-                                        decoding: UnsafeRawBufferPointer(rebasing: line[$0]), as: UTF8.self)
-                                    service.append(ServiceDatum(uuid: uuid, payload: Cursor.decodeHex(line, $2)))
-                                })
-                        else { return nil }
+                        guard c.payloads(companyKeys: false, { pendingService.append(($0, $2)) }) else { return nil }
                     }
                 case nil:
                     // `request` makes the line a trace request, not a sighting.
@@ -116,24 +109,39 @@ public struct SightingLineReader {
             let rssi, rssi == rssi.rounded(), rssi >= -127, rssi <= 20
         else { return nil }
         if let txPower, !(txPower == txPower.rounded() && txPower >= -127 && txPower <= 127) { return nil }
-        let (address, manufacturer) = device(line, addressRange)
-        return Sighting(
-            time: time, receiver: receiver, address: address, addressType: addressType, rssi: Int(rssi),
-            txPower: txPower.map { Int($0) }, name: name, manufacturerData: manufacturer, serviceData: service)
-    }
-
-    /// The address's text and the manufacturer data's bytes, made once the line is whole.
-    private func device(_ line: UnsafeRawBufferPointer, _ range: Range<Int>) -> (String, [ManufacturerDatum]) {
-        let address = String(decoding: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self)
-        let manufacturer = pendingManufacturer.map {
-            ManufacturerDatum(company: $0.company, payload: Cursor.decodeHex(line, $0.hex))
+        var sighting = Sighting(
+            time: time, receiver: receiver, address: 0, rssi: Int(rssi), txPower: txPower.map { Int($0) }, name: name)
+        let addressBytes = UnsafeRawBufferPointer(rebasing: line[addressRange])
+        if let value = Sighting.addressValue(addressBytes) {
+            sighting.addressValue = value
+        } else {
+            sighting.address = c.text(addressRange)
         }
-        return (address, manufacturer)
+        if let addressTypeRange {
+            if c.equals(addressTypeRange, "random") {
+                sighting.addressKind = .random
+            } else if c.equals(addressTypeRange, "public") {
+                sighting.addressKind = .public
+            } else {
+                sighting.addressType = c.text(addressTypeRange)
+            }
+        }
+        for m in pendingManufacturer {
+            sighting.data.appendManufacturer(company: m.company, count: m.hex.count / 2) {
+                Cursor.decodeHex(line, m.hex, into: $0)
+            }
+        }
+        for d in pendingService {
+            sighting.data.appendService(uuid: UnsafeRawBufferPointer(rebasing: line[d.uuid]), count: d.hex.count / 2) {
+                Cursor.decodeHex(line, d.hex, into: $0)
+            }
+        }
+        return sighting
     }
 
-    /// The receiver's text when it is a valid id (`Identifier`), reused from an earlier line
-    /// when its bytes are the same: a trace or a batch has a few receivers, over and over.
-    private mutating func receiverText(_ line: UnsafeRawBufferPointer, _ range: Range<Int>) -> String? {
+    /// The receiver's id when its name is a valid id (`Identifier`), reused from an earlier
+    /// line when its bytes are the same: a trace or a batch has a few receivers, over and over.
+    private mutating func receiverID(_ line: UnsafeRawBufferPointer, _ range: Range<Int>) -> ReceiverID? {
         let bytes = UnsafeRawBufferPointer(rebasing: line[range])
         for known in receivers where known.bytes.count == bytes.count {
             let same = known.bytes.withUnsafeBytes { kept in
@@ -141,13 +149,13 @@ public struct SightingLineReader {
                 while k < kept.count, kept[k] == bytes[k] { k += 1 }
                 return k == kept.count
             }
-            if same { return known.text }
+            if same { return known.id }
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        guard Identifier.problem(text) == nil else { return nil }
+        guard Identifier.problem(text) == nil, let id = ReceiverID(text) else { return nil }
         if receivers.count == Self.receiversKept { receivers.removeFirst() }
-        receivers.append((Array(bytes), text))
-        return text
+        receivers.append((Array(bytes), id))
+        return id
     }
 
     /// The record's keys, each a bit of `seen`.
@@ -310,15 +318,13 @@ private struct Cursor {
         return value
     }
 
-    /// The bytes of hex digits `payloads` has checked.
-    static func decodeHex(_ bytes: UnsafeRawBufferPointer, _ hex: Range<Int>) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: hex.count / 2) { out, count in
-            var at = hex.lowerBound
-            for n in 0..<(hex.count / 2) {
-                out[n] = nibble(bytes[at]) << 4 | nibble(bytes[at + 1])
-                at += 2
-            }
-            count = hex.count / 2
+    /// The bytes of hex digits `payloads` has checked, written into `out` (`hex.count / 2`).
+    @inline(__always)
+    static func decodeHex(_ bytes: UnsafeRawBufferPointer, _ hex: Range<Int>, into out: UnsafeMutableRawBufferPointer) {
+        var at = hex.lowerBound
+        for n in 0..<(hex.count / 2) {
+            out[n] = nibble(bytes[at]) << 4 | nibble(bytes[at + 1])
+            at += 2
         }
     }
 

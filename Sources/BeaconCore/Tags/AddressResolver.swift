@@ -38,7 +38,7 @@ public struct AddressResolver: Sendable {
         var fresh: [UInt64] = []
         var seen: Set<UInt64> = []
         for s in batch {
-            guard let parsed = candidate(s.address, type: s.addressType), known[parsed.value] == nil,
+            guard let parsed = candidate(s), known[parsed.value] == nil,
                 seen.insert(parsed.value).inserted
             else { continue }
             fresh.append(parsed.value)
@@ -58,6 +58,13 @@ public struct AddressResolver: Sendable {
         }
     }
 
+    /// The sighting's address when it may be a resolvable private one.
+    private func candidate(_ s: Sighting) -> BluetoothAddress? {
+        guard s.addressKind != .public else { return nil }
+        if let address = s.bluetoothAddress { return address.isResolvable ? address : nil }
+        return candidate(s.address, type: s.addressType)
+    }
+
     /// `address` parsed when it may be a resolvable private one.
     private func candidate(_ address: String, type: String?) -> BluetoothAddress? {
         // The first digit of a resolvable private address is 4 to 7 (its top bits 01): most
@@ -73,6 +80,16 @@ public struct AddressResolver: Sendable {
     /// `random`; nil when the source does not say, as ESPresense's messages do not).
     public mutating func asset(address: String, type: String?) -> Int? {
         guard keys.count > 0, let parsed = candidate(address, type: type) else { return nil }
+        return asset(resolvable: parsed)
+    }
+
+    /// The same for an address already read (`public`: given as public, so never resolved).
+    public mutating func asset(address: BluetoothAddress, public: Bool) -> Int? {
+        guard keys.count > 0, !`public`, address.isResolvable else { return nil }
+        return asset(resolvable: address)
+    }
+
+    private mutating func asset(resolvable parsed: BluetoothAddress) -> Int? {
         if let a = known[parsed.value] { return a < 0 ? nil : Int(a) }
         if known.count >= Self.cacheLimit { known.removeAll(keepingCapacity: true) }
         tried += 1

@@ -1,0 +1,73 @@
+/// A service data key as advertisements carry it: a 16-bit UUID of the Bluetooth base, or a
+/// whole 128-bit one.
+///
+/// Why: BlueZ writes every key as 36 characters (`0000feaa-0000-1000-8000-00805f9b34fb`),
+/// firmware as `feaa` or `0xfeaa`, records as either in any case. Read once into a number,
+/// the decoder compares two bytes instead of lower-casing a string per sighting, and all the
+/// spellings of one UUID are one key.
+public enum ServiceUUID: Equatable, Sendable {
+    case short(UInt16)
+    case long(BeaconUUID)
+
+    /// The low 96 bits of the Bluetooth base UUID, `-0000-1000-8000-00805f9b34fb`.
+    static let baseHighLow: UInt64 = 0x0000_1000
+    static let baseLow: UInt64 = 0x8000_0080_5F9B_34FB
+
+    /// `feaa`, `0xFEAA`, or 8-4-4-4-12 in either case; nil for any other text.
+    public init?(_ text: String) {
+        var text = text
+        guard let parsed = text.withUTF8({ ServiceUUID(UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = parsed
+    }
+
+    /// The same, from the text's bytes.
+    public init?(_ text: UnsafeRawBufferPointer) {
+        switch text.count {
+        case 4, 6:
+            var at = 0
+            if text.count == 6 {
+                guard text[0] == UInt8(ascii: "0"), text[1] | 0x20 == UInt8(ascii: "x") else { return nil }
+                at = 2
+            }
+            var value: UInt16 = 0
+            while at < text.count {
+                let n = Sighting.nibble(text[at])
+                guard n < 16 else { return nil }
+                value = value << 4 | UInt16(n)
+                at += 1
+            }
+            self = .short(value)
+        case 36:
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            var nibbles = 0
+            for i in 0..<36 {
+                if i == 8 || i == 13 || i == 18 || i == 23 {
+                    guard text[i] == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                let n = Sighting.nibble(text[i])
+                guard n < 16 else { return nil }
+                if nibbles < 16 { high = high << 4 | UInt64(n) } else { low = low << 4 | UInt64(n) }
+                nibbles += 1
+            }
+            if high & 0xFFFF_0000_FFFF_FFFF == Self.baseHighLow, low == Self.baseLow {
+                self = .short(UInt16(truncatingIfNeeded: high >> 32))
+            } else {
+                self = .long(BeaconUUID(high: high, low: low))
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// The 128-bit form in lower case, as BlueZ writes it.
+    public var text: String {
+        switch self {
+        case let .short(v):
+            return .init(
+                BeaconUUID(high: UInt64(v) << 32 | Self.baseHighLow, low: Self.baseLow).description.lowercased())
+        case let .long(uuid): return uuid.description.lowercased()
+        }
+    }
+}
