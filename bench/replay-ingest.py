@@ -6,7 +6,7 @@ alone (`beacond-bench`).
 
     swift build -c release --product beacond --product beacond-bench
     python3 -m venv /tmp/habench && /tmp/habench/bin/pip install ibeacon-ble==1.2.0   # optional
-    python3 bench/replay-ingest.py [--lines 1000000] [--runs 7] [--ha /tmp/habench/bin/python]
+    python3 bench/replay-ingest.py [--lines 1000000] [--runs 7] [--ha /tmp/habench/bin/python] [--build DIR]
 """
 import argparse, json, os, subprocess, tempfile, time
 
@@ -42,8 +42,11 @@ def write_inputs(directory, lines):
     return trace, config
 
 
+BUILD = os.path.join(ROOT, ".build/release")
+
+
 def replay(trace, config):
-    binary = os.path.join(ROOT, ".build/release/beacond")
+    binary = os.path.join(BUILD, "beacond")
     start = time.monotonic()
     # /usr/bin/time for this child's own peak RSS (RUSAGE_CHILDREN keeps the largest child's).
     out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", binary, "replay", "--config", config, trace, "--summary"],
@@ -82,7 +85,7 @@ def home_assistant(python, trace, lines):
 
 
 def engine_alone(trace, config):
-    binary = os.path.join(ROOT, ".build/release/beacond-bench")
+    binary = os.path.join(BUILD, "beacond-bench")
     out = subprocess.run([binary, "--trace", trace, "--config", config], capture_output=True, text=True, check=True)
     line = out.stdout.strip()
     return float(line.split(" in ")[1].split(" CPU-s")[0]), float(line.split("reader alone took ")[1].split(" CPU-s")[0])
@@ -94,7 +97,9 @@ def main():
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--ha", default="/tmp/habench/bin/python")
     p.add_argument("--dir", default=None)
+    p.add_argument("--build", default=BUILD, help="the release build to measure (another commit's, to compare)")
     a = p.parse_args()
+    globals()["BUILD"] = a.build
     directory = a.dir or tempfile.mkdtemp(prefix="beacond-replay-bench-")
     trace, config = write_inputs(directory, a.lines)
     print("trace: %d lines, %.0f MB (%s)" % (a.lines, os.path.getsize(trace) / 1e6, trace))

@@ -9,13 +9,19 @@ import CDBus
 /// only what changed, so a sighting is built from this merged view.
 struct DeviceRecord {
     var adapter: String
-    var address: String
-    var addressType: String?
-    var name: String?
+    /// What each sighting of it carries, made once: the adapter's interned name, the address
+    /// read into its flat form, the data of the last advertisement.
+    private var template: Sighting
+
+    init(adapter: String, address: String, lastHeard: Timestamp) {
+        self.adapter = adapter
+        self.lastHeard = lastHeard
+        template = Sighting(time: lastHeard, receiver: adapter, address: address, rssi: 0)
+    }
+
     var rssi: Int?
-    var txPower: Int?
-    var manufacturerData: [ManufacturerDatum] = []
-    var serviceData: [ServiceDatum] = []
+    var manufacturerData: [ManufacturerDatum] { template.manufacturerData }
+    var serviceData: [ServiceDatum] { template.serviceData }
     /// Paired, trusted or connected devices belong to the operator: never removed by us.
     var kept = false
     var lastHeard: Timestamp
@@ -31,21 +37,23 @@ struct DeviceRecord {
     /// manufacturer or service data).
     mutating func apply(_ update: DeviceUpdate) -> Bool {
         if let v = update.rssi { rssi = v }
-        if let v = update.manufacturerData { manufacturerData = v }
-        if let v = update.serviceData { serviceData = v }
-        if let v = update.txPower { txPower = v }
-        if let v = update.name { name = v }
-        if let v = update.address { address = v }
-        if let v = update.addressType { addressType = v }
+        if update.manufacturer != nil || update.service != nil {
+            template.data.replace(manufacturerWith: update.manufacturer, serviceWith: update.service)
+        }
+        if let v = update.txPower { template.txPower = v }
+        if let v = update.name { template.name = v }
+        if let v = update.address { template.address = v }
+        if let v = update.addressType { template.addressType = v }
         if update.kept { kept = true }
         return update.isAdvertisement
     }
 
     func sighting(at t: Timestamp) -> Sighting? {
         guard let rssi else { return nil }
-        return Sighting(
-            time: t, receiver: adapter, address: address, addressType: addressType, rssi: rssi, txPower: txPower,
-            name: name, manufacturerData: manufacturerData, serviceData: serviceData)
+        var sighting = template
+        sighting.time = t
+        sighting.rssi = rssi
+        return sighting
     }
 }
 

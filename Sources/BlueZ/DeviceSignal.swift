@@ -78,10 +78,10 @@ package struct DeviceSignal: Equatable {
             case (.kept, "b"): if r.u32() == 1 { update.kept = true }
             case (.manufacturerData, "a{qv}"):
                 guard let data = manufacturerData(&r) else { return nil }
-                update.manufacturerData = data
+                update.manufacturer = data
             case (.serviceData, "a{sv}"):
                 guard let data = serviceData(&r) else { return nil }
-                update.serviceData = data
+                update.service = data
             default:
                 guard r.skip(signature) != nil else { return nil }
             }
@@ -89,32 +89,42 @@ package struct DeviceSignal: Equatable {
         return update
     }
 
-    private static func manufacturerData(_ r: inout WireReader) -> [ManufacturerDatum]? {
-        byteValues(&r) { $0.u16() }?.map { ManufacturerDatum(company: $0.0, payload: $0.1) }
+    /// ManufacturerData's `a{qv}`, each `ay` written where it lies into the update's data.
+    private static func manufacturerData(_ r: inout WireReader) -> AdvertisementData? {
+        var data = AdvertisementData()
+        let read = byteValues(&r, key: { $0.u16() }) { company, bytes in
+            data.appendManufacturer(company: company, payload: bytes)
+        }
+        return read ? data : nil
     }
 
-    private static func serviceData(_ r: inout WireReader) -> [ServiceDatum]? {
-        byteValues(&r) { $0.string() }?.map { ServiceDatum(uuid: $0.0, payload: $0.1) }
+    /// ServiceData's `a{sv}`, the same way.
+    private static func serviceData(_ r: inout WireReader) -> AdvertisementData? {
+        var data = AdvertisementData()
+        let read = byteValues(&r, key: { $0.stringSpan() }) { uuid, bytes in
+            data.appendService(uuid: uuid, payload: bytes)
+        }
+        return read ? data : nil
     }
 
     /// An `a{Kv}` whose variants hold `ay` (other variants are skipped): the shape of both
-    /// ManufacturerData (K = q) and ServiceData (K = s).
+    /// ManufacturerData (K = q) and ServiceData (K = s). False when malformed.
     private static func byteValues<Key>(
-        _ r: inout WireReader, key readKey: (inout WireReader) -> Key?
-    ) -> [(Key, [UInt8])]? {
-        guard let length = r.u32().map(Int.init), r.align(8) else { return nil }
+        _ r: inout WireReader, key readKey: (inout WireReader) -> Key?,
+        _ each: (Key, UnsafeRawBufferPointer) -> Void
+    ) -> Bool {
+        guard let length = r.u32().map(Int.init), r.align(8) else { return false }
         let end = r.position + length
-        var out: [(Key, [UInt8])] = []
         while r.position < end {
-            guard r.align(8), let key = readKey(&r), let signature = r.readSignature() else { return nil }
+            guard r.align(8), let key = readKey(&r), let signature = r.readSignature() else { return false }
             if signature.count == 2, signature[0] == UInt8(ascii: "a"), signature[1] == UInt8(ascii: "y") {
-                guard let bytes = r.byteArray() else { return nil }
-                out.append((key, bytes))
+                guard let bytes = r.byteSpan() else { return false }
+                each(key, bytes)
             } else {
-                guard r.skip(signature) != nil else { return nil }
+                guard r.skip(signature) != nil else { return false }
             }
         }
-        return out
+        return true
     }
 }
 

@@ -10,8 +10,10 @@ import CDBus
 /// wire (the signal stream).
 package struct DeviceUpdate: Equatable {
     var rssi: Int?
-    var manufacturerData: [ManufacturerDatum]?
-    var serviceData: [ServiceDatum]?
+    /// ManufacturerData as it came (its entries only), when it changed.
+    var manufacturer: AdvertisementData?
+    /// ServiceData as it came, when it changed.
+    var service: AdvertisementData?
     var txPower: Int?
     var name: String?
     var address: String?
@@ -19,7 +21,19 @@ package struct DeviceUpdate: Equatable {
     /// Paired, trusted or connected: the operator's device, never removed by beacond.
     var kept = false
 
-    var isAdvertisement: Bool { rssi != nil || manufacturerData != nil || serviceData != nil }
+    var isAdvertisement: Bool { rssi != nil || manufacturer != nil || service != nil }
+
+    /// The changed ManufacturerData as arrays (the tests' form).
+    var manufacturerData: [ManufacturerDatum]? {
+        get { manufacturer?.manufacturerData }
+        set { manufacturer = newValue.map { AdvertisementData(manufacturerData: $0, serviceData: []) } }
+    }
+
+    /// The changed ServiceData as arrays.
+    var serviceData: [ServiceDatum]? {
+        get { service?.serviceData }
+        set { service = newValue.map { AdvertisementData(manufacturerData: [], serviceData: $0) } }
+    }
 
     /// The Device1 properties beacond reads.
     enum Key {

@@ -70,6 +70,20 @@ struct WireReader {
         return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + n)])
     }
 
+    /// An `ay` where it lies in the message.
+    mutating func byteSpan() -> UnsafeRawBufferPointer? {
+        guard let n = u32().map(Int.init), position + n <= bytes.count else { return nil }
+        defer { position += n }
+        return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + n)])
+    }
+
+    /// A `s` where it lies in the message (without its NUL).
+    mutating func stringSpan() -> UnsafeRawBufferPointer? {
+        guard let n = u32().map(Int.init), position + n + 1 <= bytes.count else { return nil }
+        defer { position += n + 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + n)])
+    }
+
     /// An `ay`: u32 length then the bytes.
     mutating func byteArray() -> [UInt8]? {
         guard let n = u32().map(Int.init), position + n <= bytes.count else { return nil }

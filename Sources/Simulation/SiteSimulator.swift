@@ -57,6 +57,11 @@ public struct SiteSimulator: Sendable {
     let phases: [Double]
     /// Each phone's address and the period it is for (`SiteSimulator+Phones`).
     var phoneAddresses: [Int: (period: Int64, address: String)] = [:]
+    /// Each tag's identity advertisement (its address and data), made at its first packet:
+    /// a step of a thousand tags copies these instead of building a payload per sighting.
+    var identities: [Sighting?] = []
+    /// The receivers' interned names, by index.
+    var receiverIDs: [ReceiverID] = []
 
     public init(config: Config, settings: SimulationSettings, seed: UInt64, start: Timestamp) {
         let site = config.siteModel
@@ -247,26 +252,43 @@ public struct SiteSimulator: Sendable {
     }
 
     mutating func sighting(asset a: Int, receiver r: Int, rssi: Int, at t: Timestamp) -> Sighting {
+        if identities.isEmpty {
+            identities = Array(repeating: nil, count: assets.count)
+            receiverIDs = receivers.map { ReceiverID($0.id) ?? .unlisted }
+        }
+        var sighting = identities[a] ?? identity(asset: a)
+        identities[a] = sighting
+        if case let .irk(key) = assets[a].tag { sighting.address = phoneAddress(a, key: key, at: t) }
+        sighting.time = t
+        sighting.rssi = rssi
+        if receiverIDs[r] == .unlisted {
+            sighting.receiver = receivers[r].id
+        } else {
+            sighting.receiverID = receiverIDs[r]
+        }
+        return sighting
+    }
+
+    /// Tag `a`'s advertisement, heard by no one yet.
+    func identity(asset a: Int) -> Sighting {
         let index = UInt16(truncatingIfNeeded: a)
         switch assets[a].tag {
         case let .address(address):
-            return Sighting(time: t, receiver: receivers[r].id, address: address, rssi: rssi)
-        case let .irk(key):
-            return Sighting(
-                time: t, receiver: receivers[r].id, address: phoneAddress(a, key: key, at: t), addressType: "random",
-                rssi: rssi)
+            return Sighting(time: now, receiver: "", address: address, rssi: 0)
+        case .irk:
+            return Sighting(time: now, receiver: "", address: "", addressType: "random", rssi: 0)
         case let .ibeacon(uuid, major, minor):
             let payload = IBeaconID(uuid: uuid, major: major ?? 0, minor: minor ?? index)
                 .payload(measuredPower: Int(settings.rssiAt1m.rounded()))
             return Sighting(
-                time: t, receiver: receivers[r].id, address: Self.address(a), rssi: rssi,
+                time: now, receiver: "", address: Self.address(a), rssi: 0,
                 manufacturerData: [ManufacturerDatum(company: 0x004C, payload: payload)])
         case let .eddystone(namespace, instance):
             let bytes =
                 [UInt8(0x00), UInt8(bitPattern: Int8(max(-128, min(127, Int(settings.rssiAt1m.rounded()) - 41))))]
                 + (Hex.decode(namespace) ?? []) + (Hex.decode(instance) ?? []) + [0, 0]
             return Sighting(
-                time: t, receiver: receivers[r].id, address: Self.address(a), rssi: rssi,
+                time: now, receiver: "", address: Self.address(a), rssi: 0,
                 serviceData: [ServiceDatum(uuid: "0000feaa-0000-1000-8000-00805f9b34fb", payload: bytes)])
         }
     }

@@ -4,10 +4,12 @@ public enum BeaconFrame: Equatable, Sendable {
     case altBeacon(AltBeaconFrame)
     case eddystoneUID(EddystoneUIDFrame)
     case eddystoneURL(EddystoneURLFrame)
-    case eddystoneTLM(EddystoneTLMFrame)
+    /// Telemetry (TLM, Ruuvi) is boxed: its frames are four times an identity's size, and every
+    /// frame would otherwise be copied at that size through the engine's hot path.
+    indirect case eddystoneTLM(EddystoneTLMFrame)
     case eddystoneEID(EddystoneEIDFrame)
     /// Telemetry only, like TLM: joined to an asset by the address that sends it.
-    case ruuvi(RuuviFrame)
+    indirect case ruuvi(RuuviFrame)
 
     /// The identity regions and ranging are keyed by, for the formats that carry one.
     /// URL, TLM and EID frames carry no stable identity (EID rotates by design).

@@ -49,6 +49,38 @@ public struct JSONTextWriter {
         afterValue = false
     }
 
+    /// A key that is a whole number (a company id), written as its decimal digits.
+    public mutating func key(integer n: Int) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        appendInteger(Int64(n))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        afterValue = false
+    }
+
+    /// A string of `count` bytes that need no escape (hex digits, an address), which `write`
+    /// puts in place: nothing is made on the way.
+    public mutating func asciiString(count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBytes { write(UnsafeMutableRawBufferPointer(rebasing: $0[start..<(start + count)])) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `bytes` as lower-case hex digits, in a string.
+    public mutating func hexString(_ data: UnsafeRawBufferPointer) {
+        asciiString(count: data.count * 2) { out in
+            let digits: StaticString = "0123456789abcdef"
+            for (i, b) in data.enumerated() {
+                out[2 * i] = digits.utf8Start[Int(b >> 4)]
+                out[2 * i + 1] = digits.utf8Start[Int(b & 0xF)]
+            }
+        }
+    }
+
     public mutating func string(_ s: String) {
         separate()
         bytes.append(UInt8(ascii: "\""))

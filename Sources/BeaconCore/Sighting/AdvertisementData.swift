@@ -16,7 +16,7 @@ public struct AdvertisementData: Sendable {
     private var inline: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
     private var inlineCount: UInt8 = 0
     /// Where the manufacturer entries end and the service entries begin.
-    private var manufacturerEnd = 0
+    private var manufacturerEnd: UInt32 = 0
     /// Every entry, once they no longer fit inline; nil on the common path.
     private var spill: [UInt8]?
 
@@ -60,7 +60,7 @@ public struct AdvertisementData: Sendable {
                 out[4] = UInt8(count >> 8)
                 write(UnsafeMutableRawBufferPointer(rebasing: out[5...]))
             })
-        manufacturerEnd += 5 + count
+        manufacturerEnd &+= UInt32(truncatingIfNeeded: 5 + count)
     }
 
     /// Appends service data under `uuid` as BlueZ, records and firmware write it: a 128-bit
@@ -219,6 +219,38 @@ public struct AdvertisementData: Sendable {
             return nil
         }
         return out
+    }
+
+    /// This data with its manufacturer entries replaced by those of `manufacturer`, its service
+    /// entries by those of `service` (each when given): BlueZ's PropertiesChanged replaces one
+    /// property and leaves the other.
+    public mutating func replace(
+        manufacturerWith manufacturer: AdvertisementData?, serviceWith service: AdvertisementData?
+    ) {
+        var merged = AdvertisementData()
+        _ = (manufacturer ?? self).first { (e: Entry) -> Bool? in
+            if e.isManufacturer { merged.appendManufacturer(company: e.company, payload: e.payload) }
+            return nil
+        }
+        _ = (service ?? self).first { (e: Entry) -> Bool? in
+            if !e.isManufacturer { merged.append(service: e) }
+            return nil
+        }
+        self = merged
+    }
+
+    private mutating func append(service e: Entry) {
+        let copy = { (out: UnsafeMutableRawBufferPointer) in
+            if e.payload.count > 0 {
+                out.baseAddress!.copyMemory(from: e.payload.baseAddress!, byteCount: e.payload.count)
+            }
+        }
+        if e.kind == .serviceText {
+            let key = [UInt8(e.key.count & 0xFF), UInt8(e.key.count >> 8)] + Array(e.key)
+            key.withUnsafeBytes { appendService(kind: .serviceText, key: $0, count: e.payload.count, copy) }
+        } else {
+            appendService(kind: e.kind, key: e.key, count: e.payload.count, copy)
+        }
     }
 
     public init(manufacturerData: [ManufacturerDatum], serviceData: [ServiceDatum]) {

@@ -19,8 +19,10 @@ public struct Sighting: Sendable, Equatable {
     /// The address's 48 bits, most significant byte first; 0 when `rare` holds its text.
     public var addressValue: UInt64
     public var addressKind: AddressKind
-    public var rssi: Int
-    public var txPower: Int?
+    /// dBm, as reported (−127…20 in records); held in 16 bits to keep the value small.
+    private var rssiValue: Int16
+    /// dBm, or `Int16.min` for none.
+    private var txPowerValue: Int16
     public var name: String?
     public var data: AdvertisementData
     var rare: Rarities?
@@ -61,8 +63,8 @@ public struct Sighting: Sendable, Equatable {
         receiverID = receiver
         addressValue = address & 0xFFFF_FFFF_FFFF
         self.addressKind = addressKind
-        self.rssi = rssi
-        self.txPower = txPower
+        rssiValue = Int16(clamping: rssi)
+        txPowerValue = txPower.map { Int16(clamping: max($0, Int(Int16.min) + 1)) } ?? Int16.min
         self.name = name
         self.data = data
     }
@@ -79,6 +81,16 @@ public struct Sighting: Sendable, Equatable {
         self.receiver = receiver
         self.address = address
         self.addressType = addressType
+    }
+
+    public var rssi: Int {
+        get { Int(rssiValue) }
+        set { rssiValue = Int16(clamping: newValue) }
+    }
+
+    public var txPower: Int? {
+        get { txPowerValue == Int16.min ? nil : Int(txPowerValue) }
+        set { txPowerValue = newValue.map { Int16(clamping: max($0, Int(Int16.min) + 1)) } ?? Int16.min }
     }
 
     /// The receiver's name.
@@ -151,11 +163,16 @@ public struct Sighting: Sendable, Equatable {
         set { data = AdvertisementData(manufacturerData: data.manufacturerData, serviceData: newValue) }
     }
 
-    private mutating func setRare(receiver: String?? = .none, address: String?? = .none, addressType: String?? = .none)
-    {
-        rare = Rarities.make(
-            receiver: receiver ?? rare?.receiver, address: address ?? rare?.address,
-            addressType: addressType ?? rare?.addressType)
+    private mutating func setRare(receiver: String?) {
+        rare = Rarities.make(receiver: receiver, address: rare?.address, addressType: rare?.addressType)
+    }
+
+    private mutating func setRare(address: String?) {
+        rare = Rarities.make(receiver: rare?.receiver, address: address, addressType: rare?.addressType)
+    }
+
+    private mutating func setRare(addressType: String?) {
+        rare = Rarities.make(receiver: rare?.receiver, address: rare?.address, addressType: addressType)
     }
 
     /// The 48 bits of `AA:BB:CC:DD:EE:FF` (either case); nil for anything else.

@@ -112,11 +112,26 @@ public enum SightingRecord {
         return w.text
     }
 
+    /// Written from the flat value: the address and the payloads' hex go straight into the
+    /// line (a site's gateways send every sighting this way).
     public static func write(_ s: Sighting, into w: inout JSONTextWriter) {
         w.openObject()
         w.member("t", s.time.unixSeconds)
         w.member("receiver", s.receiver)
-        w.member("address", s.address)
+        w.key("address")
+        if let address = s.bluetoothAddress {
+            w.asciiString(count: 17) { out in
+                let digits: StaticString = "0123456789ABCDEF"
+                for byte in 0..<6 {
+                    let b = Int(address.value >> UInt64(40 - 8 * byte) & 0xFF)
+                    out[3 * byte] = digits.utf8Start[b >> 4]
+                    out[3 * byte + 1] = digits.utf8Start[b & 0xF]
+                    if byte < 5 { out[3 * byte + 2] = UInt8(ascii: ":") }
+                }
+            }
+        } else {
+            w.string(s.address)
+        }
         if let at = s.addressType { w.member("address_type", at) }
         w.key("rssi")
         w.int(s.rssi)
@@ -125,24 +140,33 @@ public enum SightingRecord {
             w.int(tx)
         }
         if let name = s.name { w.member("name", name) }
-        if !s.manufacturerData.isEmpty {
-            w.key("manufacturer_data")
-            w.openObject()
-            for m in s.manufacturerData {
-                w.key(String(m.company))
-                w.string(Hex.encode(m.payload))
+        var services = 0
+        var manufacturers = 0
+        _ = s.data.first { (e: AdvertisementData.Entry) -> Bool? in
+            if e.isManufacturer {
+                if manufacturers == 0 {
+                    w.key("manufacturer_data")
+                    w.openObject()
+                }
+                manufacturers += 1
+                w.key(integer: Int(e.company))
+                w.hexString(e.payload)
+            } else {
+                if manufacturers > 0 {
+                    w.closeObject()
+                    manufacturers = 0
+                }
+                if services == 0 {
+                    w.key("service_data")
+                    w.openObject()
+                }
+                services += 1
+                w.key(e.serviceKey)
+                w.hexString(e.payload)
             }
-            w.closeObject()
+            return nil
         }
-        if !s.serviceData.isEmpty {
-            w.key("service_data")
-            w.openObject()
-            for d in s.serviceData {
-                w.key(d.uuid)
-                w.string(Hex.encode(d.payload))
-            }
-            w.closeObject()
-        }
+        if manufacturers > 0 || services > 0 { w.closeObject() }
         w.closeObject()
     }
 }
