@@ -28,6 +28,9 @@ public struct AdvertisementData: Sendable {
 
     public var isEmpty: Bool { inlineCount == 0 && spill == nil }
 
+    /// Whether the entries are held in the value itself (false once they spilled to the heap).
+    public var isInline: Bool { spill == nil }
+
     /// The entries' bytes, wherever they are.
     @inline(__always)
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

@@ -10,8 +10,6 @@
 /// So a line is accepted with the same values, or refused with the same reason, either way
 /// (`SightingReaderDifferentialTests`, the `sightings-reader` fuzz target).
 public struct SightingLineReader {
-    private var pendingManufacturer: [(company: UInt16, hex: Range<Int>)] = []
-    private var pendingService: [(uuid: Range<Int>, hex: Range<Int>)] = []
     /// Receiver ids read lately (valid ones), reused while they repeat.
     private var receivers: [(bytes: [UInt8], id: ReceiverID)] = []
     static let receiversKept = 8
@@ -40,9 +38,9 @@ public struct SightingLineReader {
         var seen: UInt16 = 0
         var t: Double?, rssi: Double?, txPower: Double?
         var receiver: ReceiverID?, addressRange: Range<Int>?, addressTypeRange: Range<Int>?, name: String?
-        // Payloads as (key, hex) ranges, decoded once the line is known good.
-        pendingManufacturer.removeAll(keepingCapacity: true)
-        pendingService.removeAll(keepingCapacity: true)
+        // Payloads decoded as they are read, straight into the sighting's data (dropped with
+        // it when the line turns out to need the generic path).
+        var data = AdvertisementData()
         c.skipSpace()
         if !c.take(UInt8(ascii: "}")) {
             while true {
@@ -83,12 +81,31 @@ public struct SightingLineReader {
                     }
                 case .manufacturerData?:
                     if !c.null() {
-                        guard c.payloads(companyKeys: true, { pendingManufacturer.append((UInt16($1), $2)) })
+                        guard
+                            c.payloads(
+                                companyKeys: true,
+                                { _, company, hex in
+                                    var valid = true
+                                    data.appendManufacturer(company: UInt16(company), count: hex.count / 2) {
+                                        valid = Cursor.decodeHex(line, hex, into: $0)
+                                    }
+                                    return valid
+                                })
                         else { return nil }
                     }
                 case .serviceData?:
                     if !c.null() {
-                        guard c.payloads(companyKeys: false, { pendingService.append(($0, $2)) }) else { return nil }
+                        guard
+                            c.payloads(
+                                companyKeys: false,
+                                { key, _, hex in
+                                    var valid = true
+                                    data.appendService(
+                                        uuid: UnsafeRawBufferPointer(rebasing: line[key]), count: hex.count / 2
+                                    ) { valid = Cursor.decodeHex(line, hex, into: $0) }
+                                    return valid
+                                })
+                        else { return nil }
                     }
                 case nil:
                     // `request` makes the line a trace request, not a sighting.
@@ -110,7 +127,8 @@ public struct SightingLineReader {
         else { return nil }
         if let txPower, !(txPower == txPower.rounded() && txPower >= -127 && txPower <= 127) { return nil }
         var sighting = Sighting(
-            time: time, receiver: receiver, address: 0, rssi: Int(rssi), txPower: txPower.map { Int($0) }, name: name)
+            time: time, receiver: receiver, address: 0, rssi: Int(rssi), txPower: txPower.map { Int($0) }, name: name,
+            data: data)
         let addressBytes = UnsafeRawBufferPointer(rebasing: line[addressRange])
         if let value = Sighting.addressValue(addressBytes) {
             sighting.addressValue = value
@@ -124,16 +142,6 @@ public struct SightingLineReader {
                 sighting.addressKind = .public
             } else {
                 sighting.addressType = c.text(addressTypeRange)
-            }
-        }
-        for m in pendingManufacturer {
-            sighting.data.appendManufacturer(company: m.company, count: m.hex.count / 2) {
-                Cursor.decodeHex(line, m.hex, into: $0)
-            }
-        }
-        for d in pendingService {
-            sighting.data.appendService(uuid: UnsafeRawBufferPointer(rebasing: line[d.uuid]), count: d.hex.count / 2) {
-                Cursor.decodeHex(line, d.hex, into: $0)
             }
         }
         return sighting
@@ -318,23 +326,22 @@ private struct Cursor {
         return value
     }
 
-    /// The bytes of hex digits `payloads` has checked, written into `out` (`hex.count / 2`).
+    /// The bytes of an even number of hex digits written into `out` (`hex.count / 2`), in one
+    /// pass; false when one is no hex digit.
     @inline(__always)
-    static func decodeHex(_ bytes: UnsafeRawBufferPointer, _ hex: Range<Int>, into out: UnsafeMutableRawBufferPointer) {
+    static func decodeHex(_ bytes: UnsafeRawBufferPointer, _ hex: Range<Int>, into out: UnsafeMutableRawBufferPointer)
+        -> Bool
+    {
         var at = hex.lowerBound
+        var bad: UInt8 = 0
         for n in 0..<(hex.count / 2) {
-            out[n] = nibble(bytes[at]) << 4 | nibble(bytes[at + 1])
+            let high = Sighting.nibble(bytes[at])
+            let low = Sighting.nibble(bytes[at + 1])
+            bad |= high | low
+            out[n] = high << 4 | low & 0xF
             at += 2
         }
-    }
-
-    /// A hex digit's value, or 16 or more for any other byte.
-    @inline(__always)
-    static func nibble(_ c: UInt8) -> UInt8 {
-        let digit = c &- 0x30
-        if digit < 10 { return digit }
-        let letter = (c | 0x20) &- 0x61
-        return letter < 6 ? letter + 10 : 0xFF
+        return bad & 0xF0 == 0
     }
 
     static let powersOfTen: [Double] = (0...22).map { n in (0..<n).reduce(1.0) { r, _ in r * 10 } }
@@ -361,8 +368,8 @@ private struct Cursor {
     /// `{"76": "0215…", …}`: each key (a company id 0…65535 in decimal digits when
     /// `companyKeys`, else any plain string) with its hex payload, in order.
     /// `each` gets the key's range, its company id (0 unless `companyKeys`) and the range of
-    /// the payload's hex digits, checked (`decodeHex` reads them).
-    mutating func payloads(companyKeys: Bool, _ each: (Range<Int>, Int, Range<Int>) -> Void) -> Bool {
+    /// the payload's hex digits (an even number of them), and says whether they were hex.
+    mutating func payloads(companyKeys: Bool, _ each: (Range<Int>, Int, Range<Int>) -> Bool) -> Bool {
         guard take(UInt8(ascii: "{")) else { return false }
         skipSpace()
         if take(UInt8(ascii: "}")) { return true }
@@ -383,15 +390,7 @@ private struct Cursor {
             skipSpace()
             guard take(UInt8(ascii: ":")) else { return false }
             skipSpace()
-            guard let hex = plainString(), hex.count % 2 == 0 else { return false }
-            var valid = true
-            var at = hex.lowerBound
-            while at < hex.upperBound {
-                valid = valid && Self.nibble(bytes[at]) < 16
-                at += 1
-            }
-            guard valid else { return false }
-            each(range, key, hex)
+            guard let hex = plainString(), hex.count % 2 == 0, each(range, key, hex) else { return false }
             skipSpace()
             if take(UInt8(ascii: ",")) { continue }
             return take(UInt8(ascii: "}"))
