@@ -34,7 +34,8 @@ extension BeaconEngine {
     }
 
     mutating func beaconSlot(for identity: BeaconIdentity, frame: BeaconFrame, at t: Timestamp) -> Int32 {
-        if let slot = beaconSlots[identity] {
+        let key = BeaconKey(identity)
+        if let slot = beaconSlots.find(key) {
             records[Int(slot)]!.lastSeen = t
             if let power = frame.rssiAt1m { records[Int(slot)]!.frameRSSIAt1m = power }
             return slot
@@ -52,7 +53,7 @@ extension BeaconEngine {
             records.append(record)
             intervals.append(AdvertisingInterval())
         }
-        beaconSlots[identity] = slot
+        beaconSlots.insert(key, slot: slot)
         return slot
     }
 
@@ -126,7 +127,7 @@ extension BeaconEngine {
     private mutating func forget(slot: Int32) {
         guard let record = records[Int(slot)] else { return }
         for (regionSlot, _) in rangingMembers { rangingMembers[regionSlot]!.remove(slot) }
-        beaconSlots[record.identity] = nil
+        beaconSlots.remove(BeaconKey(record.identity))
         records[Int(slot)] = nil
         freeBeaconSlots.append(slot)
     }

@@ -38,7 +38,7 @@ public struct BeaconEngine: Sendable {
     var indexGeneration: UInt32 = 0
     var timers = TimerHeap()
 
-    var beaconSlots: [BeaconIdentity: Int32] = [:]
+    var beaconSlots = BeaconSlotTable()
     var records: [BeaconRecord?] = []
     /// Each beacon slot's pace, learned at the receiver that hears it best: no region exits
     /// sooner than three of its intervals (SPEC §7.3). Beside the records, not in them: a

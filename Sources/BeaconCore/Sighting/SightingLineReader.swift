@@ -39,8 +39,8 @@ public struct SightingLineReader {
         var t: Double?, rssi: Double?, txPower: Double?
         var receiver: ReceiverID?, addressRange: Range<Int>?, addressTypeRange: Range<Int>?, name: String?
         // Payloads decoded as they are read, straight into the sighting's data (dropped with
-        // it when the line turns out to need the generic path).
-        var data = AdvertisementData()
+        // it when the line turns out to need the generic path); the rest is set at the end.
+        var sighting = Sighting(time: Timestamp(nanoseconds: 0), receiver: .unlisted, address: 0, rssi: 0)
         c.skipSpace()
         if !c.take(UInt8(ascii: "}")) {
             while true {
@@ -86,7 +86,7 @@ public struct SightingLineReader {
                                 companyKeys: true,
                                 { _, company, hex in
                                     var valid = true
-                                    data.appendManufacturer(company: UInt16(company), count: hex.count / 2) {
+                                    sighting.data.appendManufacturer(company: UInt16(company), count: hex.count / 2) {
                                         valid = Cursor.decodeHex(line, hex, into: $0)
                                     }
                                     return valid
@@ -100,7 +100,7 @@ public struct SightingLineReader {
                                 companyKeys: false,
                                 { key, _, hex in
                                     var valid = true
-                                    data.appendService(
+                                    sighting.data.appendService(
                                         uuid: UnsafeRawBufferPointer(rebasing: line[key]), count: hex.count / 2
                                     ) { valid = Cursor.decodeHex(line, hex, into: $0) }
                                     return valid
@@ -126,9 +126,11 @@ public struct SightingLineReader {
             let rssi, rssi == rssi.rounded(), rssi >= -127, rssi <= 20
         else { return nil }
         if let txPower, !(txPower == txPower.rounded() && txPower >= -127 && txPower <= 127) { return nil }
-        var sighting = Sighting(
-            time: time, receiver: receiver, address: 0, rssi: Int(rssi), txPower: txPower.map { Int($0) }, name: name,
-            data: data)
+        sighting.time = time
+        sighting.receiverID = receiver
+        sighting.rssi = Int(rssi)
+        sighting.txPower = txPower.map { Int($0) }
+        sighting.name = name
         let addressBytes = UnsafeRawBufferPointer(rebasing: line[addressRange])
         if let value = Sighting.addressValue(addressBytes) {
             sighting.addressValue = value
