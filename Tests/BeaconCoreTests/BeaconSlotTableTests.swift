@@ -9,6 +9,8 @@ import Testing
     @Test func agreesWithADictionaryThroughInsertsRemovalsAndGrowth() {
         var table = BeaconSlotTable(capacity: 4)
         var reference: [BeaconIdentity: Int32] = [:]
+        // The records the table's slots point at, as the engine's.
+        var records: [BeaconRecord?] = []
         var random = SeededRandom(seed: 43)
         let uuid = BeaconUUID(high: 0xE2C5_6DB5_DFFB_48D2, low: 0xB060_D0F5_A710_96E0)
         func identity(_ n: Int) -> BeaconIdentity {
@@ -22,17 +24,21 @@ import Testing
         for step in 0..<20_000 {
             let n = Int(random.next() % 600)
             let id = identity(n)
-            if reference[id] != nil, random.next() % 3 == 0 {
-                table.remove(BeaconKey(id))
+            if let slot = reference[id], random.next() % 3 == 0 {
+                table.remove(BeaconKey(id), in: records)
+                records[Int(slot)] = nil
                 reference[id] = nil
             } else if reference[id] == nil {
-                table.insert(BeaconKey(id), slot: Int32(step))
-                reference[id] = Int32(step)
+                records.append(BeaconRecord(identity: id, lastSeen: .seconds(Int64(step))))
+                table.insert(BeaconKey(id), slot: Int32(records.count - 1), in: records)
+                reference[id] = Int32(records.count - 1)
             }
-            #expect(table.find(BeaconKey(id)) == reference[id])
+            #expect(table.find(BeaconKey(id), in: records) == reference[id])
         }
         #expect(table.count == reference.count)
-        for n in 0..<600 { #expect(table.find(BeaconKey(identity(n))) == reference[identity(n)], "\(n)") }
+        for n in 0..<600 {
+            #expect(table.find(BeaconKey(identity(n)), in: records) == reference[identity(n)], "\(n)")
+        }
     }
 
     @Test func anEddystoneIdentityIsNeverAnIBeacons() {

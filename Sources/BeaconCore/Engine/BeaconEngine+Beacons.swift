@@ -35,7 +35,7 @@ extension BeaconEngine {
 
     mutating func beaconSlot(for identity: BeaconIdentity, frame: BeaconFrame, at t: Timestamp) -> Int32 {
         let key = BeaconKey(identity)
-        if let slot = beaconSlots.find(key) {
+        if let slot = beaconSlots.find(key, in: records) {
             records[Int(slot)]!.lastSeen = t
             if let power = frame.rssiAt1m { records[Int(slot)]!.frameRSSIAt1m = power }
             return slot
@@ -53,7 +53,7 @@ extension BeaconEngine {
             records.append(record)
             intervals.append(AdvertisingInterval())
         }
-        beaconSlots.insert(key, slot: slot)
+        beaconSlots.insert(key, slot: slot, in: records)
         return slot
     }
 
@@ -127,7 +127,7 @@ extension BeaconEngine {
     private mutating func forget(slot: Int32) {
         guard let record = records[Int(slot)] else { return }
         for (regionSlot, _) in rangingMembers { rangingMembers[regionSlot]!.remove(slot) }
-        beaconSlots.remove(BeaconKey(record.identity))
+        beaconSlots.remove(BeaconKey(record.identity), in: records)
         records[Int(slot)] = nil
         freeBeaconSlots.append(slot)
     }

@@ -22,13 +22,19 @@ struct BeaconKey: Equatable {
 /// Beacon identity → the engine's slot: open addressing with linear probing, at most three
 /// quarters full, removal by shifting back the entries that follow (no tombstones to sweep).
 ///
+/// An entry is the slot and 32 bits of the key's hash, 8 bytes: the key itself is the
+/// record's (`records[slot].identity`), read only when the hash bits agree, which on a hit is
+/// the record the engine reads next anyway. (With the keys in the table it held 28 bytes an
+/// entry, and replay's peak memory grew by 0.6 MB over `Dictionary`'s.)
+///
 /// The mix is seeded once per table from the system's generator, so identities chosen to
 /// collide (any device can advertise any identity) cannot be chosen without knowing the seed;
 /// the table's order is never read, so the seed changes no result.
 struct BeaconSlotTable {
-    private var keys: [BeaconKey]
     /// The slot of each entry, -1 where the entry is empty.
     private var slots: [Int32]
+    /// The high 32 bits of each entry's hash.
+    private var tags: [UInt32]
     private var mask: Int
     private(set) var count = 0
     private let seed = UInt64.random(in: .min ... .max)
@@ -36,54 +42,65 @@ struct BeaconSlotTable {
     init(capacity: Int = 64) {
         var size = 16
         while size * 3 < capacity * 4 { size *= 2 }
-        keys = Array(repeating: BeaconKey.empty, count: size)
         slots = Array(repeating: -1, count: size)
+        tags = Array(repeating: 0, count: size)
         mask = size - 1
     }
 
     @inline(__always)
-    private func home(_ key: BeaconKey) -> Int {
+    private func hash(_ key: BeaconKey) -> UInt64 {
         var h = (key.a ^ seed) &* 0x9E37_79B9_7F4A_7C15
         h = (h ^ (h >> 29) ^ key.b) &* 0xBF58_476D_1CE4_E5B9
         h = (h ^ (h >> 32) ^ key.c) &* 0x94D0_49BB_1331_11EB
-        return Int(truncatingIfNeeded: h ^ (h >> 31)) & mask
+        return h ^ (h >> 31)
     }
 
     @inline(__always)
-    func find(_ key: BeaconKey) -> Int32? {
-        var i = home(key)
+    private static func key(_ slot: Int32, _ records: [BeaconRecord?]) -> BeaconKey {
+        BeaconKey(records[Int(slot)]!.identity)
+    }
+
+    /// The slot of `key`, whose record is in `records`.
+    @inline(__always)
+    func find(_ key: BeaconKey, in records: [BeaconRecord?]) -> Int32? {
+        let h = hash(key)
+        let tag = UInt32(truncatingIfNeeded: h >> 32)
+        var i = Int(truncatingIfNeeded: h) & mask
         while slots[i] >= 0 {
-            if keys[i] == key { return slots[i] }
+            if tags[i] == tag, Self.key(slots[i], records) == key { return slots[i] }
             i = (i + 1) & mask
         }
         return nil
     }
 
-    /// Adds `key` (not in the table) with `slot`.
-    mutating func insert(_ key: BeaconKey, slot: Int32) {
-        if (count + 1) * 4 > slots.count * 3 { grow() }
-        var i = home(key)
+    /// Adds `key` (not in the table) with `slot`; `records` holds the other entries' records.
+    mutating func insert(_ key: BeaconKey, slot: Int32, in records: [BeaconRecord?]) {
+        if (count + 1) * 4 > slots.count * 3 { grow(records) }
+        let h = hash(key)
+        var i = Int(truncatingIfNeeded: h) & mask
         while slots[i] >= 0 { i = (i + 1) & mask }
-        keys[i] = key
         slots[i] = slot
+        tags[i] = UInt32(truncatingIfNeeded: h >> 32)
         count += 1
     }
 
-    mutating func remove(_ key: BeaconKey) {
-        var i = home(key)
-        while slots[i] >= 0, keys[i] != key { i = (i + 1) & mask }
+    /// Removes `key`, whose record is still in `records`.
+    mutating func remove(_ key: BeaconKey, in records: [BeaconRecord?]) {
+        let h = hash(key)
+        let tag = UInt32(truncatingIfNeeded: h >> 32)
+        var i = Int(truncatingIfNeeded: h) & mask
+        while slots[i] >= 0, !(tags[i] == tag && Self.key(slots[i], records) == key) { i = (i + 1) & mask }
         guard slots[i] >= 0 else { return }
         slots[i] = -1
         count -= 1
         // Entries after the hole that would no longer be found move back into it.
         var j = (i + 1) & mask
         while slots[j] >= 0 {
-            let h = home(keys[j])
-            // Whether `h` lies cyclically in (i, j]: then the entry stays where it is.
-            let stays = i <= j ? (i < h && h <= j) : (i < h || h <= j)
+            let home = Int(truncatingIfNeeded: hash(Self.key(slots[j], records))) & mask
+            // Whether `home` lies cyclically in (i, j]: then the entry stays where it is.
+            let stays = i <= j ? (i < home && home <= j) : (i < home || home <= j)
             if !stays {
-                keys[i] = keys[j]
-                slots[i] = slots[j]
+                (slots[i], tags[i]) = (slots[j], tags[j])
                 slots[j] = -1
                 i = j
             }
@@ -91,21 +108,17 @@ struct BeaconSlotTable {
         }
     }
 
-    private mutating func grow() {
-        let old = zip(keys, slots).filter { $0.1 >= 0 }
-        let size = slots.count * 2
-        keys = Array(repeating: BeaconKey.empty, count: size)
-        slots = Array(repeating: -1, count: size)
-        mask = size - 1
-        count = 0
-        for (key, slot) in old { insert(key, slot: slot) }
-    }
-}
-
-extension BeaconKey {
-    static let empty = BeaconKey(a: 0, b: 0, c: 0)
-
-    init(a: UInt64, b: UInt64, c: UInt64) {
-        (self.a, self.b, self.c) = (a, b, c)
+    private mutating func grow(_ records: [BeaconRecord?]) {
+        let old = slots
+        slots = Array(repeating: -1, count: old.count * 2)
+        tags = Array(repeating: 0, count: old.count * 2)
+        mask = slots.count - 1
+        for slot in old where slot >= 0 {
+            let h = hash(Self.key(slot, records))
+            var i = Int(truncatingIfNeeded: h) & mask
+            while slots[i] >= 0 { i = (i + 1) & mask }
+            slots[i] = slot
+            tags[i] = UInt32(truncatingIfNeeded: h >> 32)
+        }
     }
 }
