@@ -16,8 +16,12 @@ MAINTAINER ?= beacond developers <beacond@users.noreply.github.com>
 ARCH ?= $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 # Hardening: position-independent (Swift's default) with full RELRO (-z relro -z now), as
-# Debian's hardening flags give C programs.
-HARDENING := -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+# Debian's hardening flags give C programs. Linked by lld (the toolchain's) with its
+# relocations packed (DT_RELR, glibc 2.36, Debian 12): a position-independent start reads
+# 8 KB of them instead of gold's 1 MB, which stayed in the daemon's memory (BENCHMARKS.md,
+# "Idle memory").
+HARDENING := -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
+	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 ifeq ($(STATIC),1)
 SCRATCH := .build-static
 SWIFTFLAGS := --static-swift-stdlib --scratch-path $(SCRATCH) $(HARDENING)
