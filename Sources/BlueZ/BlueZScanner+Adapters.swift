@@ -221,17 +221,17 @@ extension BlueZScanner {
         let stale = devices.filter { !$0.value.kept && t - $0.value.lastHeard > settings.deviceTTL }
         guard !stale.isEmpty, let c = connection else { return }
         var removed = 0
-        for (path, record) in stale {
+        for (device, record) in stale {
             do {
                 _ = try c.call(
                     destination: Self.service, path: "/org/bluez/" + record.adapter, interface: Self.adapterInterface,
                     method: "RemoveDevice"
-                ) { $0.appendObjectPath(path) }
+                ) { $0.appendObjectPath(device.text) }
                 removed += 1
             } catch {
                 // Already gone (BlueZ's own timeout won the race): nothing to do.
             }
-            devices[path] = nil
+            devices[device] = nil
         }
         if removed > 0 { logger.debug("bluez.devices_removed", metadata: ["count": "\(removed)"]) }
     }

@@ -63,13 +63,17 @@ extension BlueZScanner {
     }
 
     func deviceChanged(path: String, update: DeviceUpdate) {
+        guard let device = DevicePath(path) else { return }
+        deviceChanged(device: device, update: update)
+    }
+
+    func deviceChanged(device: DevicePath, update: DeviceUpdate) {
         // One hash lookup per advertisement: later accesses go through the index.
-        var found = devices.index(forKey: path)
+        var found = devices.index(forKey: device)
         if found == nil {
-            guard let parsed = DeviceRecord.parse(path: path) else { return }
-            guard wants(parsed.adapter) else { return }
-            devices[path] = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
-            found = devices.index(forKey: path)
+            guard wants(device.adapter) else { return }
+            devices[device] = DeviceRecord(device: device, lastHeard: clock())
+            found = devices.index(forKey: device)
         }
         guard let index = found, devices.values[index].apply(update) else { return }
         let t = clock()
@@ -95,11 +99,11 @@ extension BlueZScanner {
         } else if interface == Self.deviceInterface {
             if live {
                 deviceChanged(path: path, properties: properties)
-            } else if devices[path] == nil, let parsed = DeviceRecord.parse(path: path), wants(parsed.adapter) {
+            } else if let device = DevicePath(path), devices[device] == nil, wants(device.adapter) {
                 // Objects from GetManagedObjects: cached, but their RSSI is old news, not a sighting.
-                var record = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: clock())
+                var record = DeviceRecord(device: device, lastHeard: clock())
                 _ = record.apply(DeviceUpdate(properties))
-                devices[path] = record
+                devices[device] = record
             }
         }
     }
@@ -107,7 +111,7 @@ extension BlueZScanner {
     func interfaceRemoved(path: String, interface: String) {
         if interface == Self.deviceInterface {
             // BlueZ's cache housekeeping, not a beacon leaving: exits come from the engine's timers.
-            devices[path] = nil
+            if let device = DevicePath(path) { devices[device] = nil }
         } else if interface == Self.adapterInterface {
             adapterRemoved(path: path)
         } else if interface == Self.monitorManagerInterface {

@@ -55,7 +55,7 @@ public final class BlueZScanner: @unchecked Sendable {
     var advertisingManagers: Set<String> = []
     /// The receivers this gateway's adapters advertise as now (`calibration.advertise`).
     public let advertisingReceivers = Mutex<[String]>([])
-    var devices: [String: DeviceRecord] = [:]
+    var devices: [DevicePath: DeviceRecord] = [:]
     var batch: [Sighting] = []
     /// When the current batch was started (the last flush).
     var batchStarted: Timestamp
@@ -183,7 +183,7 @@ public final class BlueZScanner: @unchecked Sendable {
             guard
                 stream.receive({ signal in
                     signalsReceived.add(1, ordering: .relaxed)
-                    deviceChanged(path: signal.path, update: signal.update)
+                    deviceChanged(device: signal.device, update: signal.update)
                 })
             else { return false }
         }

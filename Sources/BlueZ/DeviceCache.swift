@@ -26,11 +26,8 @@ struct DeviceRecord {
     var kept = false
     var lastHeard: Timestamp
 
-    /// `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF` -> ("hci0", "AA:BB:CC:DD:EE:FF").
-    static func parse(path: String) -> (adapter: String, address: String)? {
-        let parts = path.split(separator: "/")
-        guard parts.count == 4, parts[0] == "org", parts[1] == "bluez", parts[3].hasPrefix("dev_") else { return nil }
-        return (String(parts[2]), parts[3].dropFirst(4).replacingUnderscores())
+    init(device: DevicePath, lastHeard: Timestamp) {
+        self.init(adapter: device.adapter, address: device.addressText, lastHeard: lastHeard)
     }
 
     /// Merges what changed; returns true when it includes an advertisement (RSSI,
@@ -54,11 +51,5 @@ struct DeviceRecord {
         sighting.time = t
         sighting.rssi = rssi
         return sighting
-    }
-}
-
-extension Substring {
-    fileprivate func replacingUnderscores() -> String {
-        String(map { $0 == "_" ? ":" : $0 })
     }
 }

@@ -11,8 +11,11 @@ import BeaconCore
 /// costs a fraction of a generic unmarshal plus an iterator walk (BENCHMARKS.md); anything
 /// else in the dictionary is skipped by its signature.
 package struct DeviceSignal: Equatable {
-    package var path: String
+    var device: DevicePath
     package var update: DeviceUpdate
+
+    /// The object path the signal came from.
+    package var path: String { device.text }
 
     /// Total length of the message that starts `buffer`, once its fixed header is there.
     package static func messageLength(_ buffer: UnsafeRawBufferPointer) -> Int? {
@@ -32,14 +35,17 @@ package struct DeviceSignal: Equatable {
         var r = WireReader(message, at: 12, bigEndian: bigEndian)
         guard let fieldsLength = r.u32().map(Int.init), 16 + fieldsLength <= message.count else { return nil }
         let fieldsEnd = 16 + fieldsLength
-        var path: String?
+        var device: DevicePath?
         var rightInterface = false
         var rightMember = false
         var rightSignature = false
         while r.position < fieldsEnd {
             guard r.align(8), let code = r.u8(), let signature = r.readSignature() else { return nil }
             switch code {
-            case 1: path = r.string()
+            case 1:
+                // A Device1's path, read where it lies; another object's is no device.
+                guard let bytes = r.stringSpan() else { return nil }
+                device = DevicePath(bytes: bytes)
             case 2: rightInterface = r.stringEquals("org.freedesktop.DBus.Properties") == true
             case 3: rightMember = r.stringEquals("PropertiesChanged") == true
             case 8:
@@ -49,10 +55,10 @@ package struct DeviceSignal: Equatable {
                 guard r.skip(signature) != nil else { return nil }
             }
         }
-        guard let path, rightInterface, rightMember, rightSignature, r.align(8) else { return nil }
+        guard let device, rightInterface, rightMember, rightSignature, r.align(8) else { return nil }
         guard r.stringEquals("org.bluez.Device1") == true else { return nil }
         guard let update = properties(&r) else { return nil }
-        return DeviceSignal(path: path, update: update)
+        return DeviceSignal(device: device, update: update)
     }
 
     /// The `a{sv}` of changed properties.
@@ -132,8 +138,7 @@ extension DeviceSignal {
     /// The sighting this signal gives for a device it is the first news of, as the scanner
     /// builds one (for the fuzzer: the bytes from the bus through to the engine).
     package func sighting(at t: Timestamp) -> Sighting? {
-        guard let parsed = DeviceRecord.parse(path: path) else { return nil }
-        var record = DeviceRecord(adapter: parsed.adapter, address: parsed.address, lastHeard: t)
+        var record = DeviceRecord(device: device, lastHeard: t)
         guard record.apply(update) else { return nil }
         return record.sighting(at: t)
     }
