@@ -71,6 +71,19 @@ import Testing
         #expect(BeaconDecoder.decode(s).map(\.identity) == .success(.ibeacon(id)))
     }
 
+    @Test func aPayloadLongerThanAnEntryHoldsIsCutNotOverrun() {
+        // D-Bus can carry a 70,000-byte `ay`; an entry's length is 16 bits.
+        let huge = (0..<70_000).map { UInt8(truncatingIfNeeded: $0) }
+        var data = AdvertisementData()
+        huge.withUnsafeBytes { data.appendManufacturer(company: 0x0059, payload: $0) }
+        huge.withUnsafeBytes { data.appendService(uuid: "feaa", payload: $0) }
+        Self.iBeacon.withUnsafeBytes { data.appendManufacturer(company: 0x004C, payload: $0) }
+        #expect(data.manufacturerData.map(\.payload.count) == [65_535, 23])
+        #expect(data.manufacturerData.first?.payload == Array(huge.prefix(65_535)))
+        #expect(data.serviceData.map(\.payload.count) == [65_535])
+        #expect(data.manufacturerData.last?.payload == Self.iBeacon)
+    }
+
     @Test func theSameDataIsTheSameValueWhateverOrderItWasAddedIn() {
         var a = AdvertisementData()
         var b = AdvertisementData()

@@ -41,12 +41,13 @@ public struct AdvertisementData: Sendable {
     /// Appends manufacturer data: `company`, then `payload` as it follows the company id.
     public mutating func appendManufacturer(company: UInt16, payload: UnsafeRawBufferPointer) {
         appendManufacturer(company: company, count: payload.count) { out in
-            if payload.count > 0 { out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: payload.count) }
+            if payload.count > 0 { out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: out.count) }
         }
     }
 
     /// Appends manufacturer data whose payload `write` writes into `count` bytes (the line
-    /// reader's hex digits, decoded in place). Manufacturer entries come before service
+    /// reader's hex digits, decoded in place); an entry holds at most 65,535 bytes, and `write`
+    /// gets a buffer of what it holds, which it must not write past. Manufacturer entries come before service
     /// entries whatever the order they are appended in, so two values holding the same data
     /// have the same bytes.
     public mutating func appendManufacturer(
@@ -77,7 +78,7 @@ public struct AdvertisementData: Sendable {
 
     public mutating func appendService(uuid: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
         appendService(uuid: uuid, count: payload.count) { out in
-            if payload.count > 0 { out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: payload.count) }
+            if payload.count > 0 { out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: out.count) }
         }
     }
 
@@ -107,7 +108,7 @@ public struct AdvertisementData: Sendable {
         withUnsafeBytes(of: (UInt8(value & 0xFF), UInt8(value >> 8))) { key in
             appendService(kind: .service16, key: key, count: payload.count) { out in
                 if payload.count > 0 {
-                    out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: payload.count)
+                    out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: out.count)
                 }
             }
         }
@@ -245,7 +246,7 @@ public struct AdvertisementData: Sendable {
     private mutating func append(service e: Entry) {
         let copy = { (out: UnsafeMutableRawBufferPointer) in
             if e.payload.count > 0 {
-                out.baseAddress!.copyMemory(from: e.payload.baseAddress!, byteCount: e.payload.count)
+                out.baseAddress!.copyMemory(from: e.payload.baseAddress!, byteCount: out.count)
             }
         }
         if e.kind == .serviceText {

@@ -336,7 +336,7 @@ private struct Cursor {
     {
         var at = hex.lowerBound
         var bad: UInt8 = 0
-        for n in 0..<(hex.count / 2) {
+        for n in 0..<min(hex.count / 2, out.count) {
             let high = Sighting.nibble(bytes[at])
             let low = Sighting.nibble(bytes[at + 1])
             bad |= high | low
