@@ -13,22 +13,18 @@ struct DeviceRecord {
     /// read into its flat form, the data of the last advertisement.
     private var template: Sighting
 
-    init(adapter: String, address: String, lastHeard: Timestamp) {
-        self.adapter = adapter
+    init(device: DevicePath, lastHeard: Timestamp) {
+        adapter = device.adapter
         self.lastHeard = lastHeard
-        template = Sighting(time: lastHeard, receiver: adapter, address: address, rssi: 0)
+        template = Sighting(
+            time: lastHeard, receiver: ReceiverID(device.adapter) ?? .unlisted, address: device.address, rssi: 0)
+        if template.receiverID == .unlisted { template.receiver = device.adapter }
     }
 
     var rssi: Int?
-    var manufacturerData: [ManufacturerDatum] { template.manufacturerData }
-    var serviceData: [ServiceDatum] { template.serviceData }
     /// Paired, trusted or connected devices belong to the operator: never removed by us.
     var kept = false
     var lastHeard: Timestamp
-
-    init(device: DevicePath, lastHeard: Timestamp) {
-        self.init(adapter: device.adapter, address: device.addressText, lastHeard: lastHeard)
-    }
 
     /// Merges what changed; returns true when it includes an advertisement (RSSI,
     /// manufacturer or service data).
