@@ -9,7 +9,7 @@
 /// power) and from `mac` otherwise, so a `beacon: {address}` or `{irk}` asset matches it as
 /// when beacond hears it itself. The node's own `distance` is not used: ranges come from the
 /// RSSI with that receiver's calibration, like every receiver's.
-public enum ESPresenseMessage {
+public enum ESPresenseMessage: ForeignMessage {
     /// `devices/<id>/<room>` under the prefix: the room and the id, or nil.
     public static func parseTopic(_ topic: String, prefix: String) -> (id: String, room: String)? {
         guard topic.hasPrefix(prefix + "/devices/") else { return nil }
@@ -18,14 +18,7 @@ public enum ESPresenseMessage {
         return (String(levels[0]), String(levels[1]))
     }
 
-    /// The sighting `payload` describes, heard by `receiver` at `time`, or why not.
-    public static func sighting(_ payload: UnsafeRawBufferPointer, receiver: String, at time: Timestamp) -> Result<
-        Sighting, ForeignMessageError
-    > {
-        ForeignMessageError.reading(payload) { json, rssi in sighting(json, rssi: rssi, receiver: receiver, at: time) }
-    }
-
-    private static func sighting(_ json: JSONValue, rssi: Int, receiver: String, at time: Timestamp) -> Result<
+    static func sighting(_ json: JSONValue, rssi: Int, receiver: String, at time: Timestamp) -> Result<
         Sighting, ForeignMessageError
     > {
         let id = json["id"]?.stringValue ?? ""
@@ -93,32 +86,5 @@ public enum ESPresenseMessage {
 
     static func bytes(_ a: BluetoothAddress) -> [UInt8] {
         stride(from: 40, through: 0, by: -8).map { UInt8(truncatingIfNeeded: a.value >> UInt64($0)) }
-    }
-}
-
-/// Why a message of another system's receiver was not taken: a counter's reason and a line
-/// for the log.
-public struct ForeignMessageError: Error, Sendable, Equatable {
-    public var reason: String
-    public var detail: String
-    public init(_ reason: String, _ detail: String) {
-        self.reason = reason
-        self.detail = detail
-    }
-
-    /// Both systems send one JSON object per message, with its `rssi` (ESPresense's a median,
-    /// possibly fractional: rounded; -127…20 dBm): `body` reads the rest.
-    static func reading(
-        _ payload: UnsafeRawBufferPointer, _ body: (JSONValue, Int) -> Result<Sighting, ForeignMessageError>
-    ) -> Result<Sighting, ForeignMessageError> {
-        let json: JSONValue
-        do { json = try JSONParser.parse(Array(payload)) } catch {
-            return .failure(.init("malformed", error.description))
-        }
-        guard case .object = json else { return .failure(.init("malformed", "expected a JSON object")) }
-        guard let rssi = json["rssi"]?.numberValue, rssi.isFinite, (-127...20).contains(rssi) else {
-            return .failure(.init("no_rssi", "expected \"rssi\", a number from -127 to 20"))
-        }
-        return body(json, Int(rssi.rounded()))
     }
 }

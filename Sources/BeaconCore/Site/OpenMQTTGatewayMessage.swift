@@ -4,7 +4,7 @@
 /// `servicedata` (hex) with `servicedatauuid` (`0xfeaa` from OpenMQTTGateway, `feaa` from
 /// Theengs Gateway, or a 128-bit UUID), `txpower`, `name`. Read into a `Sighting` of the
 /// gateway's receiver as a §1.2 record would be (SPEC §9).
-public enum OpenMQTTGatewayMessage {
+public enum OpenMQTTGatewayMessage: ForeignMessage {
     /// `<gateway>/BTtoMQTT/<MAC>` under the prefix: the gateway's name, or nil.
     public static func parseTopic(_ topic: String, prefix: String) -> String? {
         guard topic.hasPrefix(prefix + "/") else { return nil }
@@ -13,14 +13,7 @@ public enum OpenMQTTGatewayMessage {
         return String(levels[0])
     }
 
-    /// The sighting `payload` describes, heard by `receiver` at `time`, or why not.
-    public static func sighting(_ payload: UnsafeRawBufferPointer, receiver: String, at time: Timestamp) -> Result<
-        Sighting, ForeignMessageError
-    > {
-        ForeignMessageError.reading(payload) { json, rssi in sighting(json, rssi: rssi, receiver: receiver, at: time) }
-    }
-
-    private static func sighting(_ json: JSONValue, rssi: Int, receiver: String, at time: Timestamp) -> Result<
+    static func sighting(_ json: JSONValue, rssi: Int, receiver: String, at time: Timestamp) -> Result<
         Sighting, ForeignMessageError
     > {
         guard let id = json["id"]?.stringValue, let address = BluetoothAddress(id) else {
