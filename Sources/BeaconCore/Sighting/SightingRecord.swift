@@ -115,20 +115,18 @@ public enum SightingRecord {
     /// Written from the flat value: the address and the payloads' hex go straight into the
     /// line (a site's gateways send every sighting this way).
     public static func write(_ s: Sighting, into w: inout JSONTextWriter) {
+        write(s, receiver: s.receiver, into: &w)
+    }
+
+    /// The same with the receiver's name already at hand (a batch writes a few receivers'
+    /// sightings over and over: the names table is read once per receiver, not per line).
+    public static func write(_ s: Sighting, receiver: String, into w: inout JSONTextWriter) {
         w.openObject()
         w.member("t", s.time.unixSeconds)
-        w.member("receiver", s.receiver)
+        w.member("receiver", receiver)
         w.key("address")
         if let address = s.bluetoothAddress {
-            w.asciiString(count: 17) { out in
-                let digits: StaticString = "0123456789ABCDEF"
-                for byte in 0..<6 {
-                    let b = Int(address.value >> UInt64(40 - 8 * byte) & 0xFF)
-                    out[3 * byte] = digits.utf8Start[b >> 4]
-                    out[3 * byte + 1] = digits.utf8Start[b & 0xF]
-                    if byte < 5 { out[3 * byte + 2] = UInt8(ascii: ":") }
-                }
-            }
+            w.asciiString(count: 17) { address.write(into: $0) }
         } else {
             w.string(s.address)
         }

@@ -39,9 +39,11 @@ public enum SightingBatch {
         w.member("seq", Double(header.seq))
         w.member("sent", header.sent.unixSeconds)
         w.closeObject()
+        var last: (id: ReceiverID, name: String)?
         for s in sightings {
             w.newline()
-            SightingRecord.write(s, into: &w)
+            if last?.id != s.receiverID || s.receiverID == .unlisted { last = (s.receiverID, s.receiver) }
+            SightingRecord.write(s, receiver: last!.name, into: &w)
         }
         w.newline()
         return w.bytes
