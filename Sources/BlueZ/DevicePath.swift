@@ -60,6 +60,11 @@ struct DevicePath: Hashable {
 
     /// The object path, as BlueZ writes it.
     var text: String {
-        "/org/bluez/\(adapter)/dev_" + String(addressText.map { $0 == ":" ? "_" : $0 })
+        "/org/bluez/\(adapter)/dev_"
+            + String(unsafeUninitializedCapacity: 17) { out in
+                BluetoothAddress(value: address).write(
+                    into: UnsafeMutableRawBufferPointer(out), separator: UInt8(ascii: "_"))
+                return 17
+            }
     }
 }

@@ -25,17 +25,24 @@ public struct BeaconUUID: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// Parses the canonical 8-4-4-4-12 form, either case. Nil for anything else.
     public init?(_ text: String) {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 36 else { return nil }
+        var text = text
+        guard let uuid = text.withUTF8({ BeaconUUID(text: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = uuid
+    }
+
+    /// The same, from the text's bytes (a service data key where it lies in a record).
+    init?(text: UnsafeRawBufferPointer) {
+        guard text.count == 36 else { return nil }
         var h: UInt64 = 0
         var l: UInt64 = 0
         var nibbles = 0
-        for (i, c) in utf8.enumerated() {
+        for i in 0..<36 {
             if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard c == UInt8(ascii: "-") else { return nil }
+                guard text[i] == UInt8(ascii: "-") else { return nil }
                 continue
             }
-            guard let n = Hex.nibble(c) else { return nil }
+            let n = Hex.digit(text[i])
+            guard n < 16 else { return nil }
             if nibbles < 16 { h = h << 4 | UInt64(n) } else { l = l << 4 | UInt64(n) }
             nibbles += 1
         }

@@ -2,11 +2,27 @@
 public enum Hex {
     @inline(__always)
     public static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
+        let value = digit(c)
+        return value < 16 ? value : nil
+    }
+
+    /// A hex digit's value, or 0xFF for any other byte: for readers that check a run of
+    /// digits at once (OR the values, test the high bits) instead of one optional each.
+    @inline(__always)
+    public static func digit(_ c: UInt8) -> UInt8 {
+        let decimal = c &- 0x30
+        if decimal < 10 { return decimal }
+        let letter = (c | 0x20) &- 0x61
+        return letter < 6 ? letter + 10 : 0xFF
+    }
+
+    /// `bytes` as lower-case hex digits into `out` (twice as many bytes).
+    @inline(__always)
+    public static func write(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        let digits: StaticString = "0123456789abcdef"
+        for (i, b) in bytes.enumerated() {
+            out[2 * i] = digits.utf8Start[Int(b >> 4)]
+            out[2 * i + 1] = digits.utf8Start[Int(b & 0xF)]
         }
     }
 
@@ -30,13 +46,10 @@ public enum Hex {
     }
 
     public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
+        let array = Array(bytes)
+        return String(unsafeUninitializedCapacity: array.count * 2) { out in
+            array.withUnsafeBytes { write($0, into: UnsafeMutableRawBufferPointer(out)) }
+            return array.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -72,13 +72,7 @@ public struct JSONTextWriter {
 
     /// `bytes` as lower-case hex digits, in a string.
     public mutating func hexString(_ data: UnsafeRawBufferPointer) {
-        asciiString(count: data.count * 2) { out in
-            let digits: StaticString = "0123456789abcdef"
-            for (i, b) in data.enumerated() {
-                out[2 * i] = digits.utf8Start[Int(b >> 4)]
-                out[2 * i + 1] = digits.utf8Start[Int(b & 0xF)]
-            }
-        }
+        asciiString(count: data.count * 2) { Hex.write(data, into: $0) }
     }
 
     public mutating func string(_ s: String) {

@@ -31,30 +31,18 @@ public enum ServiceUUID: Equatable, Sendable {
             }
             var value: UInt16 = 0
             while at < text.count {
-                let n = Sighting.nibble(text[at])
+                let n = Hex.digit(text[at])
                 guard n < 16 else { return nil }
                 value = value << 4 | UInt16(n)
                 at += 1
             }
             self = .short(value)
         case 36:
-            var high: UInt64 = 0
-            var low: UInt64 = 0
-            var nibbles = 0
-            for i in 0..<36 {
-                if i == 8 || i == 13 || i == 18 || i == 23 {
-                    guard text[i] == UInt8(ascii: "-") else { return nil }
-                    continue
-                }
-                let n = Sighting.nibble(text[i])
-                guard n < 16 else { return nil }
-                if nibbles < 16 { high = high << 4 | UInt64(n) } else { low = low << 4 | UInt64(n) }
-                nibbles += 1
-            }
-            if high & 0xFFFF_0000_FFFF_FFFF == Self.baseHighLow, low == Self.baseLow {
-                self = .short(UInt16(truncatingIfNeeded: high >> 32))
+            guard let uuid = BeaconUUID(text: text) else { return nil }
+            if uuid.high & 0xFFFF_0000_FFFF_FFFF == Self.baseHighLow, uuid.low == Self.baseLow {
+                self = .short(UInt16(truncatingIfNeeded: uuid.high >> 32))
             } else {
-                self = .long(BeaconUUID(high: high, low: low))
+                self = .long(uuid)
             }
         default:
             return nil

@@ -183,8 +183,8 @@ public struct Sighting: Sendable, Equatable {
         var bad: UInt8 = 0
         for byte in 0..<6 {
             let at = byte * 3
-            let high = nibble(text[at])
-            let low = nibble(text[at + 1])
+            let high = Hex.digit(text[at])
+            let low = Hex.digit(text[at + 1])
             bad |= (high | low) & 0xF0
             if byte < 5, text[at + 2] != UInt8(ascii: ":") { return nil }
             value = value << 8 | UInt64(high << 4 | low & 0xF)
@@ -194,15 +194,6 @@ public struct Sighting: Sendable, Equatable {
 
     static func addressValue(_ bytes: [UInt8]) -> UInt64? {
         bytes.withUnsafeBytes { addressValue($0) }
-    }
-
-    /// A hex digit's value, or 0xFF for any other byte.
-    @inline(__always)
-    static func nibble(_ c: UInt8) -> UInt8 {
-        let digit = c &- 0x30
-        if digit < 10 { return digit }
-        let letter = (c | 0x20) &- 0x61
-        return letter < 6 ? letter + 10 : 0xFF
     }
 }
 

@@ -140,8 +140,8 @@ struct SightingLineCursor {
         var at = hex.lowerBound
         var bad: UInt8 = 0
         for n in 0..<min(hex.count / 2, out.count) {
-            let high = Sighting.nibble(bytes[at])
-            let low = Sighting.nibble(bytes[at + 1])
+            let high = Hex.digit(bytes[at])
+            let low = Hex.digit(bytes[at + 1])
             bad |= high | low
             out[n] = high << 4 | low & 0xF
             at += 2

@@ -74,16 +74,22 @@ public struct BluetoothAddress: Sendable, Equatable, Hashable {
 
     /// `AA:BB:CC:DD:EE:FF`.
     public var text: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(17)
-        for i in stride(from: 40, through: 0, by: -8) {
-            let byte = Int(value >> UInt64(i) & 0xFF)
-            if i != 40 { out.append(UInt8(ascii: ":")) }
-            out.append(digits[byte >> 4])
-            out.append(digits[byte & 0xF])
+        String(unsafeUninitializedCapacity: 17) { out in
+            write(into: UnsafeMutableRawBufferPointer(out))
+            return 17
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `AA:BB:CC:DD:EE:FF` into 17 bytes of `out` (a record being written, no string between),
+    /// with `separator` between the bytes (a D-Bus object path has `_`).
+    public func write(into out: UnsafeMutableRawBufferPointer, separator: UInt8 = UInt8(ascii: ":")) {
+        let digits: StaticString = "0123456789ABCDEF"
+        for byte in 0..<6 {
+            let b = Int(value >> UInt64(40 - 8 * byte) & 0xFF)
+            out[3 * byte] = digits.utf8Start[b >> 4]
+            out[3 * byte + 1] = digits.utf8Start[b & 0xF]
+            if byte < 5 { out[3 * byte + 2] = separator }
+        }
     }
 
     /// The two top bits are 01: a resolvable private address (when its type is random).
