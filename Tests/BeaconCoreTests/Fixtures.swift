@@ -2,6 +2,15 @@
 
 /// Shared test vocabulary: a store uuid, beacons, and an engine driven by explicit times.
 enum Fixture {
+    /// Four receivers at the corners of a 20 × 10 m simulated floor, as configuration text.
+    static let cornerReceivers = """
+        receivers:
+          - {id: sw, position: {x: 2, y: 2}}
+          - {id: se, position: {x: 18, y: 2}}
+          - {id: nw, position: {x: 2, y: 8}}
+          - {id: ne, position: {x: 18, y: 8}}
+        """
+
     static let storeUUID = BeaconUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     static let otherUUID = BeaconUUID("F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!
     static let t0 = Timestamp.seconds(1_763_805_600)

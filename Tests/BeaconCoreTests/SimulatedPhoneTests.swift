@@ -9,11 +9,7 @@ struct SimulatedPhoneTests {
     static func site(phone: String) -> String {
         """
         monitoring: {exit_timeout: 10s}
-        receivers:
-          - {id: sw, position: {x: 2, y: 2}}
-          - {id: se, position: {x: 18, y: 2}}
-          - {id: nw, position: {x: 2, y: 8}}
-          - {id: ne, position: {x: 18, y: 8}}
+        \(Fixture.cornerReceivers)
         assets:
           - {id: staff-phone, beacon: \(phone)}
         zones:

@@ -14,11 +14,7 @@ struct SimulatedTagsTests {
         """
         monitoring: {exit_timeout: 5s}
         tags: {missing_after: \(missingAfter)}
-        receivers:
-          - {id: sw, position: {x: 2, y: 2}}
-          - {id: se, position: {x: 18, y: 2}}
-          - {id: nw, position: {x: 2, y: 8}}
-          - {id: ne, position: {x: 18, y: 8}}
+        \(Fixture.cornerReceivers)
         assets:
         \((1...assets).map { "  - {id: tag-\($0), beacon: {address: \"D0:5E:00:00:00:0\($0)\"}}" }.joined(separator: "\n"))
         zones:
