@@ -79,30 +79,68 @@ extension StateStore {
     /// The stored transitions after `seq`, in order; of one zone only when given.
     public func zoneTransitions(after seq: Int64, zone: String? = nil) throws -> [ZoneRollup.Stored] {
         try db.read { (db) throws(SQLiteError) in
-            var sql = "SELECT seq, zone, asset, entered, time_ns FROM zone_transition WHERE seq > ?"
-            var arguments: [any SQLBindable] = [seq]
-            if let zone {
-                sql += " AND zone = ?"
-                arguments.append(zone)
+            var stored: [ZoneRollup.Stored] = []
+            try Self.forEachTransition(after: seq, through: .max, zone: zone, in: db) {
+                stored.append($0)
             }
-            return try db.rows(sql + " ORDER BY seq", arguments) {
+            return stored
+        }
+    }
+
+    /// The last transition stored (0 when none is).
+    public func lastZoneTransitionSeq() throws -> Int64 {
+        try db.read { (db) throws(SQLiteError) in
+            try db.scalarInt64("SELECT MAX(seq) FROM zone_transition") ?? 0
+        }
+    }
+
+    /// The days' figures, counted from their stored transitions as they are read (of one zone
+    /// only when given): a day's transitions are not held at once.
+    public func count(_ days: [ZoneRollup.Day], zone: String? = nil) throws -> [ZoneHourStats] {
+        var counter = ZoneRollup.DayCounter(days)
+        guard let seqs = counter.seqs else { return [] }
+        return try db.read { (db) throws(SQLiteError) in
+            try Self.forEachTransition(after: seqs.after, through: seqs.through, zone: zone, in: db) {
+                counter.take($0)
+            }
+            return counter.finish()
+        }
+    }
+
+    static func forEachTransition(
+        after seq: Int64, through last: Int64, zone: String?, in db: SQLiteConnection,
+        _ body: (ZoneRollup.Stored) -> Void
+    ) throws(SQLiteError) {
+        var sql = "SELECT seq, zone, asset, entered, time_ns FROM zone_transition WHERE seq > ? AND seq <= ?"
+        var arguments: [any SQLBindable] = [seq, last]
+        if let zone {
+            sql += " AND zone = ?"
+            arguments.append(zone)
+        }
+        try db.prepare(sql + " ORDER BY seq").forEachRow(arguments) {
+            body(
                 ZoneRollup.Stored(
                     seq: $0.int64(0),
                     ZoneTransition(
                         zone: $0.string(1), asset: $0.string(2), entered: $0.int64(3) != 0,
-                        time: Timestamp(nanoseconds: $0.int64(4))))
-            }
+                        time: Timestamp(nanoseconds: $0.int64(4)))))
+            return true
         }
     }
 
-    /// Where counting stands and the transitions a roll at `now` needs (those after the day
-    /// under way began when the roll ends that day, else those after the rolled hours);
-    /// nil when counting never started.
-    public func zoneRollup(rollingAt now: Timestamp) throws -> (mark: ZoneRollup, stored: [ZoneRollup.Stored])? {
-        guard let mark = try zoneRollupMark() else { return nil }
-        guard now >= mark.nextHour + ZoneRollup.hour else { return (mark, []) }
-        let endsDay = now >= mark.day + ZoneRollup.dayLength
-        return (mark, try zoneTransitions(after: endsDay ? mark.dayFromSeq : mark.throughSeq))
+    /// Rolls every hour (and day) that ended by `now` into the roll-ups, and forgets what is
+    /// older than `keepAfter`: what the analytics' tick does. The hours read the transitions
+    /// after the rolled ones; a day that closed is counted from its transitions as they are
+    /// read, so midnight holds no more than an hour does. Whether the mark moved; nil when
+    /// counting never started.
+    public func rollZones(at now: Timestamp, keepAfter: Timestamp) throws -> Bool? {
+        guard var mark = try zoneRollupMark() else { return nil }
+        guard now >= mark.nextHour + ZoneRollup.hour else { return false }
+        let (hours, days) = mark.rollHours(try zoneTransitions(after: mark.throughSeq), now: now)
+        var rolled = ZoneRollup.Rolled()
+        (rolled.hours, rolled.days) = (hours, try count(days))
+        try saveRollup(mark, rolled, keepAfter: keepAfter)
+        return true
     }
 
     /// Stores what rolling made and where counting now stands, in one transaction; forgets

@@ -15,9 +15,14 @@ extension StateStore {
         else {
             return rows
         }
-        let wholeDay = span == ZoneRollup.dayLength || now >= mark.day + ZoneRollup.dayLength
-        let stored = try zoneTransitions(after: wholeDay ? mark.dayFromSeq : mark.throughSeq, zone: zone)
-        let underWay = mark.underWay(stored, now: now)
+        let (hours, days) = mark.underWayHours(try zoneTransitions(after: mark.throughSeq, zone: zone), now: now)
+        var underWay = ZoneRollup.Rolled()
+        underWay.hours = hours
+        // A day's transitions are counted as they are read, and only when days are asked for
+        // or one ended that the analytics have not rolled yet.
+        if span == ZoneRollup.dayLength || now >= mark.day + ZoneRollup.dayLength {
+            underWay.days = try count(days, zone: zone)
+        }
         struct Key: Hashable {
             var zone: String
             var start: Timestamp

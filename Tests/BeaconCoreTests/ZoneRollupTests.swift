@@ -101,6 +101,41 @@ struct ZoneRollupTests {
         #expect(ZoneRollup.reconcile(open: open, inside: open, at: Self.at(2)).isEmpty)
     }
 
+    /// A zone's figures are the same counted alone (an answer about it) or among every
+    /// zone's (the roll): the clock stepped back holds a transition at its own zone's last
+    /// time, not at another zone's.
+    @Test func aZoneCountedAloneOrAmongEveryZoneGivesTheSame() throws {
+        let all = [
+            Self.stored(1, "cart-7", true, 0.8, zone: "aisle"),
+            Self.stored(2, "pallet-1", true, 0.25), Self.stored(3, "pallet-1", false, 0.5),
+        ]
+        let together = ZoneHours.compute(
+            hour: Self.at(0), until: Self.at(1), zones: [], open: [], transitions: all.map(\.transition))
+        let alone = ZoneHours.compute(
+            hour: Self.at(0), until: Self.at(1), zones: [], open: [],
+            transitions: all.filter { $0.transition.zone == "dock" }.map(\.transition))
+        #expect(together.stats.map(\.zone) == ["aisle", "dock"])
+        #expect(together.stats[1] == alone.stats[0])
+        #expect(alone.stats[0].dwells == [900] && abs(alone.stats[0].assetSeconds - 900) < 1e-9)
+    }
+
+    /// Days counted from the transitions one at a time (`rollHours`, then a `DayCounter`, as
+    /// the state store does at midnight) are the days `roll` gives from them all at once; a
+    /// transition outside a day's seqs is not counted in it.
+    @Test func daysCountedOneTransitionAtATimeAreTheDaysRolledAtOnce() throws {
+        var atOnce = Self.start()
+        let rolled = atOnce.roll(Self.day, now: Self.at(49))
+        var byHours = Self.start()
+        let (hours, days) = byHours.rollHours(Array(Self.day.drop { $0.seq <= byHours.throughSeq }), now: Self.at(49))
+        #expect(days.map(\.start) == [Self.at(0), Self.at(24)])
+        #expect(days.map(\.throughSeq) == [4, 5] && days[1].afterSeq == 4)
+        var counter = ZoneRollup.DayCounter(days)
+        #expect(counter.seqs! == (0, 5))
+        for s in Self.day + [Self.stored(6, "cart-7", true, 49.5)] { counter.take(s) }
+        #expect(hours == rolled.hours && counter.finish() == rolled.days && byHours == atOnce)
+        #expect(rolled.days.map(\.visits) == [2, 0] && rolled.days[1].dwells == [2400])
+    }
+
     @Test func dwellBinsGiveThePercentileWithinOnePercentAndKeepTheMax() throws {
         let dwells = (1...500).map { Double($0 * 7) }
         let bins = DwellBins(dwells)

@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Glibc
 import Simulation
 import Storage
 
@@ -20,8 +21,27 @@ func threadCPU() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-func fileBytes(_ directory: String) -> Int {
-    ["beacond.sqlite", "beacond.sqlite-wal"].reduce(0) { total, name in
+/// A field of /proc/self/status, in KiB.
+func statusKiB(_ field: String) -> Int {
+    let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+/// glibc's `malloc_trim(0)` (not in Swift's Glibc module): freed memory given back, so that
+/// the RSS before a measured step is what is live.
+func returnFreeMemory() {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+}
+
+/// Sets VmHWM back to the present RSS (Linux ≥ 4.0), so the next peak is that of what follows.
+func resetPeakRSS() {
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+}
+
+func fileBytes(_ directory: String, _ names: [String] = ["beacond.sqlite", "beacond.sqlite-wal"]) -> Int {
+    names.reduce(0) { total, name in
         total + ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0)
     }
 }
@@ -65,7 +85,7 @@ func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
         return
     }
     let store = try! StateStore(directory: directory)
-    let day = generatedDay(assets: assets, zones: zones, start: midnight, seed: 41)
+    var day = generatedDay(assets: assets, zones: zones, start: midnight, seed: 41)
     let transitions = day.reduce(0) { $0 + $1.count }
     try! store.saveRollup(ZoneRollup(startingAt: midnight, open: []), .init(), keepAfter: .seconds(0))
     let before = fileBytes(directory)
@@ -91,20 +111,32 @@ func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
             heatCPU += threadCPU() - h0
             // What `ZoneAnalytics.tick` does: a roll only when an hour has ended.
             let r0 = threadCPU()
-            var (mark, stored) = try! store.zoneRollup(rollingAt: now)!
-            let before = mark
-            let rolled = mark.roll(stored, now: now)
-            if mark != before { try! store.saveRollup(mark, rolled, keepAfter: now - .hours(24 * 90)) }
+            _ = try! store.rollZones(at: now, keepAfter: now - .hours(24 * 90))
             rollCPU += threadCPU() - r0
         }
         if second % 3600 == 3599 { peak = max(peak, fileBytes(directory)) }
     }
-    // The day rolls at midnight: its transitions go.
+    // The day rolls at midnight: its transitions go. What that roll holds at once is measured
+    // from a peak reset just before it (the generated day dropped first).
+    day = []
+    returnFreeMemory()
+    let rss0 = statusKiB("VmRSS")
+    resetPeakRSS()
     let r0 = threadCPU()
-    var (mark, stored) = try! store.zoneRollup(rollingAt: midnight + .hours(24) + .seconds(1))!
-    try! store.saveRollup(mark, mark.roll(stored, now: midnight + .hours(24) + .seconds(1)), keepAfter: .seconds(0))
-    rollCPU += threadCPU() - r0
+    _ = try! store.rollZones(at: midnight + .hours(24) + .seconds(1), keepAfter: .seconds(0))
+    let midnightCPU = threadCPU() - r0
+    rollCPU += midnightCPU
+    print(
+        String(
+            format: "the midnight roll: %.2f CPU-s, peak RSS %.1f MB over the %.1f MB before it",
+            midnightCPU, Double(statusKiB("VmHWM") - rss0) / 1024, Double(rss0) / 1024))
     let after = fileBytes(directory)
+    let log = fileBytes(directory, ["beacond.sqlite-wal"])
+    let left = try! store.zoneTransitions(after: 0).count
+    var one = HeatMap()  // the next write, as the daemon's next engine turn or heat would be
+    one.add(Point(x: 1, y: 1), level: 0, for: .seconds(1))
+    try! store.addHeat(one, hour: midnight + .hours(24))
+    let logAfter = fileBytes(directory, ["beacond.sqlite-wal"])
     let total = commitCPU + heatCPU + rollCPU
     print(
         String(
@@ -113,12 +145,15 @@ func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
     print(
         String(
             format:
-                "state file: %.1f MB before the day, %.1f MB at most during it, %.1f MB after its roll (+%.2f MB a day)",
-            Double(before) / 1e6, Double(peak) / 1e6, Double(after) / 1e6, Double(after - before) / 1e6))
+                "state file: %.1f MB before the day, %.1f MB at most during it, %.1f MB after its roll (%d transitions "
+                + "left; %.1f MB of it the write-ahead log, %.1f MB after the next write)",
+            Double(before) / 1e6, Double(peak) / 1e6, Double(after) / 1e6, left, Double(log) / 1e6,
+            Double(logAfter) / 1e6))
 
     // 90 days of roll-ups: the day's rows again for every day back.
     let hours = try! store.zoneFigures(span: ZoneRollup.hour, zone: nil, from: midnight, to: midnight + .hours(24))
     let daily = try! store.zoneFigures(span: ZoneRollup.dayLength, zone: nil, from: midnight, to: midnight + .hours(24))
+    let mark = try! store.zoneRollupMark()!
     print("one day's roll-ups: \(hours.count) zone-hours, \(daily.count) zone-days")
     let g0 = Date()
     for back in 1..<days {

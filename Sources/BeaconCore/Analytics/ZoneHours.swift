@@ -19,36 +19,60 @@ public enum ZoneHours {
     /// each zone's figures, and the visits still open at `until`. `zones`: the zones to report
     /// even when nothing happened in them (those in `open` and `transitions` are reported
     /// too). Transitions are taken in the order given — the order the engine made them — each
-    /// at its time held between the previous one's and the hour's end (a clock stepped back
-    /// cannot make time run backwards in a zone, nor an exit come before its enter); an enter
-    /// of an asset already inside, or an exit of one not inside, changes nothing.
+    /// at its time held between its zone's previous one's and the hour's end (a clock stepped
+    /// back cannot make time run backwards in a zone, nor an exit come before its enter); an
+    /// enter of an asset already inside, or an exit of one not inside, changes nothing.
     public static func compute(
         hour: Timestamp, until: Timestamp, zones: [String], open: [OpenVisit], transitions: [ZoneTransition]
     ) -> (stats: [ZoneHourStats], open: [OpenVisit]) {
-        let end = max(hour, until)
-        var order = zones
-        var known = Set(zones)
-        for name in open.map(\.zone) + transitions.map(\.zone) where known.insert(name).inserted { order.append(name) }
-        var state = Dictionary(uniqueKeysWithValues: order.map { ($0, Tally(zone: $0, hour: hour)) })
-        for visit in open { state[visit.zone]!.carry(visit) }
-        var last = hour
-        for t in transitions {
-            last = min(max(t.time, last), end)
-            state[t.zone]!.take(t, at: last)
+        var counter = Counter(hour: hour, until: until, zones: zones, open: open)
+        for t in transitions { counter.take(t) }
+        return counter.finish()
+    }
+
+    /// `compute` taking the transitions one at a time: a day of them (hundreds of thousands at
+    /// a busy site) is counted as it is read from the state store, never held whole. Zones are
+    /// counted apart, so one zone's figures are the same whether its transitions come alone
+    /// or among every zone's.
+    public struct Counter: Sendable {
+        let end: Timestamp
+        let hour: Timestamp
+        var order: [String]
+        var state: [String: Tally] = [:]
+
+        public init(hour: Timestamp, until: Timestamp, zones: [String], open: [OpenVisit]) {
+            (self.hour, end, order) = (hour, max(hour, until), [])
+            for name in zones + open.map(\.zone) { add(name) }
+            for visit in open { state[visit.zone]!.carry(visit) }
         }
-        var stats: [ZoneHourStats] = []
-        var still: [OpenVisit] = []
-        for name in order {
-            var tally = state[name]!
-            stats.append(tally.close(at: end))
-            still += tally.inside.map { OpenVisit(zone: name, asset: $0.key, entered: $0.value) }
-                .sorted { ($0.entered, $0.asset) < ($1.entered, $1.asset) }
+
+        private mutating func add(_ zone: String) {
+            guard state[zone] == nil else { return }
+            order.append(zone)
+            state[zone] = Tally(zone: zone, hour: hour)
         }
-        return (stats, still)
+
+        public mutating func take(_ t: ZoneTransition) {
+            add(t.zone)
+            state[t.zone]!.take(t, at: min(max(t.time, state[t.zone]!.last), end))
+        }
+
+        /// Each zone's figures, in the order zones were first named, and the visits open at the end.
+        public func finish() -> (stats: [ZoneHourStats], open: [OpenVisit]) {
+            var stats: [ZoneHourStats] = []
+            var still: [OpenVisit] = []
+            for name in order {
+                var tally = state[name]!
+                stats.append(tally.close(at: end))
+                still += tally.inside.map { OpenVisit(zone: name, asset: $0.key, entered: $0.value) }
+                    .sorted { ($0.entered, $0.asset) < ($1.entered, $1.asset) }
+            }
+            return (stats, still)
+        }
     }
 
     /// One zone's hour as it is counted.
-    struct Tally {
+    struct Tally: Sendable {
         var stats: ZoneHourStats
         /// Who is inside, since when (their visit's enter).
         var inside: [String: Timestamp] = [:]

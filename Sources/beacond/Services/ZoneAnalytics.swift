@@ -66,12 +66,8 @@ final class ZoneAnalytics: DaemonService, Sendable {
                 try store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
             }
             guard publisher.held.events == 0 else { return }
-            guard let found = try store.zoneRollup(rollingAt: now) else { return try startCounting() }
-            var mark = found.mark
-            let before = mark
-            let rolled = mark.roll(found.stored, now: now)
-            if mark != before {
-                try store.saveRollup(mark, rolled, keepAfter: now - retention.withLock { $0 })
+            guard try store.rollZones(at: now, keepAfter: now - retention.withLock { $0 }) != nil else {
+                return try startCounting()
             }
             if let took = failures.withLock({ $0.succeeded(at: now) }) {
                 logger.info("analytics.written_again", metadata: ["after_s": "\(Int(took.seconds.rounded()))"])
@@ -138,7 +134,7 @@ extension LiveDaemon {
             guard let mark = try store.zoneRollupMark() else {
                 try store.saveRollup(
                     ZoneRollup(
-                        startingAt: now, open: inside, throughSeq: store.zoneTransitions(after: 0).last?.seq ?? 0),
+                        startingAt: now, open: inside, throughSeq: store.lastZoneTransitionSeq()),
                     .init(), keepAfter: now - config.analytics.retention)
                 return
             }

@@ -1,0 +1,86 @@
+import BeaconCore
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Storage
+
+/// The zone roll-ups in a real state file: the analytics' tick (`rollZones`) counts a day
+/// from its stored transitions as it reads them, and stores what counting all of them at once
+/// gives; an answer about one zone counts that zone's day the same way.
+@Suite struct ZoneRollupStoreTests {
+    static let midnight = Timestamp.seconds(1_763_769_600)  // 2025-11-22T00:00:00Z
+
+    /// Two days of three zones: 12 assets moving every few minutes, and the clock stepped back
+    /// 20 minutes at 05:00 of the first day.
+    static func transitions() -> [ZoneTransition] {
+        var out: [ZoneTransition] = []
+        var inside: [String: String] = [:]
+        var seed: UInt64 = 43
+        func uniform() -> Double {  // a 64-bit LCG: the same walk every run
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(seed >> 11) / Double(1 << 53)
+        }
+        var t = midnight + .minutes(3)
+        var stepped = false
+        while t < midnight + .hours(48) {
+            let asset = "asset-\(Int(uniform() * 12))"
+            if let zone = inside.removeValue(forKey: asset) {
+                out.append(ZoneTransition(zone: zone, asset: asset, entered: false, time: t))
+            } else {
+                let zone = ["dock", "aisle-1", "aisle-2"][Int(uniform() * 3)]
+                inside[asset] = zone
+                out.append(ZoneTransition(zone: zone, asset: asset, entered: true, time: t))
+            }
+            let next = t + .seconds(Int64(30 + uniform() * 240))
+            t = !stepped && next >= midnight + .hours(5) ? next - .minutes(20) : next
+            stepped = stepped || next >= midnight + .hours(5)
+        }
+        return out
+    }
+
+    @Test func theMidnightRollStoresWhatCountingEveryTransitionAtOnceGives() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.saveRollup(ZoneRollup(startingAt: Self.midnight, open: []), .init(), keepAfter: .seconds(0))
+        let all = Self.transitions()
+        var committed = 0
+        for minute in stride(from: Int64(0), through: 49 * 60, by: 10) {
+            let now = Self.midnight + .minutes(minute)
+            let due = all[committed...].prefix { $0.time < now }
+            try store.commit([], transitions: Array(due))
+            committed += due.count
+            #expect(try store.rollZones(at: now, keepAfter: .seconds(0)) != nil)
+        }
+        // The same transitions counted from one array, stored in a second file.
+        var expected = ZoneRollup(startingAt: Self.midnight, open: [])
+        let stored = all.enumerated().map { ZoneRollup.Stored(seq: Int64($0.offset + 1), $0.element) }
+        let rolled = expected.roll(stored, now: Self.midnight + .hours(49))
+        #expect(rolled.days.count == 6 && rolled.days.allSatisfy { $0.visits > 10 })
+        let other = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try other.saveRollup(expected, rolled, keepAfter: .seconds(0))
+        for span in [ZoneRollup.hour, ZoneRollup.dayLength] {
+            let range = (Self.midnight, Self.midnight + .hours(49))
+            #expect(
+                try store.zoneFigures(span: span, zone: nil, from: range.0, to: range.1)
+                    == other.zoneFigures(span: span, zone: nil, from: range.0, to: range.1))
+        }
+        #expect(try store.zoneRollupMark() == other.zoneRollupMark(), "the same mark, open visits and all")
+        // Both days' transitions are forgotten once counted.
+        #expect(try store.zoneTransitions(after: 0).allSatisfy { $0.transition.time >= Self.midnight + .hours(48) })
+    }
+
+    /// An answer about the day under way counts that zone's stored transitions as it reads
+    /// them, and gives what the roll will store for it.
+    @Test func aZonesDayUnderWayIsWhatItsRollWillStore() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.saveRollup(ZoneRollup(startingAt: Self.midnight, open: []), .init(), keepAfter: .seconds(0))
+        let day = Self.transitions().prefix { $0.time < Self.midnight + .hours(23) }
+        try store.commit([], transitions: Array(day))
+        let end = Self.midnight + .hours(24)
+        let answer = try store.zoneBuckets(
+            zone: "aisle-2", span: ZoneRollup.dayLength, from: Self.midnight, to: end, now: end)
+        #expect(try store.rollZones(at: end, keepAfter: .seconds(0)) == true)
+        let stored = try store.zoneFigures(span: ZoneRollup.dayLength, zone: "aisle-2", from: Self.midnight, to: end)
+        #expect(answer.count == 1 && answer == stored && stored[0].visits > 10)
+    }
+}
