@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "BeaconCore", dependencies: ["Crypto"], linkerSettings: [.linkedLibrary("m")]),
         // libcrypto (Debian: libssl3; libssl-dev to build) behind a few C functions, loaded with
         // dlopen at first use: AES-128 for phones' private addresses, HMAC-SHA256 for signatures.
-        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCrypto", dependencies: ["CLoader"]),
         // The two primitives the daemon needs, over libcrypto, with their key schedules kept.
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         // YAML text -> validated configuration; every error carries file:line:column and the key.
@@ -40,13 +40,16 @@ let package = Package(
         .target(name: "Storage", dependencies: ["BeaconCore", "CSQLite", "CLinux"]),
         // HTTP/1.1 on a Unix socket, one epoll thread: the API's transport (peer credentials, streams).
         .target(name: "HTTPServer", dependencies: ["BeaconCore", "CLinux", "POSIX", logging]),
+        // dlopen and dlsym for the libraries loaded at first use (CCrypto, CCurl, CMosquitto).
+        .target(name: "CLoader", linkerSettings: [.linkedLibrary("dl")]),
         // Headers Glibc's module leaves out (epoll, eventfd, accept4, SO_PEERCRED, inode flags).
         .target(name: "CLinux"),
         // libcurl behind one C function (curl_easy_setopt is variadic): webhook requests over HTTP(S).
         // Loaded with dlopen when the first webhook starts, so it costs nothing without webhooks.
-        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurl", dependencies: ["CLoader"]),
         // Events out: ids, durable history and outbox, webhooks with signatures and retries.
-        .target(name: "Publishing", dependencies: ["BeaconCore", "Crypto", "MQTT", "POSIX", "Storage", "CCurl", logging]),
+        .target(
+            name: "Publishing", dependencies: ["BeaconCore", "Crypto", "MQTT", "POSIX", "Storage", "CCurl", logging]),
         // The API's shapes (status, webhooks, metric names), written by the daemon, read by beaconctl.
         .target(name: "APIModel", dependencies: ["BeaconCore"]),
         // SPEC §4.1 over HTTPServer: routes, admin check, event stream, metrics.
@@ -70,7 +73,7 @@ let package = Package(
         .target(name: "Logs", dependencies: [logging]),
         // libmosquitto (Debian: libmosquitto-dev): MQTT 3.1.1/5 with TLS, for a site's gateways.
         // Loaded with dlopen when a site's first client starts: a gateway alone never maps it.
-        .target(name: "CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CMosquitto", dependencies: ["CLoader"]),
         // One broker connection kept up on its own thread: reconnects with backoff, will, TLS.
         .target(name: "MQTT", dependencies: ["BeaconCore", "CMosquitto", "POSIX", logging]),
         // Drives the core from a trace (replay) or, later, from live adapters.
@@ -80,7 +83,8 @@ let package = Package(
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Crypto", "Storage", "Publishing", "API", "HTTPServer",
+                "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Crypto", "Storage", "Publishing", "API",
+                "HTTPServer",
                 logging, "Simulation", "Systemd", "POSIX", "MQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -106,7 +110,8 @@ let package = Package(
             path: "bench/beacond-site-bench"),
         // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
         .executableTarget(
-            name: "beacond-publish-bench", dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"],
+            name: "beacond-publish-bench",
+            dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"],
             path: "bench/beacond-publish-bench"),
         // Positioning benchmark: error against truth and a centroid baseline, zone alerts, cost.
         .executableTarget(
@@ -135,7 +140,8 @@ let package = Package(
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", dependencies: ["Logs"], path: "Tests/TestSupport"),
         .testTarget(
-            name: "BlueZTests", dependencies: ["BlueZ", "BlueZFixtures", "BeaconCore", "TestSupport"], exclude: ["Support"]),
+            name: "BlueZTests", dependencies: ["BlueZ", "BlueZFixtures", "BeaconCore", "TestSupport"],
+            exclude: ["Support"]),
         // Black-box tests of the built daemon and beaconctl: real sockets, buses, receivers,
         // signals and kill -9, through the API and the command line only.
         .testTarget(name: "DaemonTests", dependencies: ["BeaconCore", "TestSupport"], exclude: ["Support"]),
@@ -148,12 +154,15 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["BeaconCore", "HTTPServer", "Logs", "TestSupport"]),
         .testTarget(
             name: "PublishingTests",
-            dependencies: ["Publishing", "MQTT", "Storage", "BeaconCore", "BeaconRuntime", "Logs", "TestSupport"]),
+            dependencies: [
+                "Publishing", "MQTT", "Storage", "BeaconCore", "BeaconRuntime", "CLoader", "Logs", "TestSupport",
+            ]),
         .testTarget(
             name: "SystemdTests", dependencies: ["Systemd", "Logs", "TestSupport", logging]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "Simulation", "TestSupport"]),
         .testTarget(
-            name: "BeaconRuntimeTests", dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport", logging]),
+            name: "BeaconRuntimeTests",
+            dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport", logging]),
     ],
     swiftLanguageModes: [.v6]
 )

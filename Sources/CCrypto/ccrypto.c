@@ -1,5 +1,5 @@
 #include "ccrypto.h"
-#include <dlfcn.h>
+#include "cloader.h"
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <pthread.h>
@@ -19,29 +19,23 @@ static struct {
 } crypto;
 static char load_error[256];
 
-#define RESOLVE(field, name)                                                              \
-    if (!(*(void **)&crypto.field = dlsym(library, name))) {                              \
-        snprintf(load_error, sizeof load_error, "libcrypto.so.3 has no %s", name);        \
-        return;                                                                           \
-    }
+#define SYMBOL(field, name) {name, (void **)&crypto.field}
+static const beacond_symbol symbols[] = {
+    SYMBOL(ctx_new, "EVP_CIPHER_CTX_new"),
+    SYMBOL(ctx_free, "EVP_CIPHER_CTX_free"),
+    SYMBOL(aes_128_ecb, "EVP_aes_128_ecb"),
+    SYMBOL(encrypt_init, "EVP_EncryptInit_ex"),
+    SYMBOL(set_padding, "EVP_CIPHER_CTX_set_padding"),
+    SYMBOL(encrypt_update, "EVP_EncryptUpdate"),
+    SYMBOL(sha256, "EVP_sha256"),
+    SYMBOL(hmac, "HMAC"),
+};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
 static void load(void) {
-    void *library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(load_error, sizeof load_error, "cannot load libcrypto: %s", dlerror());
-        return;
-    }
-    RESOLVE(ctx_new, "EVP_CIPHER_CTX_new");
-    RESOLVE(ctx_free, "EVP_CIPHER_CTX_free");
-    RESOLVE(aes_128_ecb, "EVP_aes_128_ecb");
-    RESOLVE(encrypt_init, "EVP_EncryptInit_ex");
-    RESOLVE(set_padding, "EVP_CIPHER_CTX_set_padding");
-    RESOLVE(encrypt_update, "EVP_EncryptUpdate");
-    RESOLVE(sha256, "EVP_sha256");
-    RESOLVE(hmac, "HMAC");
-    loaded = 1;
+    loaded = beacond_load_library("libcrypto.so.3", symbols, sizeof symbols / sizeof *symbols, load_error,
+                                  sizeof load_error) != NULL;
 }
 
 const char *beacond_crypto_unavailable_reason(void) {

@@ -1,6 +1,6 @@
 #include "ccurl.h"
 #include <curl/curl.h>
-#include <dlfcn.h>
+#include "cloader.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,30 +47,26 @@ static struct {
 } curl;
 static char load_error[256];
 
-#define RESOLVE(field, name)                                                              \
-    if (!(*(void **)&curl.field = dlsym(library, name))) {                                \
-        snprintf(load_error, sizeof load_error, "libcurl.so.4 has no %s", name);          \
-        return;                                                                           \
-    }
+#define SYMBOL(field, name) {name, (void **)&curl.field}
+static const beacond_symbol symbols[] = {
+    SYMBOL(global_init, "curl_global_init"),
+    SYMBOL(easy_init, "curl_easy_init"),
+    SYMBOL(easy_cleanup, "curl_easy_cleanup"),
+    SYMBOL(easy_reset, "curl_easy_reset"),
+    SYMBOL(easy_setopt, "curl_easy_setopt"),
+    SYMBOL(easy_perform, "curl_easy_perform"),
+    SYMBOL(easy_getinfo, "curl_easy_getinfo"),
+    SYMBOL(easy_strerror, "curl_easy_strerror"),
+    SYMBOL(slist_append, "curl_slist_append"),
+    SYMBOL(slist_free_all, "curl_slist_free_all"),
+};
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int loaded;
 static void global_init(void) {
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(load_error, sizeof load_error, "cannot load libcurl: %s", dlerror());
+    if (!beacond_load_library("libcurl.so.4", symbols, sizeof symbols / sizeof *symbols, load_error,
+                              sizeof load_error))
         return;
-    }
-    RESOLVE(global_init, "curl_global_init");
-    RESOLVE(easy_init, "curl_easy_init");
-    RESOLVE(easy_cleanup, "curl_easy_cleanup");
-    RESOLVE(easy_reset, "curl_easy_reset");
-    RESOLVE(easy_setopt, "curl_easy_setopt");
-    RESOLVE(easy_perform, "curl_easy_perform");
-    RESOLVE(easy_getinfo, "curl_easy_getinfo");
-    RESOLVE(easy_strerror, "curl_easy_strerror");
-    RESOLVE(slist_append, "curl_slist_append");
-    RESOLVE(slist_free_all, "curl_slist_free_all");
     curl.global_init(CURL_GLOBAL_DEFAULT);
     loaded = 1;
 }

@@ -1,5 +1,5 @@
 #include "cmosquitto.h"
-#include <dlfcn.h>
+#include "cloader.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -26,46 +26,43 @@ static struct {
     __typeof__(&mosquitto_property_free_all) property_free_all;
     __typeof__(&mosquitto_strerror) strerror;
     __typeof__(&mosquitto_reason_string) reason_string;
+    __typeof__(&mosquitto_lib_init) lib_init;
 } lib;
 static char load_error[256];
 
-#define RESOLVE(name)                                                                       \
-    if (!(*(void **)&lib.name = dlsym(library, "mosquitto_" #name))) {                      \
-        snprintf(load_error, sizeof load_error, "libmosquitto.so.1 has no mosquitto_" #name); \
-        return;                                                                             \
-    }
+#define SYMBOL(name) {"mosquitto_" #name, (void **)&lib.name}
+static const beacond_symbol symbols[] = {
+    SYMBOL(new),
+    SYMBOL(destroy),
+    SYMBOL(user_data_set),
+    SYMBOL(int_option),
+    SYMBOL(threaded_set),
+    SYMBOL(will_set_v5),
+    SYMBOL(username_pw_set),
+    SYMBOL(tls_set),
+    SYMBOL(tls_opts_set),
+    SYMBOL(connect_v5_callback_set),
+    SYMBOL(message_v5_callback_set),
+    SYMBOL(publish_v5_callback_set),
+    SYMBOL(connect_bind_v5),
+    SYMBOL(disconnect),
+    SYMBOL(loop),
+    SYMBOL(subscribe_v5),
+    SYMBOL(publish_v5),
+    SYMBOL(property_add_int32),
+    SYMBOL(property_free_all),
+    SYMBOL(strerror),
+    SYMBOL(reason_string),
+    {"mosquitto_lib_init", (void **)&lib.lib_init},
+};
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
 
 static void load(void) {
-    void *library = dlopen("libmosquitto.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(load_error, sizeof load_error, "cannot load libmosquitto: %s", dlerror());
-        return;
-    }
-    RESOLVE(new);
-    RESOLVE(destroy);
-    RESOLVE(user_data_set);
-    RESOLVE(int_option);
-    RESOLVE(threaded_set);
-    RESOLVE(will_set_v5);
-    RESOLVE(username_pw_set);
-    RESOLVE(tls_set);
-    RESOLVE(tls_opts_set);
-    RESOLVE(connect_v5_callback_set);
-    RESOLVE(message_v5_callback_set);
-    RESOLVE(publish_v5_callback_set);
-    RESOLVE(connect_bind_v5);
-    RESOLVE(disconnect);
-    RESOLVE(loop);
-    RESOLVE(subscribe_v5);
-    RESOLVE(publish_v5);
-    RESOLVE(property_add_int32);
-    RESOLVE(property_free_all);
-    RESOLVE(strerror);
-    RESOLVE(reason_string);
-    int (*lib_init)(void) = (int (*)(void))dlsym(library, "mosquitto_lib_init");
-    if (!lib_init || lib_init() != MOSQ_ERR_SUCCESS) {
+    void *library = beacond_load_library("libmosquitto.so.1", symbols, sizeof symbols / sizeof *symbols, load_error,
+                                         sizeof load_error);
+    if (!library) return;
+    if (lib.lib_init() != MOSQ_ERR_SUCCESS) {
         snprintf(load_error, sizeof load_error, "mosquitto_lib_init failed");
         return;
     }

@@ -1,0 +1,19 @@
+#include "cloader.h"
+#include <dlfcn.h>
+#include <stdio.h>
+
+void *beacond_load_library(const char *file, const beacond_symbol *symbols, size_t count, char *error,
+                           size_t error_size) {
+    void *library = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(error, error_size, "cannot load %s: %s", file, dlerror());
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (!(*symbols[i].slot = dlsym(library, symbols[i].name))) {
+            snprintf(error, error_size, "%s has no %s", file, symbols[i].name);
+            return NULL;
+        }
+    }
+    return library;
+}
