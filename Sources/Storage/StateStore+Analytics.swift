@@ -140,12 +140,32 @@ extension StateStore {
         var rolled = ZoneRollup.Rolled()
         (rolled.hours, rolled.days) = (hours, try count(days))
         try saveRollup(mark, rolled, keepAfter: keepAfter)
+        try forgetTransitions(through: min(mark.dayFromSeq, mark.throughSeq))
         return true
     }
 
-    /// Stores what rolling made and where counting now stands, in one transaction; forgets
-    /// the transitions both the hours and the day have counted, and the roll-ups and heat
-    /// from before `keepAfter`.
+    /// Rows forgotten per transaction: the engine's turns commit on the same writer, and a day's
+    /// transitions deleted at once held it 0.67 s at midnight (577,005 of them); 10,000 take
+    /// about 12 ms.
+    static let forgetChunk = 10_000
+
+    /// Forgets the transitions both the hours and the day have counted (up to `seq`), a chunk
+    /// per transaction, so that the engine's commits go on between them. Counted rows left by a
+    /// stop between chunks are harmless (counting reads after the mark) and go at the next roll.
+    func forgetTransitions(through seq: Int64, chunk: Int = forgetChunk) throws {
+        while try db.write({ (db) throws(SQLiteError) -> Bool in
+            try db.execute(
+                """
+                DELETE FROM zone_transition WHERE seq IN
+                  (SELECT seq FROM zone_transition WHERE seq <= ? ORDER BY seq LIMIT ?)
+                """, [seq, chunk])
+            return db.changes == chunk
+        }) {}
+    }
+
+    /// Stores what rolling made and where counting now stands, in one transaction, and forgets
+    /// the roll-ups and heat from before `keepAfter` (the transitions counted go after, in
+    /// chunks: `forgetTransitions`).
     public func saveRollup(_ mark: ZoneRollup, _ rolled: ZoneRollup.Rolled, keepAfter: Timestamp) throws {
         try db.write { (db) throws(SQLiteError) in
             let row = try db.prepare(
@@ -174,7 +194,6 @@ extension StateStore {
             for (atDay, visits) in [(0, mark.open), (1, mark.dayOpen)] {
                 for v in visits { try open.execute([atDay, v.zone, v.asset, v.entered.nanoseconds]) }
             }
-            try db.execute("DELETE FROM zone_transition WHERE seq <= ?", [min(mark.dayFromSeq, mark.throughSeq)])
             try db.execute("DELETE FROM zone_rollup WHERE start_ns < ?", [keepAfter.nanoseconds])
             try db.execute("DELETE FROM heat_hour WHERE hour_ns < ?", [keepAfter.nanoseconds])
         }

@@ -83,4 +83,16 @@ import Testing
         let stored = try store.zoneFigures(span: ZoneRollup.dayLength, zone: "aisle-2", from: Self.midnight, to: end)
         #expect(answer.count == 1 && answer == stored && stored[0].visits > 10)
     }
+
+    /// Counted transitions are forgotten a chunk per transaction, those after the mark kept.
+    @Test func countedTransitionsAreForgottenInChunksAndNoMore() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        let all = Self.transitions().prefix(250)
+        try store.commit([], transitions: Array(all))
+        try store.forgetTransitions(through: 205, chunk: 50)
+        let left = try store.zoneTransitions(after: 0)
+        #expect(left.map(\.seq) == Array(206...250) && left.map(\.transition) == Array(all.suffix(45)))
+        try store.forgetTransitions(through: 300, chunk: 45)
+        #expect(try store.zoneTransitions(after: 0).isEmpty && store.lastZoneTransitionSeq() == 0)
+    }
 }

@@ -46,6 +46,38 @@ func fileBytes(_ directory: String, _ names: [String] = ["beacond.sqlite", "beac
     }
 }
 
+/// Another writer beside the roll, as the engine's turns are: a small write every 5 ms, timed,
+/// to see how long the roll keeps the state store's writer from them.
+final class WriteProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = true
+    private var writes = 0
+    private var longest = 0.0
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(store: StateStore, hour: Timestamp) {
+        Thread.detachNewThread { [self] in
+            var cell = HeatMap()
+            cell.add(Point(x: 1, y: 1), level: 0, for: .seconds(1))
+            while lock.withLock({ running }) {
+                let t0 = Date()
+                try! store.addHeat(cell, hour: hour)
+                let took = Date().timeIntervalSince(t0)
+                lock.withLock { (writes, longest) = (writes + 1, max(longest, took)) }
+                usleep(5_000)
+            }
+            finished.signal()
+        }
+    }
+
+    /// Stops the writes: how many were made, and the longest, in seconds.
+    func stop() -> (Int, Double) {
+        lock.withLock { running = false }
+        finished.wait()
+        return lock.withLock { (writes, longest) }
+    }
+}
+
 /// A day of transitions, second by second, for `assets` over `zones`, from `start`.
 func generatedDay(assets: Int, zones: Int, start: Timestamp, seed: UInt64) -> [[ZoneTransition]] {
     var random = SeededRandom(seed: seed)
@@ -122,14 +154,17 @@ func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
     returnFreeMemory()
     let rss0 = statusKiB("VmRSS")
     resetPeakRSS()
+    let probe = WriteProbe(store: store, hour: midnight + .hours(24))
     let r0 = threadCPU()
     _ = try! store.rollZones(at: midnight + .hours(24) + .seconds(1), keepAfter: .seconds(0))
     let midnightCPU = threadCPU() - r0
+    let (writes, longest) = probe.stop()
     rollCPU += midnightCPU
     print(
         String(
-            format: "the midnight roll: %.2f CPU-s, peak RSS %.1f MB over the %.1f MB before it",
-            midnightCPU, Double(statusKiB("VmHWM") - rss0) / 1024, Double(rss0) / 1024))
+            format: "the midnight roll: %.2f CPU-s, peak RSS %.1f MB over the %.1f MB before it; "
+                + "a write every 5 ms beside it (as the engine's turns): %d, the longest %.0f ms",
+            midnightCPU, Double(statusKiB("VmHWM") - rss0) / 1024, Double(rss0) / 1024, writes, longest * 1000))
     let after = fileBytes(directory)
     let log = fileBytes(directory, ["beacond.sqlite-wal"])
     let left = try! store.zoneTransitions(after: 0).count
