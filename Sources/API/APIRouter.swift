@@ -28,8 +28,10 @@ public final class APIRouter: Sendable {
     public func server(
         _ settings: HTTPServer.Settings, admit: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil
     ) -> HTTPServer {
-        var hooks = stream.serverHooks
-        hooks.admit = admit ?? { [weak self] request in self?.admission(request) }
+        let streams = stream.serverHooks
+        let hooks = HTTPServer.Hooks(
+            admit: admit ?? { [weak self] request in self?.admission(request) },
+            onStreamClosed: streams.onStreamClosed, onStreamDrained: streams.onStreamDrained, onTick: streams.onTick)
         let server = HTTPServer(settings: settings, hooks: hooks, logger: context.logger, handler: handle)
         transport.withLock { $0 = server }
         stream.attach(server)

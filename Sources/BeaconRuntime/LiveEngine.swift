@@ -121,9 +121,9 @@ public final class LiveEngine: @unchecked Sendable {
     public struct Hooks: Sendable {
         /// Time since boot (`CLOCK_BOOTTIME`), which a setting of the wall clock does not move:
         /// with it a step of `clock` shifts the engine instead of passing as time.
-        public var elapsed: (@Sendable () -> TimeSpan)?
+        public let elapsed: (@Sendable () -> TimeSpan)?
         /// Told of every step of the wall clock the engine was shifted by (for the log).
-        public var onClockStep: (@Sendable (TimeSpan) -> Void)?
+        public let onClockStep: (@Sendable (TimeSpan) -> Void)?
 
         public init(
             elapsed: (@Sendable () -> TimeSpan)? = nil, onClockStep: (@Sendable (TimeSpan) -> Void)? = nil

@@ -5,14 +5,14 @@ extension HTTPServer {
     public struct Hooks: Sendable {
         /// Each request's head (its body empty) before the body is read: a response refuses
         /// the request at once (a 403 before a megabyte is taken).
-        public var admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+        public let admit: (@Sendable (HTTPRequest) -> HTTPResponse?)?
         /// A stream closed, for any reason.
-        public var onStreamClosed: (@Sendable (StreamID) -> Void)?
+        public let onStreamClosed: (@Sendable (StreamID) -> Void)?
         /// A stream that asked (`notifyWhenDrained`) has written its output down to
         /// `drainedBytes`: the time to send it more of a backlog.
-        public var onStreamDrained: (@Sendable (StreamID) -> Void)?
+        public let onStreamDrained: (@Sendable (StreamID) -> Void)?
         /// About every `tickInterval` ms.
-        public var onTick: (@Sendable () -> Void)?
+        public let onTick: (@Sendable () -> Void)?
 
         public init(
             admit: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,

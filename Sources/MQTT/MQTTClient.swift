@@ -84,13 +84,13 @@ public final class MQTTClient: @unchecked Sendable {
     /// What the client tells its owner on its own thread, given at `start`.
     public struct Hooks: Sendable {
         /// After every successful connect (subscribe here: a new session starts with none).
-        public var onConnect: (@Sendable (MQTTClient) -> Void)?
+        public let onConnect: (@Sendable (MQTTClient) -> Void)?
         /// Each message: topic, payload, retained.
-        public var onMessage: (@Sendable (String, UnsafeRawBufferPointer, Bool) -> Void)?
+        public let onMessage: (@Sendable (String, UnsafeRawBufferPointer, Bool) -> Void)?
         /// A QoS 1 publish answered: its message id, and nil when the broker took it, or why it
         /// refused it (an MQTT 5 PUBACK reason of 0x80 or more: an ACL that denies the topic
         /// answers 0x87, "not authorized").
-        public var onPublished: (@Sendable (Int32, String?) -> Void)?
+        public let onPublished: (@Sendable (Int32, String?) -> Void)?
 
         public init(
             onConnect: (@Sendable (MQTTClient) -> Void)? = nil,

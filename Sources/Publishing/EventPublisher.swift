@@ -35,13 +35,13 @@ public final class EventPublisher: @unchecked Sendable {
     public struct Hooks: Sendable {
         /// Called after each `publish` given states, with nil when they were saved and
         /// otherwise why not (the store failed, or is failing and was not tried).
-        public var onStates: (@Sendable (EngineSnapshot, (any Error)?) -> Void)?
+        public let onStates: (@Sendable (EngineSnapshot, (any Error)?) -> Void)?
         /// Called (on the storing thread) each time held events have been stored.
-        public var onHeldStored: (@Sendable () -> Void)?
+        public let onHeldStored: (@Sendable () -> Void)?
         /// Called (on the storing thread, in order) with each batch of events newly held and
         /// the ids of any the bound dropped (not for `adoptHeld`): what the daemon copies
         /// outside the full disk, so that a crash while it is full loses none.
-        public var onHold: (@Sendable (_ held: [StateStore.StoredEvent], _ droppedIDs: [String]) -> Void)?
+        public let onHold: (@Sendable (_ held: [StateStore.StoredEvent], _ droppedIDs: [String]) -> Void)?
 
         public init(
             onStates: (@Sendable (EngineSnapshot, (any Error)?) -> Void)? = nil,

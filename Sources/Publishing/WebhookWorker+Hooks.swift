@@ -9,16 +9,16 @@ extension WebhookWorker {
         /// that `max_age` counts the time they waited. Without it, NTP setting right a gateway
         /// that booted days behind would dead-letter every event made before, just as the
         /// network (and with it NTP and the webhook) came back.
-        public var elapsed: (@Sendable () -> TimeSpan)?
+        public let elapsed: (@Sendable () -> TimeSpan)?
         /// On a gateway of a site, whether this worker delivers now (this gateway is the site's
         /// locator) or stands by (SPEC §6.3); nil: always delivers.
-        public var role: (@Sendable () -> DeliveryRole)?
+        public let role: (@Sendable () -> DeliveryRole)?
         /// Told after each delivery the receiver acknowledged: the webhook and the enqueue time
         /// of the last event in it (the site's locator tells the others, `delivered/<webhook>`).
-        public var onDelivered: (@Sendable (String, Timestamp) -> Void)?
+        public let onDelivered: (@Sendable (String, Timestamp) -> Void)?
         /// Where an acknowledgement the full disk would not save is kept for the next run
         /// (and for a worker that replaces this one at a reload); nil: in memory only.
-        public var acks: UnsavedAcks?
+        public let acks: UnsavedAcks?
 
         public init(
             elapsed: (@Sendable () -> TimeSpan)? = nil, role: (@Sendable () -> DeliveryRole)? = nil,

@@ -226,12 +226,15 @@ extension LiveDaemon {
     func makeWebhookWorker(
         _ settings: WebhookWorker.Settings, store: StateStore, transport: (any BatchTransport)? = nil
     ) -> WebhookWorker {
-        var hooks = WebhookWorker.Hooks(elapsed: BootClock.elapsed, acks: unsavedAcks)
+        var role: (@Sendable () -> DeliveryRole)?
+        var onDelivered: (@Sendable (String, Timestamp) -> Void)?
         if let gate = deliveryGate {
             let id = settings.id
-            hooks.role = { gate.role(webhook: id, at: WallClock.now()) }
-            hooks.onDelivered = { gate.deliveredHere(webhook: $0, through: $1) }
+            role = { gate.role(webhook: id, at: WallClock.now()) }
+            onDelivered = { gate.deliveredHere(webhook: $0, through: $1) }
         }
+        let hooks = WebhookWorker.Hooks(
+            elapsed: BootClock.elapsed, role: role, onDelivered: onDelivered, acks: unsavedAcks)
         return WebhookWorker(
             settings: settings, store: store, clock: WallClock.now, logger: logger, transport: transport, hooks: hooks)
     }
