@@ -96,7 +96,7 @@ extension StateStore {
 
     /// The days' figures, counted from their stored transitions as they are read (of one zone
     /// only when given): a day's transitions are not held at once.
-    public func count(_ days: [ZoneRollup.Day], zone: String? = nil) throws -> [ZoneHourStats] {
+    public func countDays(_ days: [ZoneRollup.Day], zone: String? = nil) throws -> [ZoneHourStats] {
         var counter = ZoneRollup.DayCounter(days)
         guard let seqs = counter.seqs else { return [] }
         return try db.read { (db) throws(SQLiteError) in
@@ -138,7 +138,7 @@ extension StateStore {
         guard now >= mark.nextHour + ZoneRollup.hour else { return false }
         let (hours, days) = mark.rollHours(try zoneTransitions(after: mark.throughSeq), now: now)
         var rolled = ZoneRollup.Rolled()
-        (rolled.hours, rolled.days) = (hours, try count(days))
+        (rolled.hours, rolled.days) = (hours, try countDays(days))
         try saveRollup(mark, rolled, keepAfter: keepAfter)
         try forgetTransitions(through: min(mark.dayFromSeq, mark.throughSeq))
         return true

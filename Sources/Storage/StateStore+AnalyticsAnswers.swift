@@ -21,7 +21,7 @@ extension StateStore {
         // A day's transitions are counted as they are read, and only when days are asked for
         // or one ended that the analytics have not rolled yet.
         if span == ZoneRollup.dayLength || now >= mark.day + ZoneRollup.dayLength {
-            underWay.days = try count(days, zone: zone)
+            underWay.days = try countDays(days, zone: zone)
         }
         struct Key: Hashable {
             var zone: String

@@ -73,7 +73,9 @@ struct ZoneRollupTests {
     @Test func theHourUnderWayIsAnsweredWithoutRollingIt() throws {
         let mark = ZoneRollup(startingAt: Self.at(1), open: [])
         let stored = [Self.stored(1, "cart-7", true, 1.25)]
-        let underWay = mark.underWay(stored, now: Self.at(1.5))
+        var underWay = ZoneRollup.Rolled()
+        let (hours, days) = mark.underWayHours(stored, now: Self.at(1.5))
+        (underWay.hours, underWay.days) = (hours, ZoneRollup.DayCounter(days).counting(stored))
         #expect(underWay.hours.count == 1 && underWay.hours[0].visits == 1)
         #expect(abs(underWay.hours[0].occupancyMean - 0.5) < 1e-9, "inside half of the 30 minutes so far")
         #expect(underWay.days.count == 1 && underWay.days[0].visits == 1)

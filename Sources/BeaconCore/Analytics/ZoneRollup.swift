@@ -65,10 +65,11 @@ public struct ZoneRollup: Sendable, Equatable {
         public init() {}
     }
 
-    /// Rolls every hour that ended by `now`. `stored`: the transitions after `dayFromSeq`, in
-    /// order. An hour takes, in order, the transitions not yet counted up to the first made at
-    /// or after its end; one made earlier than the hour (a clock stepped back) is counted in it,
-    /// at its start.
+    /// Rolls every hour that ended by `now`, and the days they close, from `stored` (the
+    /// transitions after `dayFromSeq`, in order, held at once: the reference the state store's
+    /// streamed roll is tested against). An hour takes, in order, the transitions not yet
+    /// counted up to the first made at or after its end; one made earlier than the hour (a
+    /// clock stepped back) is counted in it, at its start.
     public mutating func roll(_ stored: [Stored], now: Timestamp) -> Rolled {
         let (hours, days) = rollHours(stored, now: now)
         var rolled = Rolled()
@@ -104,18 +105,9 @@ public struct ZoneRollup: Sendable, Equatable {
         return (hours, days)
     }
 
-    /// The hours not rolled yet, up to `now` (the last one so far), and the day under way:
-    /// what an answer adds to the stored roll-ups. `stored` as for `roll`.
-    public func underWay(_ stored: [Stored], now: Timestamp) -> Rolled {
-        let (hours, days) = underWayHours(stored, now: now)
-        var rolled = Rolled()
-        rolled.hours = hours
-        rolled.days = DayCounter(days).counting(stored)
-        return rolled
-    }
-
-    /// `underWay` without the days: the hours (from the transitions after `throughSeq`), and
-    /// the days to count — those that ended by `now` and the one under way, up to `now`.
+    /// The hours not rolled yet, up to `now` (the last one so far), from the transitions after
+    /// `throughSeq`, and the days to count (with a `DayCounter`): those that ended by `now` and
+    /// the one under way, up to `now`. What an answer adds to the stored roll-ups.
     public func underWayHours(_ stored: [Stored], now: Timestamp) -> (hours: [ZoneHourStats], days: [Day]) {
         var copy = self
         var (hours, days) = copy.rollHours(stored, now: now)
