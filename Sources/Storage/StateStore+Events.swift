@@ -106,8 +106,11 @@ extension StateStore {
     }
 
     /// Deletes, in each class, the events older than its `maxAge` before the newest event
-    /// written, then the oldest past its `maxEvents`. Both use the class's indexes: a write
-    /// that finds nothing to delete reads a row or two.
+    /// written, then the oldest past its `maxEvents` — at most `trimChunk` of them per class
+    /// and commit. Both use the class's indexes: a write that finds nothing to delete reads a
+    /// row or two. The bound is for a reload that lowers a limit under a long history, or a
+    /// clock stepped far forward: the engine commits on its own thread, and 500,000 events
+    /// deleted in one commit stalled its turns 7.8 s; the rest go in the commits that follow.
     static func trim(
         _ retention: HistoryRetention, newest: Timestamp, in db: SQLiteConnection, counts: inout HistoryCounts
     ) throws(SQLiteError) {
@@ -115,9 +118,12 @@ extension StateStore {
             let keep = retention.keep(telemetry: telemetry)
             let flag = telemetry ? 1 : 0
             let cutoff = newest.nanoseconds &- keep.maxAge.nanoseconds
-            try db.execute("DELETE FROM event WHERE telemetry = ? AND time_ns < ?", [flag, cutoff])
-            counts.add(telemetry: telemetry, -db.changes)
-            let excess = counts.count(telemetry: telemetry) - keep.maxEvents
+            try db.execute(
+                "DELETE FROM event WHERE seq IN (SELECT seq FROM event WHERE telemetry = ? AND time_ns < ? LIMIT ?)",
+                [flag, cutoff, trimChunk])
+            let aged = db.changes
+            counts.add(telemetry: telemetry, -aged)
+            let excess = min(counts.count(telemetry: telemetry) - keep.maxEvents, trimChunk - aged)
             guard excess > 0 else { continue }
             try db.execute(
                 "DELETE FROM event WHERE seq IN (SELECT seq FROM event WHERE telemetry = ? ORDER BY seq LIMIT ?)",
@@ -125,6 +131,9 @@ extension StateStore {
             counts.add(telemetry: telemetry, -db.changes)
         }
     }
+
+    /// The most events of a class one commit deletes: about 30 ms of the engine's thread.
+    static let trimChunk = 2_000
 
     /// Changes what the history keeps (a reload); applied from the next write on.
     public func setRetention(_ retention: HistoryRetention) {

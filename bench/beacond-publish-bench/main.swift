@@ -1,5 +1,6 @@
 // Publishing benchmarks (issue 4), release build, from the package root:
 //   swift run -c release beacond-publish-bench [events] [latency-samples]
+//   swift run -c release beacond-publish-bench trim [events]   (TrimBench.swift)
 // 1. Durable throughput: events made durable (history + outbox, one transaction per batch)
 //    and then acknowledged by a local webhook receiver (a real HTTP server, Python).
 // 2. Latency from a sighting handed to the engine to the webhook request arriving at the
@@ -158,5 +159,9 @@ func latency() throws {
     hook.stop()
 }
 
-try throughput()
-try latency()
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "trim" {
+    try trimBench(events: CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 500_000 : 500_000)
+} else {
+    try throughput()
+    try latency()
+}
