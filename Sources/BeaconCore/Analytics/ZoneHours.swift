@@ -37,34 +37,36 @@ public enum ZoneHours {
     public struct Counter: Sendable {
         let end: Timestamp
         let hour: Timestamp
-        var order: [String]
-        var state: [String: Tally] = [:]
+        /// Each zone's tally, in the order zones were first named, and where each zone's is.
+        var tallies: [Tally] = []
+        var slots: [String: Int] = [:]
 
         public init(hour: Timestamp, until: Timestamp, zones: [String], open: [OpenVisit]) {
-            (self.hour, end, order) = (hour, max(hour, until), [])
-            for name in zones + open.map(\.zone) { add(name) }
-            for visit in open { state[visit.zone]!.carry(visit) }
+            (self.hour, end) = (hour, max(hour, until))
+            for name in zones { _ = slot(name) }
+            for visit in open { tallies[slot(visit.zone)].carry(visit) }
         }
 
-        private mutating func add(_ zone: String) {
-            guard state[zone] == nil else { return }
-            order.append(zone)
-            state[zone] = Tally(zone: zone, hour: hour)
+        private mutating func slot(_ zone: String) -> Int {
+            if let slot = slots[zone] { return slot }
+            tallies.append(Tally(zone: zone, hour: hour))
+            slots[zone] = tallies.count - 1
+            return tallies.count - 1
         }
 
         public mutating func take(_ t: ZoneTransition) {
-            add(t.zone)
-            state[t.zone]!.take(t, at: min(max(t.time, state[t.zone]!.last), end))
+            let i = slot(t.zone)
+            tallies[i].take(t, at: min(max(t.time, tallies[i].last), end))
         }
 
         /// Each zone's figures, in the order zones were first named, and the visits open at the end.
         public func finish() -> (stats: [ZoneHourStats], open: [OpenVisit]) {
             var stats: [ZoneHourStats] = []
             var still: [OpenVisit] = []
-            for name in order {
-                var tally = state[name]!
+            for var tally in tallies {
+                let zone = tally.stats.zone
                 stats.append(tally.close(at: end))
-                still += tally.inside.map { OpenVisit(zone: name, asset: $0.key, entered: $0.value) }
+                still += tally.inside.map { OpenVisit(zone: zone, asset: $0.key, entered: $0.value) }
                     .sorted { ($0.entered, $0.asset) < ($1.entered, $1.asset) }
             }
             return (stats, still)
