@@ -1,5 +1,6 @@
 import BeaconCore
 import Foundation
+import Simulation
 import TestSupport
 import Testing
 
@@ -16,23 +17,19 @@ import Testing
     static func transitions() -> [ZoneTransition] {
         var out: [ZoneTransition] = []
         var inside: [String: String] = [:]
-        var seed: UInt64 = 43
-        func uniform() -> Double {  // a 64-bit LCG: the same walk every run
-            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Double(seed >> 11) / Double(1 << 53)
-        }
+        var random = SeededRandom(seed: 43)
         var t = midnight + .minutes(3)
         var stepped = false
         while t < midnight + .hours(48) {
-            let asset = "asset-\(Int(uniform() * 12))"
+            let asset = "asset-\(Int(random.uniform() * 12))"
             if let zone = inside.removeValue(forKey: asset) {
                 out.append(ZoneTransition(zone: zone, asset: asset, entered: false, time: t))
             } else {
-                let zone = ["dock", "aisle-1", "aisle-2"][Int(uniform() * 3)]
+                let zone = ["dock", "aisle-1", "aisle-2"][Int(random.uniform() * 3)]
                 inside[asset] = zone
                 out.append(ZoneTransition(zone: zone, asset: asset, entered: true, time: t))
             }
-            let next = t + .seconds(Int64(30 + uniform() * 240))
+            let next = t + .seconds(Int64(30 + random.uniform() * 240))
             t = !stepped && next >= midnight + .hours(5) ? next - .minutes(20) : next
             stepped = stepped || next >= midnight + .hours(5)
         }
