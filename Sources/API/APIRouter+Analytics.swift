@@ -119,7 +119,8 @@ extension APIRouter {
                     RefusedQuery(
                         reply: Reply.error(
                             400, "bad_\(key)",
-                            "\(key): expected an RFC 3339 time (2026-11-26T08:00:00Z) or a span back from now (24h, 7d), got \"\(text.prefix(40))\""
+                            "\(key): expected an RFC 3339 time (2026-11-26T08:00:00Z) or a span back from now (24h, 7d), "
+                                + "\(RFC3339.supportedText), got \"\(text.prefix(40))\""
                         )))
             }
             bounds[key] = t

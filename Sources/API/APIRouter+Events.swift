@@ -34,7 +34,7 @@ extension APIRouter {
                 return Reply.error(
                     400, "bad_since",
                     "since: expected an RFC 3339 time (2026-11-26T08:00:00Z) or a span back from now (1h, 30m, 7d), "
-                        + "got \"\(text)\"")
+                        + "\(RFC3339.supportedText), got \"\(text.prefix(40))\"")
             }
             order.since = since
         }
@@ -53,9 +53,13 @@ extension APIRouter {
         }
     }
 
-    /// `since`: an RFC 3339 time, or a span (`1h`) back from `now`.
-    static func since(_ text: String, now: Timestamp) -> Timestamp? {
-        if let span = TimeSpan(parsing: text), span.nanoseconds > 0 { return now - span }
+    /// `since`: an RFC 3339 time, or a span (`1h`) back from `now`; nil when it is neither, or
+    /// names a time outside `RFC3339.supported` (the answers that follow step through the span).
+    public static func since(_ text: String, now: Timestamp) -> Timestamp? {
+        if let span = TimeSpan(parsing: text), span.nanoseconds > 0 {
+            let t = now - span
+            return span.nanoseconds < now.nanoseconds && RFC3339.supported.contains(t) ? t : nil
+        }
         return RFC3339.parse(text)
     }
 

@@ -27,7 +27,7 @@ struct Report: ParsableCommand {
             if zone == nil { zones = try client.get("/v1/zones").array("zones").compactMap { $0.string("id") } }
             var reports: [ZoneStats] = []
             for id in zones {
-                var path = "/v1/zones/\(id)/stats?from=\(since)"
+                var path = "/v1/zones/\(percentEncode(id))/stats?from=\(percentEncode(since))"
                 if let by { path += "&bucket=\(by)" }
                 reports.append(ZoneStats(json: try client.get(path)))
             }

@@ -37,6 +37,10 @@ enum FuzzTarget: String, CaseIterable {
     case espresense
     /// A message of an OpenMQTTGateway or a Theengs Gateway, as `espresense`.
     case openMQTTGateway = "openmqttgateway"
+    /// A time or a span as a client writes it (`since`, `from`, `to`, config durations): what
+    /// `RFC3339.parse`, `TimeSpan(parsing:)` and the API's `since` accept lies in
+    /// `RFC3339.supported`, and a time written back reads back the same.
+    case times
 
     func run(_ bytes: UnsafeBufferPointer<UInt8>) {
         switch self {
@@ -48,6 +52,23 @@ enum FuzzTarget: String, CaseIterable {
         case .sightingReader: Self.differential(UnsafeRawBufferPointer(bytes))
         case .siteBatch: Self.siteBatch(UnsafeRawBufferPointer(bytes))
         case .espresense, .openMQTTGateway: Self.foreign(UnsafeRawBufferPointer(bytes))
+        case .times: Self.times(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    static func times(_ text: String) {
+        if let t = RFC3339.parse(text) {
+            precondition(RFC3339.supported.contains(t), "\(text) parsed outside the supported years")
+            let millis = Timestamp(nanoseconds: t.nanoseconds / 1_000_000 * 1_000_000)
+            precondition(RFC3339.parse(RFC3339.format(t)) == millis, "\(text) does not read back as written")
+        }
+        if let span = TimeSpan(parsing: text) {
+            precondition(span.nanoseconds >= 0, "\(text) parsed as a negative span")
+            _ = span.description
+        }
+        let now = Timestamp.seconds(1_763_805_600)
+        if let since = APIRouter.since(text, now: now) {
+            precondition(RFC3339.supported.contains(since), "since=\(text) answered outside the supported years")
         }
     }
 

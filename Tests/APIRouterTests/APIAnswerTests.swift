@@ -83,6 +83,13 @@ import Testing
 
         /// The body of `GET path`, waiting for an answer given later (`HTTPReply.later`).
         func get(_ path: String) throws -> JSONValue {
+            let response = try answer(path)
+            #expect(response.status == 200, "\(path): \(String(decoding: response.body, as: UTF8.self))")
+            return try JSONParser.parse(String(decoding: response.body, as: UTF8.self))
+        }
+
+        /// The whole answer to `GET path`, whatever its status.
+        func answer(_ path: String) throws -> HTTPResponse {
             let head = "GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n"
             guard case let .done(parsed, _) = try HTTPRequestParser.head(Array(head.utf8)[...]) else {
                 throw RelayBackpressureTests.ParseFailure()
@@ -104,8 +111,7 @@ import Testing
                 response = r
             default: throw RelayBackpressureTests.ParseFailure()
             }
-            #expect(response.status == 200, "\(path): \(String(decoding: response.body, as: UTF8.self))")
-            return try JSONParser.parse(String(decoding: response.body, as: UTF8.self))
+            return response
         }
     }
 

@@ -118,6 +118,22 @@ import Testing
         let lines = csv.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
         #expect(lines.first?.first == "ZONE" && lines.count == 2, "\(csv.stdout)\(csv.stderr)")
         #expect(lines.last?[0] == "dock" && lines.last?[2] == "2" && lines.last?[7] == "2", "\(csv.stdout)")
+        // Issue 51, items 13 and 1: a time with an offset reaches the daemon whole (its `+`
+        // encoded); a far-off one is refused, and the daemon answers on.
+        let threeHoursAgo = RFC3339.format(.seconds(Int64(Date().timeIntervalSince1970) - 3 * 3600))
+        let offset = try runCommand(
+            Executables.built("beaconctl"),
+            [
+                "--socket", d.socketPath, "report", "--since",
+                threeHoursAgo.replacingOccurrences(of: "Z", with: "+00:00"),
+                "--zone", "dock", "--format", "csv",
+            ])
+        #expect(
+            offset.status == 0 && offset.stdout.split(separator: "\n").last?.split(separator: ",")[2] == "2",
+            "\(offset.stdout)\(offset.stderr)")
+        let farOff = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "report", "--since", "2300-01-01T00:00:00Z"])
+        #expect(farOff.status != 0 && farOff.stderr.contains("2200-01-01"), "\(farOff.stdout)\(farOff.stderr)")
         let table = try runCommand(
             Executables.built("beaconctl"), ["--socket", d.socketPath, "report", "--by", "hour"])
         #expect(table.stdout.hasPrefix("ZONE") && table.stdout.contains("dock"), "\(table.stdout)")

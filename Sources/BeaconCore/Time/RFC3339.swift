@@ -14,8 +14,18 @@ public enum RFC3339 {
             "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
     }
 
+    /// The times a text from outside may name: 1970-01-01 up to (not including) 2200-01-01.
+    /// Why bounded: a `Timestamp` holds nanoseconds in 64 bits (years 1677 to 2262), and what
+    /// is asked for is then widened to whole days and stepped through; a century and more of
+    /// margin on both sides keeps that arithmetic from overflowing, and no gateway has events
+    /// from outside these years.
+    public static let supported = Timestamp(nanoseconds: 0)..<Timestamp(nanoseconds: 7_258_118_400 * 1_000_000_000)
+
+    /// What a refused time is told: the range in words.
+    public static let supportedText = "from 1970-01-01T00:00:00Z up to 2200-01-01T00:00:00Z"
+
     /// The time an RFC 3339 text names (`2025-11-22T10:00:00Z`, with a fraction of a second
-    /// or an offset such as `+01:00`), or nil when it is not one.
+    /// or an offset such as `+01:00`), or nil when it is not one or lies outside `supported`.
     public static func parse(_ text: String) -> Timestamp? {
         let b = Array(text.utf8)
         func number(_ from: Int, _ count: Int) -> Int64? {
@@ -48,14 +58,21 @@ public enum RFC3339 {
         var offset: Int64 = 0
         if at(i, "Z") || at(i, "z") {
             i += 1
-        } else if at(i, "+") || at(i, "-"), let oh = number(i + 1, 2), at(i + 3, ":"), let om = number(i + 4, 2) {
+        } else if at(i, "+") || at(i, "-"), let oh = number(i + 1, 2), at(i + 3, ":"), let om = number(i + 4, 2),
+            oh < 24, om < 60
+        {
             offset = (oh * 60 + om) * 60 * (at(i, "-") ? -1 : 1)
             i += 6
         } else {
             return nil
         }
         guard i == b.count else { return nil }
+        // Four digits of year keep every sum below far under 2^63 seconds; only the last step
+        // to nanoseconds could overflow, and the range is checked in seconds before it.
         let seconds = days(fromCivil: y, m, d) * 86_400 + hh * 3600 + mm * 60 + ss - offset
+        let lowest = supported.lowerBound.nanoseconds / 1_000_000_000
+        let beyond = supported.upperBound.nanoseconds / 1_000_000_000
+        guard seconds >= lowest, seconds < beyond else { return nil }
         return Timestamp(nanoseconds: seconds * 1_000_000_000 + nanos)
     }
 
