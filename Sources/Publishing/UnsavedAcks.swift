@@ -102,9 +102,10 @@ public final class UnsavedAcks: Sendable {
         var all: [String: Ack] = [:]
         for line in String(decoding: text, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 3, !fields[0].isEmpty, let seq = Int64(fields[1]), !fields[2].isEmpty else {
-                continue
-            }
+            // An outbox seq is a SQLite rowid, 1 or more: anything else was not written by a
+            // worker (and `seq - 1` of Int64.min would trap at every start).
+            guard fields.count == 3, !fields[0].isEmpty, let seq = Int64(fields[1]), seq >= 1, !fields[2].isEmpty
+            else { continue }
             all[String(fields[0])] = Ack(seq: seq, eventID: String(fields[2]))
         }
         return all

@@ -38,11 +38,26 @@ import Testing
         try UnsavedAcks(directory: directory).unsaved(webhook: "crm", .init(seq: 2, eventID: "e2"))
         let file = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/acks"))
         try file.seekToEnd()
-        try file.write(contentsOf: Data("wms\tnot-a-seq\te9\ntorn".utf8))
+        try file.write(
+            contentsOf: Data("wms\tnot-a-seq\te9\nlow\t-9223372036854775808\te1\nzero\t0\te0\ntorn".utf8))
         try file.close()
         let read = UnsavedAcks(directory: directory)
         #expect(read.kept(webhook: "crm") == .init(seq: 2, eventID: "e2"))
         #expect(read.kept(webhook: "wms") == nil && read.kept(webhook: "torn") == nil)
+        // Issue 51, item 14: a seq no outbox has (Int64.min made every start trap) is left out,
+        // and a worker starts over what was read.
+        #expect(read.kept(webhook: "low") == nil && read.kept(webhook: "zero") == nil)
+    }
+
+    /// Issue 51, item 14: a crafted line with the lowest seq made every start trap until `/run`
+    /// was emptied; now it is not read, and the worker sends its outbox.
+    @Test func theLowestSeqIsNotReadAndTheWorkerStarts() throws {
+        let directory = Self.directory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data("crm\t-9223372036854775808\te1\n".utf8).write(to: URL(fileURLWithPath: directory + "/acks"))
+        let acks = UnsavedAcks(directory: directory)
+        #expect(acks.kept(webhook: "crm") == nil)
+        #expect(try Self.deliver(try OutboxWorkerTests.store(events: ["e1"]), acks: acks) == [["e1"]])
     }
 
     /// The next run's worker does not send again what the receiver acknowledged through the
