@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX", "MQTT",
+                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX", "MQTT", "CCurl", "Crypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

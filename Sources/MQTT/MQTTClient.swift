@@ -125,13 +125,19 @@ public final class MQTTClient: @unchecked Sendable {
         beacond_mosquitto_unavailable_reason().map { String(cString: $0) }
     }
 
-    /// Stops the process with the reason when libmosquitto cannot be loaded (the package depends
-    /// on it: only a broken installation gets here, where the loader used to refuse to start).
-    public init(settings: Settings, logger: Logger) {
+    /// libmosquitto could not be loaded, or would not make a client: `reason` in its words.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { reason }
+    }
+
+    /// Throws when libmosquitto cannot be loaded (the package depends on it, so only a broken
+    /// installation gets here): the caller says so and what to install, rather than trapping.
+    public init(settings: Settings, logger: Logger) throws(Unavailable) {
         self.settings = settings
         self.logger = logger
         guard let made = beacond_mosquitto_new(settings.clientID, true, nil) else {
-            fatalError(Self.unavailableReason ?? "mosquitto_new failed: out of memory")
+            throw Unavailable(reason: Self.unavailableReason ?? "mosquitto_new failed: out of memory")
         }
         handle = made
         beacond_mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())

@@ -11,8 +11,13 @@ public enum MQTTProbe {
         var settings = settings
         settings.will = nil
         settings.clientID += "-doctor"
-        let client = MQTTClient(
-            settings: settings, logger: Logger(label: "beacond.doctor", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(
+                settings: settings, logger: Logger(label: "beacond.doctor", factory: { _ in SwiftLogNoOpLogHandler() }))
+        } catch {
+            return error.reason
+        }
         client.start(threadName: "doctor-mqtt")
         defer { client.stop(within: .seconds(1)) }
         let deadline = DispatchTime.now() + .nanoseconds(Int(wait.nanoseconds))

@@ -46,7 +46,7 @@ struct Doctor: ParsableCommand {
         // What the daemon reaches from its own sandbox (nil from a daemon too old to say).
         let seen = status == nil ? nil : DaemonReachability(try? common.client.get("/v1/reachability"))
         var checks = configChecks
-        if let loaded, !loaded.webhooks.isEmpty { checks.append(libcurlCheck()) }
+        if let loaded { checks += libraryChecks(loaded) }
         if let loaded, let site = loaded.site {
             checks.append(brokerCheck(site, gateway: loaded.gateway.id, seen: seen))
         }
@@ -87,19 +87,6 @@ struct Doctor: ParsableCommand {
             }
         }
         if checks.contains(where: { $0.verdict == .fail }) { throw ExitCode(1) }
-    }
-
-    /// beacond loads libcurl only when its first webhook starts, so a gateway without it runs
-    /// until the first delivery fails; with webhooks configured, say so up front.
-    func libcurlCheck() -> Check {
-        guard let library = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "not found"
-            return Check(
-                name: "libcurl", verdict: .fail, detail: "webhooks need it: \(reason)",
-                fix: "apt install libcurl4, then systemctl restart beacond")
-        }
-        dlclose(library)
-        return Check(name: "libcurl", verdict: .ok, detail: "libcurl.so.4 loads (webhooks need it)")
     }
 
     /// The configuration's verdict, and how many webhooks it names. A valid file that the

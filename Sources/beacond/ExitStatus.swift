@@ -18,5 +18,8 @@ enum BeaconVersion {
 enum ExitStatus {
     static let noInput: Int32 = 66
     static let unavailable: Int32 = 69
+    /// EX_OSFILE: a library the configuration needs (libmosquitto for a site) cannot be loaded.
+    /// The unit does not restart on it: only installing the package mends it.
+    static let missingLibrary: Int32 = 72
     static let config: Int32 = 78
 }

@@ -27,7 +27,19 @@ extension LiveDaemon {
                 throw ExitCode(ExitStatus.config)
             }
         }
-        return SiteLink.makeClient(site: site, gateway: config.gateway.id, password: password, logger: logger)
+        do {
+            return try SiteLink.makeClient(site: site, gateway: config.gateway.id, password: password, logger: logger)
+        } catch {
+            // A broken installation, not a passing fault: restarting cannot mend it, so the
+            // unit does not restart on this status (RestartPreventExitStatus).
+            logger.critical(
+                "site.mqtt_unavailable",
+                metadata: [
+                    "error": "\(error.reason)",
+                    "next": "apt install libmosquitto1 (the site's broker needs it), then systemctl restart beacond",
+                ])
+            throw ExitCode(ExitStatus.missingLibrary)
+        }
     }
 
     /// The locator's worker for `events/<type>`: an outbox like a webhook's, delivered to the

@@ -115,7 +115,12 @@ import Testing
         #expect(doctor.stdout.contains("[ok] advertisements: 1 heard"))
         #expect(
             doctor.stdout.contains("[ok] state store:") && doctor.stdout.contains(" MB free of "), "\(doctor.stdout)")
-        #expect(!doctor.stdout.contains("libcurl"), "no webhooks, no libcurl check")
+        // Every library loaded at first use is listed, needed or not (issue 51, item 2).
+        for (library, file) in [
+            ("libcurl", "libcurl.so.4"), ("libcrypto", "libcrypto.so.3"), ("libmosquitto", "libmosquitto.so.1"),
+        ] {
+            #expect(doctor.stdout.contains("[ok] \(library): \(file) loads ("), "\(doctor.stdout)")
+        }
         // With a webhook configured, doctor checks that libcurl (loaded on first use) is there
         let withHook = try Executables.temporaryDirectory().appendingPathComponent("hooks.yaml")
         try "webhooks: [{id: crm, url: 'https://crm.example/hook'}]\n".write(

@@ -48,4 +48,24 @@ struct LibraryLoaderTests {
             Self.load("libc.so.6", ["strlen", "beacond_no_such_function"])
                 == .failure(LoadFailure(reason: "libc.so.6 has no beacond_no_such_function")))
     }
+
+    /// A library missing one function is unloaded again, and no slot keeps a pointer into it.
+    @Test func aLibraryMissingAFunctionIsUnloaded() throws {
+        let file = "libbz2.so.1.0"
+        try #require(dlopen(file, RTLD_NOW | RTLD_NOLOAD) == nil, "\(file) is already loaded by something else")
+        var slots = [UnsafeMutableRawPointer?](repeating: nil, count: 2)
+        var error = [CChar](repeating: 0, count: 256)
+        let handle = slots.withUnsafeMutableBufferPointer { places in
+            let names: [String] = ["BZ2_bzlibVersion", "beacond_no_such_function"]
+            let cNames = names.map { strdup($0) }
+            defer { cNames.forEach { free($0) } }
+            let symbols = (0..<2).map { beacond_symbol(name: cNames[$0], slot: places.baseAddress! + $0) }
+            return beacond_load_library(file, symbols, symbols.count, &error, error.count)
+        }
+        #expect(handle == nil)
+        #expect(slots.allSatisfy { $0 == nil }, "a slot still points into the library")
+        let still = dlopen(file, RTLD_NOW | RTLD_NOLOAD)
+        #expect(still == nil, "\(file) is still loaded after the failed load")
+        if let still { dlclose(still) }
+    }
 }

@@ -25,7 +25,11 @@ func connect(_ url: String, id: String) -> MQTTClient {
     guard case let .success(broker) = MQTTBroker.parse(url) else { fatalError("bad url \(url)") }
     var logger = Logger(label: "bench")
     logger.logLevel = .error
-    return MQTTClient(settings: .init(host: broker.host, port: broker.port, clientID: id), logger: logger)
+    do {
+        return try MQTTClient(settings: .init(host: broker.host, port: broker.port, clientID: id), logger: logger)
+    } catch {
+        fatalError("libmosquitto: \(error)")
+    }
 }
 
 func waitConnected(_ client: MQTTClient) {

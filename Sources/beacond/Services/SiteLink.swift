@@ -101,8 +101,10 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         "beacond-\(site)-\(gateway)-" + String(UInt32.random(in: .min ... .max), radix: 16)
     }
 
-    static func makeClient(site: SiteSettings, gateway: String, password: String?, logger: Logger) -> MQTTClient {
-        MQTTClient(
+    static func makeClient(
+        site: SiteSettings, gateway: String, password: String?, logger: Logger
+    ) throws(MQTTClient.Unavailable) -> MQTTClient {
+        try MQTTClient(
             settings: MQTTClient.Settings(
                 host: site.mqtt.host, port: site.mqtt.port, tls: site.mqtt.tls, caFile: site.mqtt.caFile,
                 username: site.mqtt.username, password: password, clientID: clientID(site: site.id, gateway: gateway),
