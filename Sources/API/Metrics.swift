@@ -191,9 +191,9 @@ extension MetricsText {
         for tag in tags {
             if let p = tag.battery?.percent { sample(.assetBatteryPercent, ["asset": tag.asset], Double(p)) }
         }
-        family(.assetBatteryMillivolts)
+        family(.assetBatteryVolts)
         for tag in tags {
-            if let mv = tag.battery?.millivolts { sample(.assetBatteryMillivolts, ["asset": tag.asset], Double(mv)) }
+            if let mv = tag.battery?.millivolts { sample(.assetBatteryVolts, ["asset": tag.asset], Double(mv) / 1000) }
         }
     }
 
@@ -212,6 +212,7 @@ extension MetricsText {
         counter(.mqttReconnectsTotal, site.reconnects)
         family(.mqttPublishRefusedTotal)
         for (reason, n) in site.publishRefused { sample(.mqttPublishRefusedTotal, ["reason": reason], Double(n)) }
+        gauge(.siteSilentTopics, Double(site.silentTopics.count))
         gauge(.siteQueuedSightings, Double(site.queued))
         counter(.siteBatchesSentTotal, site.batchesSent)
         counter(.siteSightingsUnsentTotal, site.sightingsUnsent)

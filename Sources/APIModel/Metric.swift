@@ -48,6 +48,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case siteBatchesLostTotal = "beacond_site_batches_lost_total"
     case siteDroppedTotal = "beacond_site_dropped_total"
     case siteForeignSightingsTotal = "beacond_site_foreign_sightings_total"
+    case siteSilentTopics = "beacond_site_silent_topics"
     case siteLocator = "beacond_site_locator"
     case buildInfo = "beacond_build_info"
     case configReloadsTotal = "beacond_config_reloads_total"
@@ -56,7 +57,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case assetsMissing = "beacond_assets_missing"
     case assetsBatteryLow = "beacond_assets_battery_low"
     case assetBatteryPercent = "beacond_asset_battery_percent"
-    case assetBatteryMillivolts = "beacond_asset_battery_millivolts"
+    case assetBatteryVolts = "beacond_asset_battery_volts"
     case zoneOccupancy = "beacond_zone_occupancy"
     case zoneVisitsTotal = "beacond_zone_visits_total"
 
@@ -141,6 +142,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Connections to the site's broker made again after one was lost."
         case .mqttPublishRefusedTotal:
             "Messages the site's broker refused (its MQTT 5 reason, such as an ACL's not authorized), by reason."
+        case .siteSilentTopics:
+            "Other systems' topic filters (ESPresense, OpenMQTTGateway) on which nothing arrived since this gateway connected 30 s or more ago."
         case .siteQueuedSightings:
             "This gateway's sightings waiting for the next batch to the site."
         case .siteBatchesSentTotal:
@@ -171,8 +174,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Assets whose tag's battery is below tags.battery_low."
         case .assetBatteryPercent:
             "Each tag's battery in percent, where its telemetry gives one."
-        case .assetBatteryMillivolts:
-            "Each tag's battery in millivolts, from its latest telemetry frame."
+        case .assetBatteryVolts:
+            "Each tag's battery in volts (Prometheus' base unit), from its latest telemetry frame."
         case .zoneOccupancy:
             "Assets inside each zone now."
         case .zoneVisitsTotal:

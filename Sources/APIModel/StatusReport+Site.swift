@@ -37,6 +37,9 @@ extension StatusReport {
         public var lastError: String?
         /// Publishes the broker refused (an MQTT 5 PUBACK reason: an ACL), by reason.
         public var publishRefused: [(String, Int)] = []
+        /// Other systems' topic filters on which nothing arrived since this gateway connected
+        /// (30 s or more ago): their nodes, or a broker ACL that lets nothing through.
+        public var silentTopics: [String] = []
         /// This gateway's sightings waiting for the next batch.
         public var queued = 0
         public var batchesSent = 0, sightingsUnsent = 0
@@ -69,6 +72,7 @@ extension StatusReport.Site {
                     ("url", .string(broker)), ("connected", .bool(connected)), ("reconnects", .int(reconnects)),
                     ("last_error", .optional(lastError)),
                     ("publish_refused", .object(publishRefused.map { ($0.0, .int($0.1)) })),
+                    ("silent_topics", .array(silentTopics.map { .string($0) })),
                 ])
             ),
             (
@@ -117,6 +121,7 @@ extension StatusReport.Site {
         if case let .object(members)? = s["broker"]?["publish_refused"] {
             publishRefused = members.map { ($0.0, Int($0.1.numberValue ?? 0)) }
         }
+        silentTopics = s["broker"]?.array("silent_topics").compactMap(\.stringValue) ?? []
         if let l = s["locator"], !l.isNull {
             locator = Locator(
                 gateway: l.string("gateway") ?? "", epoch: l.int("epoch"), since: l.string("since") ?? "",

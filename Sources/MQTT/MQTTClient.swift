@@ -364,11 +364,13 @@ public final class MQTTClient: @unchecked Sendable {
 }
 
 /// How long to wait before connecting again (`Backoff`, as webhooks retry): from 1 s
-/// doubling to 60 s, each wait between half and all of it, so that the gateways of a store
+/// doubling to 5 s, each wait between half and all of it, so that the gateways of a store
 /// do not all reconnect to a restarted broker in the same instant.
 struct ReconnectBackoff {
     static let floor = TimeSpan.seconds(1)
-    static let ceiling = TimeSpan.seconds(60)
+    /// A store's broker is on its own network: trying it every few seconds costs nothing, and
+    /// the gateways of a site must come back together after it restarts (`SiteRoles.rejoinGrace`).
+    static let ceiling = TimeSpan.seconds(5)
     private var failures = 0
 
     mutating func next() -> Double {

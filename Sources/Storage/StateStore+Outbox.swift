@@ -1,4 +1,5 @@
 import BeaconCore
+import Synchronization
 
 /// The webhook outbox: every event a webhook wants waits here, in order, until the webhook
 /// answers 2xx (SPEC §4.2: at-least-once, in order per webhook). Rows older than the
@@ -107,19 +108,29 @@ extension StateStore {
         }
     }
 
-    /// Puts the site locator's id and body on this gateway's own copy of an alert (`ownID`),
-    /// in every outbox that holds it, with who decided it and when it enqueued it. Returns how
-    /// many entries took it.
+    /// Puts the site locator's id, body and time on this gateway's own copy of an alert
+    /// (`ownID`): in every outbox that holds it, with who decided it and when it enqueued it,
+    /// and in the history, so that a consumer finds the alert by the id the history shows
+    /// whichever gateway delivers it (issue 51: a new locator's history held its own ids while
+    /// the site had delivered the old locator's). A history that holds `id` already keeps that
+    /// row and loses its own copy. Returns how many outbox entries took it.
     @discardableResult
-    public func takeDecision(ownID: String, id: String, body: String, decider: String, enqueuedAt: Timestamp) throws
-        -> Int
-    {
-        try db.write { (db) throws(SQLiteError) in
+    public func takeDecision(
+        ownID: String, id: String, body: String, time: Timestamp, decider: String, enqueuedAt: Timestamp
+    ) throws -> Int {
+        let taken = try db.write { (db) throws(SQLiteError) in
             try db.execute(
                 "UPDATE outbox SET event_id = ?, body = ?, decider = ?, decider_enqueued_ns = ? WHERE event_id = ?",
                 [id, body, decider, enqueuedAt.nanoseconds, ownID])
-            return db.changes
+            let entries = db.changes
+            try db.execute(
+                "UPDATE OR IGNORE event SET id = ?, body = ?, time_ns = ? WHERE id = ?",
+                [id, body, time.nanoseconds, ownID])
+            if db.changes == 0 { try db.execute("DELETE FROM event WHERE id = ?", [ownID]) }
+            return (entries, db.changes)
         }
+        if taken.1 > 0 { historyCounts.withLock { $0 = nil } }
+        return taken.0
     }
 
     /// Moves a webhook's waiting entries' enqueue times by a step of the wall clock: their age

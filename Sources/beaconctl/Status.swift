@@ -92,6 +92,9 @@ func siteLines(_ site: StatusReport.Site) -> [String] {
     if !site.dropped.isEmpty {
         lines.append("dropped   " + site.dropped.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
     }
+    for topic in site.silentTopics {
+        lines.append("SILENT    nothing on \(topic) since connecting: the nodes, or the broker's ACL (docs/sites.md)")
+    }
     var gateways = Table("GATEWAY", "ONLINE", "LAST_BATCH", "BATCHES", "LOST", "CLOCK_OFFSET_S")
     for g in site.gateways {
         gateways.add(

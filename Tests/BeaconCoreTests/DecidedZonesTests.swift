@@ -16,13 +16,13 @@ struct DecidedZonesTests {
     @Test func anEnterAfterAnEnterRepeatsAndVisitsAlternate() {
         var ledger = DecidedZones()
         #expect(!ledger.repeats(key: Self.key("enter"), id: "new"), "nothing decided yet")
-        ledger.decided(key: Self.key("enter"), id: "D1")
+        ledger.decided(key: Self.key("enter"), id: "D1", time: .seconds(1))
         #expect(ledger.repeats(key: Self.key("enter"), id: "new"))
         #expect(!ledger.repeats(key: Self.key("dwell"), id: "new"))
         #expect(!ledger.repeats(key: Self.key("exit"), id: "new"))
-        ledger.decided(key: Self.key("dwell"), id: "D2")
+        ledger.decided(key: Self.key("dwell"), id: "D2", time: .seconds(2))
         #expect(ledger.repeats(key: Self.key("dwell"), id: "new") && ledger.repeats(key: Self.key("enter"), id: "new"))
-        ledger.decided(key: Self.key("exit"), id: "D3")
+        ledger.decided(key: Self.key("exit"), id: "D3", time: .seconds(3))
         #expect(ledger.repeats(key: Self.key("exit"), id: "new") && ledger.repeats(key: Self.key("dwell"), id: "new"))
         #expect(!ledger.repeats(key: Self.key("enter"), id: "new"))
     }
@@ -31,11 +31,11 @@ struct DecidedZonesTests {
     /// events (tags' alerts, regions) are never checked.
     @Test func placesAreAssetZoneAndAlarmAndOnlyZoneAlertsAreChecked() {
         var ledger = DecidedZones()
-        ledger.decided(key: Self.key("enter"), id: "D4")
+        ledger.decided(key: Self.key("enter"), id: "D4", time: .seconds(4))
         #expect(!ledger.repeats(key: Self.key("enter", "tag-07"), id: "new"))
         #expect(!ledger.repeats(key: Self.key("enter", zone: "checkout"), id: "new"))
         #expect(!ledger.repeats(key: Self.key("enter", alarm: "dock-watch"), id: "new"))
-        ledger.decided(key: "beacond.asset.missing|tag-06||", id: "D5")
+        ledger.decided(key: "beacond.asset.missing|tag-06||", id: "D5", time: .seconds(5))
         #expect(!ledger.repeats(key: "beacond.asset.missing|tag-06||", id: "new"))
         #expect(DecidedZones.parse(key: "beacond.zone.enterd|a|z|x") == nil)
         #expect(DecidedZones.parse(key: "beacond.zone.exit|a|z|x")?.place == "a|z|x")
@@ -46,9 +46,20 @@ struct DecidedZonesTests {
     /// outage test lost an exit that way.
     @Test func theSameAlertToldAgainIsNotARepeatOfItself() {
         var ledger = DecidedZones()
-        ledger.decided(key: Self.key("enter"), id: "E1")
-        ledger.decided(key: Self.key("exit"), id: "E8")
+        ledger.decided(key: Self.key("enter"), id: "E1", time: .seconds(6))
+        ledger.decided(key: Self.key("exit"), id: "E8", time: .seconds(7))
         #expect(!ledger.repeats(key: Self.key("exit"), id: "E8"))
         #expect(ledger.repeats(key: Self.key("exit"), id: "E9"))
+    }
+
+    /// Issue 51, item 3: a decision older than the one known for its place (replayed late, or
+    /// stale on purpose) does not undo it: the locator's next enter is no repeat.
+    @Test func anOlderDecisionDoesNotUndoANewerOne() {
+        var ledger = DecidedZones()
+        ledger.decided(key: Self.key("exit"), id: "X2", time: .seconds(200))
+        ledger.decided(key: Self.key("enter"), id: "S1", time: .seconds(100))
+        #expect(!ledger.repeats(key: Self.key("enter"), id: "new"), "the stale enter was taken")
+        ledger.decided(key: Self.key("enter"), id: "E3", time: .seconds(300))
+        #expect(ledger.repeats(key: Self.key("enter"), id: "new"))
     }
 }

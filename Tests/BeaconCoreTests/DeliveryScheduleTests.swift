@@ -65,7 +65,7 @@ import Testing
     }
 }
 
-/// The one backoff rule, as broker reconnects use it (1 s to 60 s).
+/// The one backoff rule, as broker reconnects and webhook retries use it.
 @Suite struct BackoffTests {
     @Test func doublesFromTheFirstToTheLongestWithHalfToFullJitter() {
         let first = TimeSpan.seconds(1), longest = TimeSpan.seconds(60)

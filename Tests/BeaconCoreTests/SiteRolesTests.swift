@@ -54,4 +54,50 @@ import Testing
         r.refresh("gw3", at: Self.t0)
         #expect(r.election.chosen == "gw3")
     }
+
+    /// Issue 51, item 3: only the site's locator decides. A standby's `decided` messages are
+    /// refused; so is this gateway's own name; the last locator's are taken for a grace after
+    /// the next one is announced (its last decisions may arrive after the announcement).
+    @Test func onlyTheLocatorDecidesAndTheLastOneForAGrace() {
+        var r = roles()
+        for (id, priority) in [("gw2", 50), ("gw3", 10)] {
+            r.online[id] = true
+            r.info[id] = GatewayInfo(locator: true, priority: priority)
+            r.lastHeard[id] = Self.t0
+            r.refresh(id, at: Self.t0)
+        }
+        r.election.seen(.init(gateway: "gw2", epoch: 1, since: Self.t0))
+        #expect(r.mayDecide("gw2", at: Self.t0) && !r.mayDecide("gw3", at: Self.t0))
+        #expect(!r.mayDecide("gw1", at: Self.t0), "no one decides in this gateway's name")
+        // A forged announcement naming gw3: it is still not the one the rule chooses.
+        var forged = r
+        forged.election.seen(.init(gateway: "gw3", epoch: 2, since: Self.t0), live: true)
+        #expect(!forged.mayDecide("gw3", at: Self.t0))
+        // gw2 goes silent, gw3 is chosen and announced; gw2's late decisions for a grace.
+        r.online["gw2"] = false
+        r.refresh("gw2", at: Self.t0 + .seconds(1))
+        let before = r.election.announced?.gateway
+        r.election.seen(.init(gateway: "gw3", epoch: 2, since: Self.t0 + .seconds(1)), live: true)
+        r.announcementChanged(from: before, at: Self.t0 + .seconds(1))
+        #expect(r.mayDecide("gw3", at: Self.t0 + .seconds(2)))
+        #expect(r.mayDecide("gw2", at: Self.t0 + .seconds(2)))
+        #expect(!r.mayDecide("gw2", at: Self.t0 + .seconds(1) + SiteRoles.decisionGrace))
+    }
+
+    /// Issue 51, item 0: back on the broker after it restarted, a gateway counts the others
+    /// whose status says online as alive for `rejoinGrace`, however long ago they were heard:
+    /// the locator, still reconnecting, keeps its role instead of losing it to the first back.
+    @Test func backOnTheBrokerTheOthersHaveAGraceToRejoin() {
+        var r = roles()
+        r.online["gw2"] = true
+        r.info["gw2"] = GatewayInfo(locator: true, priority: 150)
+        r.lastHeard["gw2"] = Self.t0
+        r.refresh("gw2", at: Self.t0 + .seconds(30))
+        #expect(r.election.chosen == nil, "not heard for 30 s")
+        r.rejoined(at: Self.t0 + .seconds(30))
+        r.refresh("gw2", at: Self.t0 + .seconds(35))
+        #expect(r.election.chosen == "gw2", "reconnecting too")
+        r.refresh("gw2", at: Self.t0 + .seconds(30) + SiteRoles.rejoinGrace)
+        #expect(r.election.chosen == nil, "the grace is over and it was not heard")
+    }
 }

@@ -21,7 +21,10 @@ import Testing
 
     /// The pallet at `at` heard once by each receiver: r1 and r2 posted, r3 as ESPresense's
     /// `espresense/devices/<id>/<room>`, r4 as OpenMQTTGateway's `home/<name>/BTtoMQTT/<MAC>`.
-    static func hear(_ d: APIDaemon, on broker: PrivateBroker, at: (x: Double, y: Double)) throws {
+    /// `asNodes`: published as the nodes' own users of the locked-down broker.
+    static func hear(_ d: APIDaemon, on broker: PrivateBroker, at: (x: Double, y: Double), asNodes: Bool = false)
+        throws
+    {
         let lines = AssetAPITests.sightings(at: at)
         try d.post(Array(lines[0..<2]))
         func rssi(_ line: String) -> Int {
@@ -30,11 +33,13 @@ import Testing
         }
         try broker.publish(
             "espresense/devices/known:d00000000009/kitchen",
-            #"{"id":"known:d00000000009","idType":55,"rssi@1m":-59,"rssi":\#(rssi(lines[2])),"raw":7.08,"distance":7.1,"speed":0.01,"mac":"d00000000009","interval":205}"#
+            #"{"id":"known:d00000000009","idType":55,"rssi@1m":-59,"rssi":\#(rssi(lines[2])),"raw":7.08,"distance":7.1,"speed":0.01,"mac":"d00000000009","interval":205}"#,
+            as: asNodes ? "espresense" : nil
         )
         try broker.publish(
             "home/OMG_lobby/BTtoMQTT/D00000000009",
-            #"{"id":"D0:00:00:00:00:09","mac_type":1,"adv_type":3,"rssi":\#(rssi(lines[3])),"txpower":-59}"#)
+            #"{"id":"D0:00:00:00:00:09","mac_type":1,"adv_type":3,"rssi":\#(rssi(lines[3])),"txpower":-59}"#,
+            as: asNodes ? "openmqttgateway" : nil)
     }
 
     @Test func anESPresenseNodeAndAnOpenMQTTGatewayPlaceATagWithTheGatewaysOwnReceivers() throws {
@@ -93,6 +98,55 @@ import Testing
         let told = d.daemon!.logs.filter { $0.contains("site.unmapped_receiver") }
         #expect(told.count == 2, "\(told)")
         #expect(told.contains { $0.contains("name=garage") } && told.contains { $0.contains("name=OMG_attic") })
+        #expect(d.stop() == 0)
+    }
+
+    /// Issue 51, item 4: on the shipped lock-down the gateways could not read the nodes' topics,
+    /// and nothing said so (mosquitto grants the subscription and delivers nothing). Now its ACL
+    /// lets them (and gives the nodes users of their own); and a topic that carries nothing —
+    /// here a prefix the ACL does not name — is logged, shown in the status and `beaconctl
+    /// status`, and counted.
+    @Test func onTheShippedLockDownTheNodesArriveAndASilentTopicIsSaid() throws {
+        var users = SiteTests.passwords
+        (users["espresense"], users["openmqttgateway"]) = ("pw-esp", "pw-omg")
+        let broker = try PrivateBroker(users: users, lockedDown: true)
+        let d = try SiteTests.gatewayDaemon("gw1", on: broker, Self.site(broker))
+        try d.start()
+        // Another prefix, which the shipped ACL does not let a gateway read.
+        let other = try SiteTests.gatewayDaemon(
+            "gw2", on: broker,
+            Self.site(broker).replacingOccurrences(
+                of: "espresense: {rooms: {kitchen: r3}}", with: "espresense: {prefix: esp, rooms: {kitchen: r3}}"))
+        try other.start()
+        var position: (x: Double, y: Double, used: Set<String>)?
+        try eventually(
+            "the pallet placed by all four receivers", timeout: 20, every: 0.25,
+            detail: { "\(String(describing: position)); \(d.daemon!.logs.suffix(10))" }
+        ) {
+            try Self.hear(d, on: broker, at: (2, 5), asNodes: true)
+            try broker.publish(
+                "esp/devices/known:d00000000009/kitchen",
+                #"{"id":"known:d00000000009","rssi":-70,"mac":"d00000000009"}"#,
+                as: "espresense")
+            position = try SiteRemoteReceiverTests.position(d)
+            return position?.used == ["r1", "r2", "r3", "r4"]
+        }
+        let status = try other.waitForStatus("the silent topic shown", timeout: 45) {
+            (SiteTests.site($0)["broker"] as? [String: Any])?["silent_topics"] as? [String] == ["esp/devices/+/+"]
+        }
+        #expect(SiteTests.site(status)["foreign_receivers"] != nil)
+        try other.daemon!.waitUntil("site.foreign_silent logged", timeout: 5) { _, logs in
+            logs.contains { $0.contains("site.foreign_silent") && $0.contains("topic=esp/devices/+/+") }
+        }
+        #expect(try other.client.request("GET", "/metrics").body.contains("beacond_site_silent_topics 1\n"))
+        let shown = try runCommand(Executables.built("beaconctl"), ["--socket", other.socketPath, "status"])
+        #expect(shown.stdout.contains("SILENT    nothing on esp/devices/+/+ since connecting"), "\(shown.stdout)")
+        // The gateway on the shipped prefixes hears both systems: nothing silent, nothing refused.
+        let first = SiteTests.site(try d.client.request("GET", "/v1/status").object)["broker"] as? [String: Any]
+        #expect(first?["silent_topics"] as? [String] == [], "\(String(describing: first))")
+        #expect((first?["publish_refused"] as? [String: Any])?.isEmpty == true, "\(String(describing: first))")
+        #expect(!d.daemon!.logs.contains { $0.contains("refused") || $0.contains("site.foreign_silent") })
+        #expect(other.stop() == 0)
         #expect(d.stop() == 0)
     }
 }

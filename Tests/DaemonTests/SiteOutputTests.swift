@@ -47,8 +47,7 @@ import Testing
     /// Zone alerts reach a subscriber as CloudEvents on `events/zone.enter|exit`. With the
     /// broker stopped for 20 s while the pallet leaves and comes back twice, the alerts wait in
     /// the outbox and all arrive, in order, once the broker is back: none lost. (20 s, not a
-    /// minute: the client's reconnect backoff doubles to 16 s by then, and a minute's outage
-    /// only made the test wait for a 60 s backoff, not find more.)
+    /// minute: a minute's outage only made the test wait longer, not find more.)
     @Test func eventsLeaveFromTheOutboxAndABrokerOutageLosesNone() throws {
         let broker = try PrivateBroker(persistent: true)
         let wms = try MQTTSubscriber(broker, topics: [Self.events + "#"], session: "wms")

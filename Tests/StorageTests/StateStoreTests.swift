@@ -130,17 +130,28 @@ import Testing
     }
 
     /// A new site locator's own alert that repeats what the site told (SPEC §6.3) leaves every
-    /// outbox, and only that one: a copy that carries another locator's id stays, and the
-    /// history keeps both.
+    /// outbox, and only that one: a copy that carries another locator's id stays. The history
+    /// keeps both, the decided one under the locator's id, body and time (issue 51, item 0).
     @Test func anOwnRepeatLeavesEveryOutboxAndADecidedCopyStays() throws {
         let store = try StateStore(directory: try Executables.temporaryDirectory().path)
         try store.append([event(2), event(4)]) { _ in ["crm", "all"] }
-        try store.takeDecision(ownID: "E4", id: "L4", body: "{}", decider: "gw1", enqueuedAt: Timestamp(nanoseconds: 5))
+        #expect(
+            try store.takeDecision(
+                ownID: "E4", id: "L4", body: "{\"id\":\"L4\"}", time: Timestamp(nanoseconds: 7), decider: "gw1",
+                enqueuedAt: Timestamp(nanoseconds: 5)) == 2)
         #expect(try store.dropOwn(eventID: "E2") == 2)
         #expect(try store.dropOwn(eventID: "L4") == 0, "another locator's decision is not this gateway's own")
         #expect(try store.pending(webhook: "crm", limit: 10).map(\.eventID) == ["L4"])
         #expect(try store.pending(webhook: "all", limit: 10).map(\.eventID) == ["L4"])
-        #expect(try store.events().map(\.id) == ["E2", "E4"])
+        let history = try store.events()
+        #expect(history.map(\.id) == ["E2", "L4"])
+        #expect(history.last?.body == "{\"id\":\"L4\"}" && history.last?.time == Timestamp(nanoseconds: 7))
+        // The same decision taken by a second copy: the history keeps one row of that id.
+        try store.append([event(6)]) { _ in ["crm"] }
+        try store.takeDecision(
+            ownID: "E6", id: "L4", body: "{}", time: Timestamp(nanoseconds: 7), decider: "gw1",
+            enqueuedAt: Timestamp(nanoseconds: 5))
+        #expect(try store.events().map(\.id) == ["E2", "L4"])
     }
 
     /// Events kept outside a full disk and taken back after a crash may have been stored just

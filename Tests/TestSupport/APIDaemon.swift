@@ -158,9 +158,10 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     public init(
         secret: String? = nil, standardSecret: String? = nil, fail: Int = 0, failStatus: Int = 500,
-        status: Int = 200, hang: Bool = false, delay: Double = 0
+        status: Int = 200, hang: Bool = false, delay: Double = 0, again: WebhookReceiver? = nil
     ) throws {
-        logPath = try Executables.temporaryDirectory().appendingPathComponent("requests.jsonl").path
+        // `again`: a receiver that was stopped, started again on its port, logging on in its file.
+        logPath = try again?.logPath ?? Executables.temporaryDirectory().appendingPathComponent("requests.jsonl").path
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = [
             standardSecret == nil ? "python3" : Executables.toolsPython,
@@ -171,6 +172,7 @@ public final class WebhookReceiver: @unchecked Sendable {
         if let standardSecret { arguments += ["--standard-secret", standardSecret] }
         if hang { arguments.append("--hang") }
         if delay > 0 { arguments += ["--delay", "\(delay)"] }
+        if let again { arguments += ["--port", "\(again.port)"] }
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
@@ -187,7 +189,11 @@ public final class WebhookReceiver: @unchecked Sendable {
         self.port = port
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// SIGKILL: the receiver is gone (connections refused) until started `again`.
+    public func stop() {
+        guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

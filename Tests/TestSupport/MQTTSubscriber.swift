@@ -15,10 +15,14 @@ public final class MQTTSubscriber: @unchecked Sendable {
     private let process = Process()
     private let lines = LineCollector()
 
-    public init(_ broker: PrivateBroker, topics: [String], session: String? = nil, qos: Int = 1) throws {
+    /// `user`: one of the broker's users, logged in as (the read-only `wms` on a locked-down one).
+    public init(
+        _ broker: PrivateBroker, topics: [String], session: String? = nil, qos: Int = 1, user: String? = nil
+    ) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
         var arguments = ["-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "\(qos)", "-F", "%r %t %p", "-V", "mqttv5"]
         if let session { arguments += ["-c", "-i", session] }
+        if let user { arguments += ["-u", user, "-P", broker.users[user] ?? ""] }
         for topic in topics { arguments += ["-t", topic] }
         process.arguments = arguments
         let out = Pipe()

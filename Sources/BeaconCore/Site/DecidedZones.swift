@@ -16,9 +16,9 @@ public struct DecidedZones: Sendable {
         case enter, dwell, exit
     }
 
-    /// Per place, the last alert decided and its event id (the same alert told again, as a
-    /// new locator tells what it holds, is not a repeat of itself).
-    private var last: [String: (alert: Alert, id: String)] = [:]
+    /// Per place, the last alert decided, its event id (the same alert told again, as a new
+    /// locator tells what it holds, is not a repeat of itself) and its time.
+    private var last: [String: (alert: Alert, id: String, time: Timestamp)] = [:]
     /// At most this many places are kept (decisions come from the network): past it, all are
     /// forgotten, and the next alerts are taken as they come.
     public static let limit = 100_000
@@ -34,11 +34,14 @@ public struct DecidedZones: Sendable {
         return (key[key.index(after: bar)...], alert)
     }
 
-    /// A locator decided the alert `id` of `key` (this gateway or another).
-    public mutating func decided(key: String, id: String) {
+    /// A locator decided the alert `id` of `key` at `time` (this gateway or another). One
+    /// older than what is known for its place changes nothing: a decision replayed late (or
+    /// a stale one sent on purpose) must not undo a newer one.
+    public mutating func decided(key: String, id: String, time: Timestamp) {
         guard let (place, alert) = Self.parse(key: key) else { return }
+        if let known = last[String(place)], known.time > time { return }
         if last.count >= Self.limit, last[String(place)] == nil { last.removeAll() }
-        last[String(place)] = (alert, id)
+        last[String(place)] = (alert, id, time)
     }
 
     /// Whether the alert of `key` would tell the consumer nothing new, or contradict what it
@@ -46,7 +49,7 @@ public struct DecidedZones: Sendable {
     /// dwell), an exit while outside. False for a place nothing was decided for yet, for the
     /// last decided alert itself (`id`), and for any other event.
     public func repeats(key: String, id: String) -> Bool {
-        guard let (place, alert) = Self.parse(key: key), let (previous, decidedID) = last[String(place)],
+        guard let (place, alert) = Self.parse(key: key), let (previous, decidedID, _) = last[String(place)],
             decidedID != id
         else { return false }
         switch alert {

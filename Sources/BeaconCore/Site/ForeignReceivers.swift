@@ -18,9 +18,14 @@ public struct ForeignReceivers: Sendable, Equatable {
     public var isEmpty: Bool { espresense == nil && openMQTTGateway == nil }
 
     /// What to subscribe to (QoS 0: a sighting lost is followed by the next).
-    public var filters: [String] {
-        [espresense.map { "\($0.prefix)/devices/+/+" }, openMQTTGateway.map { "\($0.prefix)/+/BTtoMQTT/+" }]
-            .compactMap { $0 }
+    public var filters: [String] { ForeignIntake.System.allCases.compactMap(filter) }
+
+    /// The topic filter of `system`, when configured.
+    public func filter(_ system: ForeignIntake.System) -> String? {
+        switch system {
+        case .espresense: espresense.map { "\($0.prefix)/devices/+/+" }
+        case .openMQTTGateway: openMQTTGateway.map { "\($0.prefix)/+/BTtoMQTT/+" }
+        }
     }
 
     /// The receivers fed this way: no gateway's adapters.

@@ -80,15 +80,18 @@ extension SiteDecision {
         decisions.map(\.line).joined(separator: "\n")
     }
 
-    /// The decisions of a `decided` message; nil when any line is not one (the message is
-    /// refused whole: it comes from a gateway, and a gateway does not send half-good ones).
-    public static func decisions(in payload: String) -> [SiteDecision]? {
+    /// The decisions of a `decided` message; nil when any line is not one, or (given `source`)
+    /// its event is not of that source (the message is refused whole: it comes from a gateway,
+    /// and a gateway does not send half-good ones).
+    public static func decisions(in payload: String, source: String? = nil) -> [SiteDecision]? {
         var out: [SiteDecision] = []
         for line in payload.split(separator: "\n", omittingEmptySubsequences: true) {
             guard let v = try? JSONParser.parse(String(line)), let id = v["id"]?.stringValue,
                 Identifier.problem(id) == nil, let key = v["key"]?.stringValue, let time = v["time"]?.numberValue,
                 let enqueued = v["enqueued"]?.numberValue, let body = v["body"]?.stringValue,
-                SiteDecision.key(body: body) == key, let time = Timestamp(unixSeconds: time),
+                SiteDecision.key(body: body) == key,
+                source == nil || (try? JSONParser.parse(body))?["source"]?.stringValue == source,
+                let time = Timestamp(unixSeconds: time),
                 let enqueued = Timestamp(unixSeconds: enqueued)
             else { return nil }
             out.append(SiteDecision(id: id, key: key, time: time, enqueuedAt: enqueued, body: body))

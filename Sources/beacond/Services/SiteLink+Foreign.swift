@@ -23,6 +23,7 @@ extension SiteLink {
     func foreignMessage(topic: String, payload: UnsafeRawBufferPointer) -> Bool {
         let now = clock()
         guard let outcome = foreign.take(topic: topic, payload: payload, at: now) else { return false }
+        foreignLastMessage.withLock { $0[outcome.system] = now }
         if let s = outcome.sighting {
             engine.submit(.sightings([s]))
             foreignTallies.withLock {
@@ -52,6 +53,45 @@ extension SiteLink {
                 ])
         }
         return true
+    }
+
+    /// A system's topic silent this long after a connect is said (`site.foreign_silent`).
+    static let foreignSilence = TimeSpan.seconds(30)
+
+    /// The configured systems' topic filters on which nothing arrived since this gateway
+    /// connected `foreignSilence` ago or more. Why: mosquitto grants a subscription its ACL
+    /// does not let the user read, and then delivers nothing, with no error anywhere: a node
+    /// publishing elsewhere, or an ACL without the nodes' topics, looked exactly like nodes
+    /// that hear nothing (issue 51, item 4). Said for any broker, whatever it does.
+    func silentForeignFilters(at now: Timestamp) -> [String] {
+        guard let since = roles.withLock({ $0.connectedSince }), now - since >= Self.foreignSilence else { return [] }
+        let last = foreignLastMessage.withLock { $0 }
+        return ForeignIntake.System.allCases.compactMap { system in
+            guard let filter = site.foreign.filter(system), (last[system].map { $0 < since } ?? true) else {
+                return nil
+            }
+            return filter
+        }
+    }
+
+    /// Says, once per connection, which systems' topics stayed silent (the batcher's thread).
+    func tellForeignSilence(at now: Timestamp) {
+        let silent = silentForeignFilters(at: now)
+        guard !silent.isEmpty, let since = roles.withLock({ $0.connectedSince }),
+            foreignSilenceTold.withLock({ told in
+                defer { told = since }
+                return told != since
+            })
+        else { return }
+        for filter in silent {
+            logger.warning(
+                "site.foreign_silent",
+                metadata: [
+                    "topic": "\(filter)", "for_s": "\(Int((now - since).seconds))",
+                    "next":
+                        "nothing arrived on it since this gateway connected: if the nodes hear tags, check that they publish to this broker under this prefix, and that the broker's ACL lets this gateway's user read the topic (docs/sites.md, \"Locking the broker down\")",
+                ])
+        }
     }
 
     /// Each mapped receiver with what it gave, for the site's status.

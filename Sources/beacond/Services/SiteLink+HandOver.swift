@@ -1,4 +1,5 @@
 import API
+import BeaconConfig
 import BeaconCore
 import Logging
 import MQTT
@@ -31,7 +32,7 @@ extension SiteLink {
             }
             if let theirs {
                 adopt(event.id, theirs)
-            } else if isLocator, decide(event.id, key: key, at: now) {
+            } else if isLocator, decide(event.id, key: key, time: event.time, at: now) {
                 decisions.append(
                     SiteDecision(id: event.id, key: key, time: event.time, enqueuedAt: enqueuedAt, body: event.body))
             }
@@ -43,10 +44,10 @@ extension SiteLink {
     /// recorded as decided, unless it repeats the site's last decision for its place — then it
     /// is taken out of every outbox (its engine saw the asset leave and come back where the
     /// last locator did not), counted as `repeated_alert` and logged.
-    private func decide(_ id: String, key: String, at now: Timestamp) -> Bool {
+    private func decide(_ id: String, key: String, time: Timestamp, at now: Timestamp) -> Bool {
         let repeats = decidedZones.withLock { ledger in
             if ledger.repeats(key: key, id: id) { return true }
-            ledger.decided(key: key, id: id)
+            ledger.decided(key: key, id: id, time: time)
             return false
         }
         guard repeats else { return true }
@@ -89,7 +90,7 @@ extension SiteLink {
         do {
             decisions = try store.ownEntries(excluding: SiteDecision.notHandedOver).compactMap {
                 SiteDecision(id: $0.id, body: $0.body, enqueuedAt: $0.enqueuedAt)
-            }.filter { decide($0.id, key: $0.key, at: now) }
+            }.filter { decide($0.id, key: $0.key, time: $0.time, at: now) }
         } catch {
             logger.error(
                 "site.backlog_unreadable",
@@ -107,11 +108,20 @@ extension SiteLink {
         guard from != gateway else { return }
         let now = clock()
         guard isKnownGateway(from) else { return refused("unknown_gateway", from: from, at: now) }
-        guard let decisions = SiteDecision.decisions(in: String(decoding: payload, as: UTF8.self)) else {
+        guard roles.withLock({ $0.mayDecide(from, at: now) }) else {
+            return refused("not_locator", from: from, at: now)
+        }
+        // Of this site (its events' source), and not from the future: an alert its sender
+        // could have made.
+        guard
+            let decisions = SiteDecision.decisions(
+                in: String(decoding: payload, as: UTF8.self), source: "beacond://\(site.id)"),
+            decisions.allSatisfy({ $0.time - now <= SiteDeliveryGate.markAhead })
+        else {
             return refused("bad_decided", from: from, at: now)
         }
         decidedZones.withLock { ledger in
-            for decision in decisions { ledger.decided(key: decision.key, id: decision.id) }
+            for decision in decisions { ledger.decided(key: decision.key, id: decision.id, time: decision.time) }
         }
         for var decision in decisions {
             decision.decider = from
@@ -123,7 +133,7 @@ extension SiteLink {
     private func adopt(_ ownID: String, _ decision: SiteDecision) {
         do {
             try store.takeDecision(
-                ownID: ownID, id: decision.id, body: decision.body, decider: decision.decider,
+                ownID: ownID, id: decision.id, body: decision.body, time: decision.time, decider: decision.decider,
                 enqueuedAt: decision.enqueuedAt)
         } catch {
             logger.error(

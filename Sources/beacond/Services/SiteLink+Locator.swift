@@ -111,7 +111,10 @@ extension SiteLink {
     func checkSilence(at now: Timestamp) {
         let connected = client.state.connected
         updateRoles(at: now) { r in
-            if connected != r.connected { r.connectedSince = connected ? now : nil }
+            if connected != r.connected {
+                r.connectedSince = connected ? now : nil
+                if connected { r.rejoined(at: now) }
+            }
             r.connected = connected
             // This process did not run for a while (stopped, swapped out, a suspended VM):
             // what it last heard of the others is old because it was not listening, not
@@ -129,8 +132,10 @@ extension SiteLink {
     private func updateRoles(at now: Timestamp, _ change: (inout SiteRoles) -> Void) {
         let (announcement, was, isLocator) = roles.withLock { r -> (LocatorElection.Announcement?, Bool, Bool) in
             let was = r.election.isLocator
+            let announced = r.election.announced?.gateway
             change(&r)
             let decided = r.election.decide(at: now)
+            r.announcementChanged(from: announced, at: now)
             // Under the roles' lock: two threads update them, and the gate must end with the
             // last one's answer.
             gate.setLocator(r.election.isLocator, at: now)

@@ -36,6 +36,10 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     /// MQTT client's thread's alone.
     var foreign: ForeignIntake
     let foreignTallies = Mutex<[String: ForeignTally]>([:])
+    /// When each system's topic last carried a message, and the connection whose silence on
+    /// them was told (`SiteLink+Foreign`).
+    let foreignLastMessage = Mutex<[ForeignIntake.System: Timestamp]>([:])
+    let foreignSilenceTold = Mutex<Timestamp?>(nil)
     private let pending = Mutex<[Sighting]>([])
     /// Who is online, what each says of itself, and the locator election (`SiteLink+Locator`).
     let roles: Mutex<SiteRoles>
@@ -202,6 +206,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         report.reconnects = state.reconnects
         report.lastError = state.lastError
         report.publishRefused = state.refused.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        report.silentTopics = silentForeignFilters(at: clock())
         report.queued = queued
         let c = counters.withLock { $0 }
         (report.batchesSent, report.sightingsUnsent) = (c.batchesSent, c.sightingsUnsent)
@@ -271,6 +276,7 @@ final class SiteLink: DaemonService, @unchecked Sendable {
         while !stopRequested.load(ordering: .relaxed) {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(Self.window.nanoseconds)))
             checkSilence(at: clock())
+            tellForeignSilence(at: clock())
             publishDeliveries()
             publishState(at: clock())
             let batch = pending.withLock { waiting -> [Sighting] in

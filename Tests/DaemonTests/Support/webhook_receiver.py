@@ -28,6 +28,7 @@ parser.add_argument("--status", type=int, default=200)
 parser.add_argument("--quiet", action="store_true", help="log only n, status, ids, subjects and arrival")
 parser.add_argument("--hang", action="store_true", help="never answer (a receiver that hangs)")
 parser.add_argument("--delay", type=float, default=0, help="answer after this many seconds (a slow receiver)")
+parser.add_argument("--port", type=int, default=0, help="listen here (a receiver started again where it was)")
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -103,6 +104,7 @@ def verify_standard(body, headers):
     return result
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+http.server.ThreadingHTTPServer.allow_reuse_address = True
+server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()
