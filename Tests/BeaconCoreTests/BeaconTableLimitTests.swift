@@ -55,4 +55,30 @@ import Testing
         #expect(engine.regionStatuses(client: "app").first?.state == .inside)
         #expect(engine.counters.receiversRefused == 50)
     }
+
+    /// Issue 51, item 5: made-up names filled the table, and then a configured receiver heard
+    /// for the first time (or added by a reload) had every sighting dropped until a restart.
+    /// Configured receivers always keep their place; only the others are bounded.
+    @Test func configuredReceiversKeepTheirPlaceWhateverMadeUpNamesCameFirst() {
+        let calibrations = ["dock-door": ReceiverCalibration(rssiAt1m: -59)]
+        var engine = Fixture.engine([Fixture.region("store", major: 1)], receivers: calibrations)
+        let limit = BeaconEngine.receiverLimit
+        for i in 0..<(limit + 10) {
+            _ = engine.ingest(Fixture.sighting(1 + Double(i) * 0.001, major: 2, receiver: "made-up-\(i)"))
+        }
+        #expect(engine.counters.receiversRefused == 10)
+        _ = engine.ingest(Fixture.sighting(3, major: 1, receiver: "dock-door"))
+        _ = engine.ingest(Fixture.sighting(3.5, major: 1, receiver: "dock-door"))
+        #expect(engine.counters.receiversRefused == 10, "the configured receiver was refused")
+        #expect(engine.regionStatuses(client: "app").first?.state == .inside)
+        // Added by a reload after the flood: taken too.
+        var site = SiteConfiguration()
+        site.receivers = [SiteReceiver(id: "aisle-9", position: Point(x: 0, y: 0), level: 0)]
+        _ = engine.reconfigureSite(site, calibrations: calibrations, at: Fixture.at(4))
+        _ = engine.ingest(Fixture.sighting(5, major: 1, receiver: "aisle-9"))
+        _ = engine.ingest(Fixture.sighting(5.5, major: 1, receiver: "aisle-9"))
+        #expect(engine.counters.receiversRefused == 10, "the receiver the reload added was refused")
+        _ = engine.ingest(Fixture.sighting(6, major: 2, receiver: "made-up-again"))
+        #expect(engine.counters.receiversRefused == 11)
+    }
 }

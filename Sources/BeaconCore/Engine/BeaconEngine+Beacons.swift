@@ -30,7 +30,13 @@ extension BeaconEngine {
         receiverIDs[name] = id
         receiverNames.append(name)
         receiverCalibration.append(calibrations[name])
+        if !configuredReceivers.contains(name) { unconfiguredReceivers += 1 }
         return id
+    }
+
+    /// Every receiver the configuration names: with a position, or a calibration.
+    static func named(_ site: SiteConfiguration, _ calibrations: [String: ReceiverCalibration]) -> Set<String> {
+        Set(site.receivers.map(\.id)).union(calibrations.keys)
     }
 
     mutating func beaconSlot(for identity: BeaconIdentity, frame: BeaconFrame, at t: Timestamp) -> Int32 {

@@ -47,6 +47,7 @@ extension BeaconEngine {
     public mutating func reconfigureSite(
         _ site: SiteConfiguration, calibrations: [String: ReceiverCalibration], at t: Timestamp
     ) -> Bool {
+        configuredReceivers = Self.named(site, calibrations)
         if calibration?.covers(site.receivers, uuid: site.calibrationUUID) != true {
             calibration = AutoCalibration(receivers: site.receivers, uuid: site.calibrationUUID, start: t)
         }

@@ -52,6 +52,12 @@ public struct BeaconEngine: Sendable {
     var slotOfReceiverID: [Int32] = []
     var receiverCalibration: [ReceiverCalibration?] = []
     let calibrations: [String: ReceiverCalibration]
+    /// The receivers the configuration names (a position or a calibration): each always gets
+    /// its place, however many made-up names a relay sent first (issue 51, item 5). Only the
+    /// others count against `receiverLimit`.
+    var configuredReceivers: Set<String>
+    /// Receivers heard that the configuration did not name when they were first heard.
+    var unconfiguredReceivers = 0
 
     /// Ranging regions (slots, in registration order) and the beacons each has heard recently.
     var rangingMembers: [Int32: Set<Int32>] = [:]
@@ -78,8 +84,9 @@ public struct BeaconEngine: Sendable {
     /// Beacons remembered at most: a flood of made-up identities (spoofed over the air or
     /// posted by a relay) cannot grow memory past this; the stalest are forgotten first.
     public static let defaultBeaconLimit = 20_000
-    /// Distinct receivers remembered; sightings from a new one past this are dropped and
-    /// counted (`EngineCounters.receiversRefused`). A site has a handful; relays add theirs.
+    /// Distinct receivers the configuration does not name remembered; sightings from a new one
+    /// past this are dropped and counted (`EngineCounters.receiversRefused`). A site has a
+    /// handful; relays add theirs. Configured receivers are never refused.
     public static let receiverLimit = 1024
     /// `defaultBeaconLimit`, unless a test sets another.
     public var beaconLimit = BeaconEngine.defaultBeaconLimit
@@ -91,6 +98,7 @@ public struct BeaconEngine: Sendable {
         settings = configuration.monitoring
         now = start
         calibrations = configuration.receivers
+        configuredReceivers = Self.named(configuration.site, configuration.receivers)
         nextSweep = start + BeaconEngine.sweepInterval
         let tracker = AssetTracker(
             site: configuration.site, calibrations: configuration.receivers,
@@ -188,7 +196,9 @@ public struct BeaconEngine: Sendable {
         }
         // Receiver names come from relays too: one inventing names cannot grow the table.
         // (The count first: the per-sighting cost is one comparison until the table is full.)
-        if receiverNames.count >= Self.receiverLimit, !knowsReceiver(sighting) {
+        if unconfiguredReceivers >= Self.receiverLimit, !knowsReceiver(sighting),
+            !configuredReceivers.contains(sighting.receiver)
+        {
             counters.receiversRefused += 1
             return events
         }
