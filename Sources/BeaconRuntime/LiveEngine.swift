@@ -314,6 +314,9 @@ public final class LiveEngine: @unchecked Sendable {
         return result.withLock { $0 }
     }
 
+    /// Whether `run()` has ended: calls are no longer taken.
+    public var hasFinished: Bool { finished.load(ordering: .relaxed) }
+
     /// The engine's counters; read after `run()` has returned.
     public var counters: EngineCounters { engine.counters }
     public var beaconCount: Int { engine.beaconCount }

@@ -43,48 +43,52 @@ extension StateStore {
     /// Where counting stands (with one zone's open visits only, when given); nil when it
     /// never started.
     public func zoneRollupMark(zone: String? = nil) throws -> ZoneRollup? {
-        try db.read { (db) throws(SQLiteError) in
-            guard
-                var mark = try db.rows(
-                    "SELECT next_hour_ns, through_seq, day_ns, day_from_seq FROM zone_rollup_mark", [],
-                    {
-                        ZoneRollup(
-                            nextHour: Timestamp(nanoseconds: $0.int64(0)), throughSeq: $0.int64(1), open: [],
-                            day: Timestamp(nanoseconds: $0.int64(2)), dayFromSeq: $0.int64(3), dayOpen: [])
-                    }
-                ).first
-            else { return nil }
-            var sql = "SELECT at_day, zone, asset, entered_ns FROM zone_open"
-            var arguments: [any SQLBindable] = []
-            if let zone {
-                sql += " WHERE zone = ?"
-                arguments.append(zone)
-            }
-            for (atDay, visit) in try db.rows(
-                sql + " ORDER BY entered_ns, asset", arguments,
+        try db.read { (db) throws(SQLiteError) in try Self.zoneRollupMark(zone: zone, in: db) }
+    }
+
+    static func zoneRollupMark(zone: String?, in db: SQLiteConnection) throws(SQLiteError) -> ZoneRollup? {
+        guard
+            var mark = try db.rows(
+                "SELECT next_hour_ns, through_seq, day_ns, day_from_seq FROM zone_rollup_mark", [],
                 {
-                    (
-                        $0.int64(0) != 0,
-                        ZoneHours.OpenVisit(
-                            zone: $0.string(1), asset: $0.string(2), entered: Timestamp(nanoseconds: $0.int64(3)))
-                    )
-                })
-            {
-                if atDay { mark.dayOpen.append(visit) } else { mark.open.append(visit) }
-            }
-            return mark
+                    ZoneRollup(
+                        nextHour: Timestamp(nanoseconds: $0.int64(0)), throughSeq: $0.int64(1), open: [],
+                        day: Timestamp(nanoseconds: $0.int64(2)), dayFromSeq: $0.int64(3), dayOpen: [])
+                }
+            ).first
+        else { return nil }
+        var sql = "SELECT at_day, zone, asset, entered_ns FROM zone_open"
+        var arguments: [any SQLBindable] = []
+        if let zone {
+            sql += " WHERE zone = ?"
+            arguments.append(zone)
         }
+        for (atDay, visit) in try db.rows(
+            sql + " ORDER BY entered_ns, asset", arguments,
+            {
+                (
+                    $0.int64(0) != 0,
+                    ZoneHours.OpenVisit(
+                        zone: $0.string(1), asset: $0.string(2), entered: Timestamp(nanoseconds: $0.int64(3)))
+                )
+            })
+        {
+            if atDay { mark.dayOpen.append(visit) } else { mark.open.append(visit) }
+        }
+        return mark
     }
 
     /// The stored transitions after `seq`, in order; of one zone only when given.
     public func zoneTransitions(after seq: Int64, zone: String? = nil) throws -> [ZoneRollup.Stored] {
-        try db.read { (db) throws(SQLiteError) in
-            var stored: [ZoneRollup.Stored] = []
-            try Self.forEachTransition(after: seq, through: .max, zone: zone, in: db) {
-                stored.append($0)
-            }
-            return stored
-        }
+        try db.read { (db) throws(SQLiteError) in try Self.zoneTransitions(after: seq, zone: zone, in: db) }
+    }
+
+    static func zoneTransitions(after seq: Int64, zone: String?, in db: SQLiteConnection) throws(SQLiteError)
+        -> [ZoneRollup.Stored]
+    {
+        var stored: [ZoneRollup.Stored] = []
+        try forEachTransition(after: seq, through: .max, zone: zone, in: db) { stored.append($0) }
+        return stored
     }
 
     /// The last transition stored (0 when none is).
@@ -97,14 +101,16 @@ extension StateStore {
     /// The days' figures, counted from their stored transitions as they are read (of one zone
     /// only when given): a day's transitions are not held at once.
     public func countDays(_ days: [ZoneRollup.Day], zone: String? = nil) throws -> [ZoneHourStats] {
+        try db.read { (db) throws(SQLiteError) in try Self.countDays(days, zone: zone, in: db) }
+    }
+
+    static func countDays(_ days: [ZoneRollup.Day], zone: String?, in db: SQLiteConnection) throws(SQLiteError)
+        -> [ZoneHourStats]
+    {
         var counter = ZoneRollup.DayCounter(days)
         guard let seqs = counter.seqs else { return [] }
-        return try db.read { (db) throws(SQLiteError) in
-            try Self.forEachTransition(after: seqs.after, through: seqs.through, zone: zone, in: db) {
-                counter.take($0)
-            }
-            return counter.finish()
-        }
+        try forEachTransition(after: seqs.after, through: seqs.through, zone: zone, in: db) { counter.take($0) }
+        return counter.finish()
     }
 
     static func forEachTransition(
@@ -128,15 +134,22 @@ extension StateStore {
         }
     }
 
-    /// Rolls every hour (and day) that ended by `now` into the roll-ups, and forgets what is
-    /// older than `keepAfter`: what the analytics' tick does. The hours read the transitions
-    /// after the rolled ones; a day that closed is counted from its transitions as they are
-    /// read, so midnight holds no more than an hour does. Whether the mark moved; nil when
-    /// counting never started.
-    public func rollZones(at now: Timestamp, keepAfter: Timestamp) throws -> Bool? {
+    /// Rolls the hours (and days) that ended by `now` into the roll-ups, at most `atMost` of
+    /// them, and forgets what is older than `keepAfter`: what the analytics' tick does. The
+    /// hours read the transitions after the rolled ones; a day that closed is counted from its
+    /// transitions as they are read, so midnight holds no more than an hour does. A mark ahead
+    /// of `now`'s hour (the clock went back) is moved back to it (`ZoneRollup.reanchor`).
+    /// Whether the mark moved; nil when counting never started.
+    public func rollZones(at now: Timestamp, keepAfter: Timestamp, atMost: Int = ZoneRollup.catchUpHours) throws
+        -> Bool?
+    {
         guard var mark = try zoneRollupMark() else { return nil }
+        if mark.reanchor(at: now) {
+            try saveRollup(mark, .init(), keepAfter: keepAfter)
+            return true
+        }
         guard now >= mark.nextHour + ZoneRollup.hour else { return false }
-        let (hours, days) = mark.rollHours(try zoneTransitions(after: mark.throughSeq), now: now)
+        let (hours, days) = mark.rollHours(try zoneTransitions(after: mark.throughSeq), now: now, atMost: atMost)
         var rolled = ZoneRollup.Rolled()
         (rolled.hours, rolled.days) = (hours, try countDays(days))
         try saveRollup(mark, rolled, keepAfter: keepAfter)
@@ -203,23 +216,29 @@ extension StateStore {
     /// by zone then start.
     public func zoneFigures(span: TimeSpan, zone: String?, from: Timestamp, to: Timestamp) throws -> [ZoneFigures] {
         try db.read { (db) throws(SQLiteError) in
-            var sql = """
-                SELECT zone, start_ns, visits, assets, occupancy_max, asset_ms, dwell_p50_ms, dwell_p90_ms,
-                  dwell_max_ms, dwell_bins FROM zone_rollup WHERE span_s = ? AND start_ns >= ? AND start_ns < ?
-                """
-            var arguments: [any SQLBindable] = [Int(span.seconds), from.nanoseconds, to.nanoseconds]
-            if let zone {
-                sql += " AND zone = ?"
-                arguments.append(zone)
-            }
-            return try db.rows(sql + " ORDER BY zone, start_ns", arguments) {
-                let assetSeconds = Double($0.int64(5)) / 1000
-                return ZoneFigures(
-                    zone: $0.string(0), start: Timestamp(nanoseconds: $0.int64(1)), length: span, visits: $0.int(2),
-                    assets: $0.int(3), occupancyMean: assetSeconds / span.seconds, occupancyMax: $0.int(4),
-                    assetSeconds: assetSeconds, dwellP50: Self.seconds($0, 6), dwellP90: Self.seconds($0, 7),
-                    dwellMax: Self.seconds($0, 8), bins: DwellBins(text: $0.string(9)))
-            }
+            try Self.zoneFigures(span: span, zone: zone, from: from, to: to, in: db)
+        }
+    }
+
+    static func zoneFigures(span: TimeSpan, zone: String?, from: Timestamp, to: Timestamp, in db: SQLiteConnection)
+        throws(SQLiteError) -> [ZoneFigures]
+    {
+        var sql = """
+            SELECT zone, start_ns, visits, assets, occupancy_max, asset_ms, dwell_p50_ms, dwell_p90_ms,
+              dwell_max_ms, dwell_bins FROM zone_rollup WHERE span_s = ? AND start_ns >= ? AND start_ns < ?
+            """
+        var arguments: [any SQLBindable] = [Int(span.seconds), from.nanoseconds, to.nanoseconds]
+        if let zone {
+            sql += " AND zone = ?"
+            arguments.append(zone)
+        }
+        return try db.rows(sql + " ORDER BY zone, start_ns", arguments) {
+            let assetSeconds = Double($0.int64(5)) / 1000
+            return ZoneFigures(
+                zone: $0.string(0), start: Timestamp(nanoseconds: $0.int64(1)), length: span, visits: $0.int(2),
+                assets: $0.int(3), occupancyMean: assetSeconds / span.seconds, occupancyMax: $0.int(4),
+                assetSeconds: assetSeconds, dwellP50: Self.seconds($0, 6), dwellP90: Self.seconds($0, 7),
+                dwellMax: Self.seconds($0, 8), bins: DwellBins(text: $0.string(9)))
         }
     }
 

@@ -6,22 +6,34 @@ extension StateStore {
     /// up to `now` — an answer never waits for the hour to close. Only buckets where something
     /// happened or someone was inside; by zone, then start. Zones are counted apart, so one
     /// zone's answer reads that zone's transitions only.
+    /// The figures, the mark and the transitions are read in one transaction: a roll between
+    /// the reads would otherwise leave an hour in neither the figures read nor the transitions
+    /// after the mark read next (issue 51, item 10).
     public func zoneBuckets(
         zone: String?, span: TimeSpan, from: Timestamp, to: Timestamp, now: Timestamp
     ) throws -> [ZoneFigures] {
-        var rows = try zoneFigures(span: span, zone: zone, from: from, to: to)
-        guard let mark = try zoneRollupMark(zone: zone),
+        try db.read { (db) throws(SQLiteError) in
+            try Self.zoneBuckets(zone: zone, span: span, from: from, to: to, now: now, in: db)
+        }
+    }
+
+    static func zoneBuckets(
+        zone: String?, span: TimeSpan, from: Timestamp, to: Timestamp, now: Timestamp, in db: SQLiteConnection
+    ) throws(SQLiteError) -> [ZoneFigures] {
+        var rows = try zoneFigures(span: span, zone: zone, from: from, to: to, in: db)
+        guard let mark = try zoneRollupMark(zone: zone, in: db),
             to > mark.nextHour || (span == ZoneRollup.dayLength && to > mark.day)
         else {
             return rows
         }
-        let (hours, days) = mark.underWayHours(try zoneTransitions(after: mark.throughSeq, zone: zone), now: now)
+        let (hours, days) = mark.underWayHours(
+            try zoneTransitions(after: mark.throughSeq, zone: zone, in: db), now: now)
         var underWay = ZoneRollup.Rolled()
         underWay.hours = hours
         // A day's transitions are counted as they are read, and only when days are asked for
         // or one ended that the analytics have not rolled yet.
         if span == ZoneRollup.dayLength || now >= mark.day + ZoneRollup.dayLength {
-            underWay.days = try countDays(days, zone: zone)
+            underWay.days = try countDays(days, zone: zone, in: db)
         }
         struct Key: Hashable {
             var zone: String

@@ -152,4 +152,22 @@ struct ZoneRollupTests {
         let read = DwellBins(text: "5:2 3:1 x:4 7: max=9.5")
         #expect(read.pairs.map { [$0.bin, $0.count] } == [[3, 1], [5, 2]] && read.total == 3 && read.max == 9.5)
     }
+
+    /// Issue 51, item 9: a damaged roll-up row trapped every report that spanned it — no max
+    /// (`max!`), counts that overflow when added — and an unsorted one was merged pair by pair.
+    @Test func aDamagedRowIsReadAsFarAsItGoesAndTrapsNothing() {
+        let noMax = DwellBins(text: "5:3 2:1")
+        #expect(noMax.max == nil && noMax.total == 4)
+        #expect(noMax.percentile(0.5) == DwellBins.middleValue(of: 5))
+        #expect(DwellBins(text: "4:1 max=nan").max == nil && DwellBins(text: "4:1 max=-3").max == nil)
+        var huge = DwellBins(text: "1:999999999 1:999999999 1:999999999")
+        #expect(huge.pairs.map(\.count) == [Int32.max])
+        huge.merge(DwellBins(text: "1:999999999 max=1.5"))
+        #expect(huge.pairs.map(\.count) == [Int32.max] && huge.percentile(0.9) == 1.5)
+        // Twenty thousand pairs in reverse order, each bin twice: added up, sorted.
+        let text = (0..<20_000).reversed().map { "\($0 % 10_000 + 1):1" }.joined(separator: " ")
+        let long = DwellBins(text: text)
+        #expect(long.pairs.count == 10_000 && long.pairs.allSatisfy { $0.count == 2 } && long.total == 20_000)
+        #expect(zip(long.pairs, long.pairs.dropFirst()).allSatisfy { $0.bin < $1.bin })
+    }
 }

@@ -1,6 +1,7 @@
 import BeaconCore
 import Foundation
 import Simulation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -91,5 +92,72 @@ import Testing
         #expect(left.map(\.seq) == Array(206...250) && left.map(\.transition) == Array(all.suffix(45)))
         try store.forgetTransitions(through: 300, chunk: 45)
         #expect(try store.zoneTransitions(after: 0).isEmpty && store.lastZoneTransitionSeq() == 0)
+    }
+
+    /// Issue 51, item 7: a clock a year ahead for one tick wrote 8,760 hours in one transaction,
+    /// and then, back, rolled and forgot nothing until it caught up while transitions piled up.
+    /// Now a roll takes at most `catchUpHours`, and a mark ahead of the clock moves back to it.
+    @Test func aClockAYearAheadRollsTwoDaysAndTheMarkComesBackWithTheClock() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.saveRollup(ZoneRollup(startingAt: Self.midnight, open: []), .init(), keepAfter: .seconds(0))
+        let day = Array(Self.transitions().prefix { $0.time < Self.midnight + .hours(2) })
+        try store.commit([], transitions: day)
+        let yearAhead = Self.midnight + .hours(24 * 365)
+        #expect(try store.rollZones(at: yearAhead, keepAfter: .seconds(0)) == true)
+        let hoursRows = try store.zoneFigures(span: ZoneRollup.hour, zone: nil, from: .seconds(0), to: yearAhead)
+        let lastRow = try #require(hoursRows.map(\.start).max())
+        #expect(lastRow < Self.midnight + .hours(Int64(ZoneRollup.catchUpHours)), "rolled up to \(lastRow)")
+        #expect(try store.zoneRollupMark()?.nextHour == Self.midnight + .hours(Int64(ZoneRollup.catchUpHours)))
+        // The clock back (2 h 30 past midnight): the mark comes back to its hour.
+        let back = Self.midnight + .minutes(150)
+        #expect(try store.rollZones(at: back, keepAfter: .seconds(0)) == true)
+        let mark = try #require(try store.zoneRollupMark())
+        #expect(mark.nextHour == Self.midnight + .hours(2) && mark.day == Self.midnight)
+        // And rolls on with it: what is made now is counted in its hour, and counted
+        // transitions are forgotten.
+        let later = [
+            ZoneTransition(zone: "dock", asset: "late", entered: true, time: back + .minutes(1)),
+            ZoneTransition(zone: "dock", asset: "late", entered: false, time: back + .minutes(40)),
+        ]
+        try store.commit([], transitions: later)
+        #expect(try store.rollZones(at: Self.midnight + .hours(4), keepAfter: .seconds(0)) == true)
+        let hour = try store.zoneFigures(
+            span: ZoneRollup.hour, zone: "dock", from: Self.midnight + .hours(2), to: Self.midnight + .hours(4))
+        #expect(hour.reduce(0) { $0 + $1.visits } >= 1, "\(hour)")
+        // Counted ones are forgotten; the day under way keeps its own until it closes.
+        #expect(try store.zoneTransitions(after: 0).map(\.transition) == later)
+    }
+
+    /// Issue 51, item 10: an answer read the figures, the mark and the transitions in three
+    /// transactions, so a roll between them dropped an hour from it. Answers read while the
+    /// analytics roll an hour at a time must each count every visit of the two days.
+    @Test func anAnswerReadWhileHoursRollCountsEveryVisit() throws {
+        let all = Self.transitions()
+        let end = Self.midnight + .hours(48)
+        for _ in 0..<3 {
+            let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+            try store.saveRollup(ZoneRollup(startingAt: Self.midnight, open: []), .init(), keepAfter: .seconds(0))
+            try store.commit([], transitions: all)
+            func visits() throws -> Int {
+                try store.zoneBuckets(zone: nil, span: ZoneRollup.hour, from: Self.midnight, to: end, now: end)
+                    .reduce(0) { $0 + $1.visits }
+            }
+            let expected = try visits()
+            #expect(expected > 100)
+            let rolling = Atomic<Bool>(true)
+            let roller = Thread {
+                while (try? store.rollZones(at: end, keepAfter: .seconds(0), atMost: 1)) == true {}
+                rolling.store(false, ordering: .releasing)
+            }
+            roller.start()
+            var answers = 0
+            while rolling.load(ordering: .acquiring) {
+                let got = try visits()
+                answers += 1
+                #expect(got == expected, "an answer read during a roll counted \(got) of \(expected) visits")
+                if got != expected { break }
+            }
+            #expect(answers > 0)
+        }
     }
 }

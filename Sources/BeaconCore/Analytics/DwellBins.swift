@@ -59,7 +59,9 @@ public struct DwellBins: Sendable, Equatable {
                 merged.append(other.pairs[j])
                 j += 1
             } else {
-                merged.append(Pair(bin: pairs[i].bin, count: pairs[i].count + other.pairs[j].count))
+                // Saturating: a damaged stored row may hold any count a bin can.
+                let count = Int32(clamping: Int(pairs[i].count) + Int(other.pairs[j].count))
+                merged.append(Pair(bin: pairs[i].bin, count: count))
                 i += 1
                 j += 1
             }
@@ -75,7 +77,10 @@ public struct DwellBins: Sendable, Equatable {
         var seen = 0
         for pair in pairs {
             seen += Int(pair.count)
-            if seen >= rank { return Swift.min(Self.middle(of: Int(pair.bin)), max!) }
+            // A stored row without its max (damaged) is read as bins alone.
+            if seen >= rank {
+                return max.map { Swift.min(Self.middle(of: Int(pair.bin)), $0) } ?? Self.middle(of: Int(pair.bin))
+            }
         }
         return max
     }
@@ -124,8 +129,10 @@ public struct DwellBins: Sendable, Equatable {
                 // "max=seconds", always last.
                 var rest: [UInt8] = []
                 while let b = utf8.next() { rest.append(b) }
-                if rest.starts(with: Array("ax=".utf8)) {
-                    max = Double(String(decoding: rest.dropFirst(3), as: UTF8.self))
+                if rest.starts(with: Array("ax=".utf8)),
+                    let m = Double(String(decoding: rest.dropFirst(3), as: UTF8.self)), m.isFinite, m >= 0
+                {
+                    max = m
                 }
                 bad = true
             default:
@@ -136,13 +143,16 @@ public struct DwellBins: Sendable, Equatable {
         if sorted {
             pairs = found
         } else {
-            for pair in found { merge(DwellBins(pairs: [pair])) }
+            // A damaged row: sorted and its repeated bins added up in one pass, not merged pair
+            // by pair (quadratic in its length).
+            for pair in found.sorted(by: { $0.bin < $1.bin }) {
+                if pairs.last?.bin == pair.bin {
+                    pairs[pairs.count - 1].count = Int32(clamping: Int(pairs[pairs.count - 1].count) + Int(pair.count))
+                } else {
+                    pairs.append(pair)
+                }
+            }
         }
-        total = pairs.reduce(0) { $0 + Int($1.count) }
-    }
-
-    private init(pairs: [Pair]) {
-        self.pairs = pairs
         total = pairs.reduce(0) { $0 + Int($1.count) }
     }
 }

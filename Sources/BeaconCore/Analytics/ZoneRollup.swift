@@ -78,14 +78,23 @@ public struct ZoneRollup: Sendable, Equatable {
         return rolled
     }
 
-    /// `roll` without the days: the hours that ended by `now`, from `stored` (the transitions
-    /// after `throughSeq` suffice), and the days they closed, left for a `DayCounter` to count
-    /// from the stored transitions as they are read.
-    public mutating func rollHours(_ stored: [Stored], now: Timestamp) -> (hours: [ZoneHourStats], days: [Day]) {
+    /// At most this many hours are rolled at once (`rollHours`' `atMost`, as the daemon rolls):
+    /// a week switched off is caught up in a few ticks, and a clock stepped a year ahead
+    /// writes two days of rows in one transaction, not 8,760 hours of them (issue 51, item 7).
+    public static let catchUpHours = 48
+
+    /// `roll` without the days: the hours that ended by `now` (at most `atMost` of them), from
+    /// `stored` (the transitions after `throughSeq` suffice), and the days they closed, left
+    /// for a `DayCounter` to count from the stored transitions as they are read.
+    public mutating func rollHours(_ stored: [Stored], now: Timestamp, atMost: Int = .max)
+        -> (hours: [ZoneHourStats], days: [Day])
+    {
         var hours: [ZoneHourStats] = []
         var days: [Day] = []
         var next = stored.firstIndex { $0.seq > throughSeq } ?? stored.endIndex
-        while now >= nextHour + Self.hour {
+        var rolled = 0
+        while now >= nextHour + Self.hour, rolled < atMost {
+            rolled += 1
             let end = nextHour + Self.hour
             var taken: [ZoneTransition] = []
             while next < stored.endIndex, stored[next].transition.time < end {
@@ -103,6 +112,19 @@ public struct ZoneRollup: Sendable, Equatable {
             }
         }
         return (hours, days)
+    }
+
+    /// The clock went back past the mark (set back for good, or back from a step ahead): the
+    /// mark moves to `now`'s hour and day, so that the hours roll again from here instead of
+    /// waiting for the clock to catch up while transitions pile up. Every transition is still
+    /// counted once: those after `throughSeq` in the hours from here. False when the mark is
+    /// not ahead of `now`'s hour.
+    public mutating func reanchor(at now: Timestamp) -> Bool {
+        let hour = ZoneHourStats.hour(of: now)
+        guard nextHour > hour else { return false }
+        nextHour = hour
+        (day, dayFromSeq, dayOpen) = (Self.day(of: hour), throughSeq, open)
+        return true
     }
 
     /// The hours not rolled yet, up to `now` (the last one so far), from the transitions after

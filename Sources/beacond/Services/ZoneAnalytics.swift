@@ -27,6 +27,13 @@ final class ZoneAnalytics: DaemonService, Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let threads = ServiceThreads()
     private let failures = Mutex(FailureEpisode())
+    /// The heat taken from the engine and not yet written: a take that outlived its wait, or a
+    /// write that failed, is written with the next.
+    private let heat = CarriedTake(empty: HeatMap()) { $0.merge($1) }
+    /// Steps of the wall clock between ticks, told apart as the engine does.
+    private let steps = Mutex(ClockStepDetector())
+    /// A counting start queued on the engine and not yet run: not queued twice.
+    private let startQueued = Atomic<Bool>(false)
 
     init(
         store: StateStore, engine: LiveEngine, publisher: EventPublisher, retention: TimeSpan,
@@ -54,16 +61,33 @@ final class ZoneAnalytics: DaemonService, Sendable {
     private func run() {
         while !stopRequested.load(ordering: .relaxed) {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(Self.every.nanoseconds)))
-            tick(now: clock())
+            tick(now: clock(), elapsed: BootClock.elapsed())
         }
     }
 
     /// Heat to the hour under way, then every hour that ended rolled. Nothing is rolled while
     /// events are held (a full disk): the transitions held with them belong to those hours.
-    func tick(now: Timestamp) {
+    /// Nor at a tick whose wall clock stepped since the last (`elapsed`: time since boot, as
+    /// the engine tells steps apart): a clock a year ahead for one tick is not believed; one
+    /// that stays is followed from the next tick, two days of hours a tick at most.
+    func tick(now: Timestamp, elapsed: TimeSpan) {
         do {
-            if let heat = engine.perform(timeout: .seconds(2), { engine, _ in (engine.takeHeatMap(), []) }) {
-                try store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
+            let taken = heat.collect(from: engine, timeout: .seconds(2)) { $0.takeHeatMap() }
+            if let step = steps.withLock({ $0.step(wall: now, elapsed: elapsed) }) {
+                heat.putBack(taken)
+                logger.info(
+                    "analytics.clock_stepped",
+                    metadata: [
+                        "step_s": "\(Int(step.seconds.rounded()))",
+                        "next": "nothing rolled at this tick; from the next, if the clock stays, hours roll by it",
+                    ])
+                return
+            }
+            if !taken.isEmpty {
+                do { try store.addHeat(taken, hour: ZoneHourStats.hour(of: now)) } catch {
+                    heat.putBack(taken)
+                    throw error
+                }
             }
             guard publisher.held.events == 0 else { return }
             guard try store.rollZones(at: now, keepAfter: now - retention.withLock { $0 }) != nil else {
@@ -90,7 +114,13 @@ extension ZoneAnalytics {
     /// zones — on the engine's thread, so that no turn commits between the reads.
     func startCounting() throws {
         let retention = retention.withLock { $0 }
-        let result: Result<Int, StartFailed>? = engine.perform(timeout: .seconds(2)) { [store] engine, now in
+        // One start at a time: a start that outlived its wait still runs, and a second queued
+        // behind it would append its fixes again.
+        guard startQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        let result: Result<Int, StartFailed>? = engine.perform(timeout: .seconds(2)) {
+            [self] engine, now in
+            defer { startQueued.store(false, ordering: .releasing) }
             do {
                 let stored = try store.zoneTransitions(after: 0)
                 let last = stored.last?.seq ?? 0
@@ -112,7 +142,8 @@ extension ZoneAnalytics {
             logger.info(
                 "analytics.started", metadata: ["transitions": "\(count)", "reason": "the state store opened late"])
         case let .failure(failed)?: throw failed
-        case nil: break  // the engine is busy or stopping: the next tick
+        case nil:  // the engine is busy (the start runs when it gets to it) or has stopped
+            if engine.hasFinished { startQueued.store(false, ordering: .releasing) }
         }
     }
 
