@@ -4,6 +4,11 @@
 //   beacond-site-bench load URL SITE GATEWAYS RATE SECONDS
 //       GATEWAYS gateways gw1…gwN, two receivers each (gwN-a, gwN-b), RATE sightings/s in all
 //       of 200 iBeacon tags; prints the bytes per sighting on the wire.
+//   beacond-site-bench matcher FLOOD
+//       the hand-over matcher (`HandOverMatcher`) under a flood of decisions of distinct keys,
+//       as a standby's account forging them sends: FLOOD decisions past its 20,000 limit, then
+//       the engine's side — an alert stored, looked up under the same lock — timed; prints
+//       µs per decision past the limit and per alert stored during the flood.
 //   beacond-site-bench walk URL SITE CROSSINGS
 //       gateway "gwa" with receivers r1…r4 at the corners of a 10 × 10 m floor hears one tag
 //       (D0:00:00:00:00:01) at 10 Hz, noise-free, walking along y = 5 between x = 1 and x = 9
@@ -197,13 +202,47 @@ func walk(url: String, site: String, crossings: Int) {
     client.stop()
 }
 
+func matcher(flood: Int) {
+    var m = HandOverMatcher()
+    let start = Timestamp.seconds(1_763_805_600)
+    func decision(_ i: Int) -> SiteDecision {
+        let body = "{\"type\":\"beacond.zone.enter\",\"subject\":\"tag-\(i)\",\"data\":{\"zone\":\"dock\"}}"
+        return SiteDecision(
+            id: "F\(i)", key: "beacond.zone.enter|tag-\(i)|dock|", time: start, enqueuedAt: start, body: body)
+    }
+    let made = (0..<(HandOverMatcher.limit + flood)).map(decision)
+    // Within one second of one another: no trim runs between them, as in a burst.
+    for i in 0..<HandOverMatcher.limit { _ = m.decided(made[i], at: start) }
+    var engineSide: [Double] = []
+    let began = SystemClock.monotonic
+    for i in HandOverMatcher.limit..<made.count {
+        _ = m.decided(made[i], at: start)
+        if i % 100 == 0 {
+            let t = SystemClock.monotonic
+            _ = m.madeHere(id: "O\(i)", key: "beacond.zone.exit|cart|dock|", time: start, wait: true, at: start)
+            engineSide.append(Double(SystemClock.monotonic - t) / 1000)
+        }
+    }
+    let perDecision = Double(SystemClock.monotonic - began) / 1000 / Double(flood)
+    engineSide.sort()
+    func twoPlaces(_ x: Double) -> Double { (x * 100).rounded() / 100 }
+    let each = twoPlaces(perDecision)
+    let p50 = twoPlaces(engineSide[engineSide.count / 2])
+    let worst = twoPlaces(engineSide.last ?? 0)
+    print(
+        "matcher: \(flood) decisions past the limit, \(each) µs each; an alert stored meanwhile p50 \(p50) µs, "
+            + "max \(worst) µs; held \(m.held)")
+}
+
 let args = CommandLine.arguments
 switch args.count > 1 ? args[1] : "" {
 case "load" where args.count == 7:
     load(url: args[2], site: args[3], gateways: Int(args[4])!, rate: Int(args[5])!, seconds: Double(args[6])!)
+case "matcher" where args.count == 3:
+    matcher(flood: Int(args[2])!)
 case "walk" where args.count == 5:
     walk(url: args[2], site: args[3], crossings: Int(args[4])!)
 default:
-    print("usage: beacond-site-bench load URL SITE GATEWAYS RATE SECONDS | walk URL SITE CROSSINGS")
+    print("usage: beacond-site-bench load URL SITE GATEWAYS RATE SECONDS | walk URL SITE CROSSINGS | matcher FLOOD")
     exit(64)
 }

@@ -15,12 +15,21 @@ public struct HandOverMatcher: Sendable {
         var id: String
         var time: Timestamp
         var seen: Timestamp
+        var serial: Int
     }
 
-    private var decisions: [String: [(decision: SiteDecision, seen: Timestamp)]] = [:]
+    private var decisions: [String: [(decision: SiteDecision, seen: Timestamp, serial: Int)]] = [:]
     private var own: [String: [Own]] = [:]
     private var count = 0
     private var lastTrim: Timestamp?
+    /// Every entry in the order it arrived (its serial, key and side), so that the oldest is
+    /// found at the head, not by looking through every key: the flood `limit` exists for made
+    /// each insert past it a scan of 20,000 keys under the lock the engine's thread takes for
+    /// every stored alert (issue 51, item 8). Entries paired or trimmed since are skipped when
+    /// met; the queue is compacted as its head advances.
+    private var arrivals: [(serial: Int, key: String, mine: Bool)] = []
+    private var head = 0
+    private var nextSerial = 0
 
     /// How far apart two gateways' engines may place the same alert: a batch's 250 ms, a
     /// smoothed RSSI that crosses a threshold a few packets later, a clock NTP keeps within
@@ -47,7 +56,7 @@ public struct HandOverMatcher: Sendable {
             if own[decision.key]!.isEmpty { own[decision.key] = nil }
             return mine.id
         }
-        decisions[decision.key, default: []].append((decision, now))
+        decisions[decision.key, default: []].append((decision, now, arrived(decision.key, mine: false)))
         count += 1
         if count > Self.limit { dropOldest() }
         return nil
@@ -66,18 +75,25 @@ public struct HandOverMatcher: Sendable {
             return theirs
         }
         if wait {
-            own[key, default: []].append(Own(id: id, time: time, seen: now))
+            own[key, default: []].append(Own(id: id, time: time, seen: now, serial: arrived(key, mine: true)))
             count += 1
             if count > Self.limit { dropOldest() }
         }
         return nil
     }
 
+    /// The next serial, queued as arriving now.
+    private mutating func arrived(_ key: String, mine: Bool) -> Int {
+        nextSerial += 1
+        arrivals.append((nextSerial, key, mine))
+        return nextSerial
+    }
+
     /// Forgets this gateway's alerts waiting for a decision: it has become the locator, and
     /// they are its own decisions now.
     public mutating func forgetOwn() {
         count -= own.values.reduce(0) { $0 + $1.count }
-        own = [:]
+        own = [:]  // their arrivals are skipped when met
     }
 
     private static func near(_ a: Timestamp, _ b: Timestamp) -> Bool {
@@ -98,18 +114,35 @@ public struct HandOverMatcher: Sendable {
             if own[key]!.isEmpty { own[key] = nil }
         }
         count = decisions.values.reduce(0) { $0 + $1.count } + own.values.reduce(0) { $0 + $1.count }
+        // Mostly stale by now: kept at most twice what is held (and a little), in order.
+        if arrivals.count - head > 2 * count + 1024 {
+            arrivals =
+                (decisions.flatMap { key, list in list.map { ($0.serial, key, false) } }
+                + own.flatMap { key, list in list.map { ($0.serial, key, true) } }).sorted { $0.0 < $1.0 }
+            head = 0
+        }
     }
 
+    /// Forgets the oldest entry held: the first in `arrivals` still there.
     private mutating func dropOldest() {
-        let theirs = decisions.min { $0.value[0].seen < $1.value[0].seen }
-        let mine = own.min { $0.value[0].seen < $1.value[0].seen }
-        if let theirs, mine.map({ theirs.value[0].seen <= $0.value[0].seen }) ?? true {
-            decisions[theirs.key]!.removeFirst()
-            if decisions[theirs.key]!.isEmpty { decisions[theirs.key] = nil }
-        } else if let mine {
-            own[mine.key]!.removeFirst()
-            if own[mine.key]!.isEmpty { own[mine.key] = nil }
+        while head < arrivals.count {
+            let (serial, key, mine) = arrivals[head]
+            head += 1
+            if mine, let i = own[key]?.firstIndex(where: { $0.serial == serial }) {
+                own[key]!.remove(at: i)
+                if own[key]!.isEmpty { own[key] = nil }
+            } else if !mine, let i = decisions[key]?.firstIndex(where: { $0.serial == serial }) {
+                decisions[key]!.remove(at: i)
+                if decisions[key]!.isEmpty { decisions[key] = nil }
+            } else {
+                continue
+            }
+            count -= 1
+            break
         }
-        count -= 1
+        if head > 4096, head * 2 > arrivals.count {
+            arrivals.removeFirst(head)
+            head = 0
+        }
     }
 }
