@@ -520,3 +520,6 @@ if what == "analytics" || what == "all" {
 if what == "analytics-store" || what == "all" { analyticsStoreBench() }
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }
+if what == "reload" {
+    reloadBench(assets: CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 20000 : 20000)
+}

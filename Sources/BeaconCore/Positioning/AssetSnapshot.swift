@@ -154,7 +154,7 @@ extension AssetTracker {
     /// fix inside raises nothing, outside an exit; still silent `lostAfter` after the restart
     /// (and after it was last heard), it leaves its zones.
     public mutating func restore(_ snapshot: AssetSnapshot, now: Timestamp) -> Bool {
-        guard let a = assets.firstIndex(where: { $0.id == snapshot.asset }) else { return false }
+        guard let a = assetIndex[snapshot.asset] else { return false }
         defer { restoreTag(a, snapshot, now: now) }
         var names: [String] = []
         for m in snapshot.zones {

@@ -10,7 +10,7 @@ extension AssetTracker {
 
     /// The asset's readings by receiver, strongest first; nil for an asset not configured.
     public func readings(asset id: String) -> [ReceiverReading]? {
-        guard let index = assets.firstIndex(where: { $0.id == id }) else { return nil }
+        guard let index = assetIndex[id] else { return nil }
         return states[index].readings.map { r, reading in
             ReceiverReading(receiver: receivers[r], rssi: reading.filter.estimate, lastSeen: reading.lastSeen)
         }.sorted { $0.rssi > $1.rssi }

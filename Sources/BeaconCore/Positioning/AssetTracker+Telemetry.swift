@@ -50,7 +50,8 @@ extension AssetTracker {
 
     /// A telemetry frame (TLM, Ruuvi) from `address` at `t`: kept on the asset whose tag
     /// sends from it. False when it is no asset's, or the frame is not telemetry.
-    /// Its battery falling below `battery_low` raises `asset.battery_low`, once per fall.
+    /// Its battery falling below `battery_low` raises `asset.battery_low`, once per fall: re-armed
+    /// only once it has read back above the margin for `TagRules.rearmAfter`.
     @discardableResult
     public mutating func telemetry(_ frame: BeaconFrame, address: String, at t: Timestamp, events: inout [Event])
         -> Bool
@@ -74,7 +75,11 @@ extension AssetTracker {
         } else if states[a].batteryLow,
             tagRules.batteryIsBack(millivolts: reading.batteryMillivolts, percent: reading.batteryPercent)
         {
-            states[a].batteryLow = false
+            let since = states[a].batteryBackSince ?? t
+            states[a].batteryBackSince = since
+            if t - since >= TagRules.rearmAfter { (states[a].batteryLow, states[a].batteryBackSince) = (false, nil) }
+        } else if states[a].batteryLow {
+            states[a].batteryBackSince = nil  // under the re-arm level again: the wait starts over
         }
         return true
     }
@@ -108,7 +113,7 @@ extension AssetTracker {
 
     /// What asset `id`'s tag last said of itself; nil for an asset the site does not have.
     public func telemetry(asset id: String) -> TagTelemetry? {
-        assets.firstIndex { $0.id == id }.map { states[$0].telemetry }
+        assetIndex[id].map { states[$0].telemetry }
     }
 }
 

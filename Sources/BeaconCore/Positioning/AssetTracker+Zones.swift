@@ -63,7 +63,7 @@ extension AssetTracker {
     mutating func recordVisitsEnded(by old: AssetTracker, at t: Timestamp) {
         guard recordsTransitions else { return }
         for (o, asset) in old.assets.enumerated() {
-            let a = assets.firstIndex { $0.id == asset.id }
+            let a = assetIndex[asset.id]
             for (oz, zone) in old.definition.zones.enumerated() where old.states[o].zones[oz].inside {
                 let z = definition.zones.firstIndex(of: zone)
                 if let a, let z, states[a].zones[z].inside { continue }

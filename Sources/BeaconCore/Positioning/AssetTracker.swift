@@ -21,6 +21,9 @@ public struct AssetTracker: Sendable {
     let receiverIndex: [String: Int]
     let calibrations: [ReceiverCalibration?]
     let assets: [AssetDefinition]
+    /// Each asset's index by its id: a reload and a restore look every asset up by id, and a
+    /// scan each made them quadratic in the assets (issue 51, item 17).
+    let assetIndex: [String: Int]
     let byAddress: [String: Int]
     /// The same, by the 48 bits of each address written `AA:BB:CC:DD:EE:FF`: a sighting's
     /// address is looked up without being written out.
@@ -106,6 +109,9 @@ public struct AssetTracker: Sendable {
         var telemetry = TagTelemetry()
         /// Its battery is below `battery_low` and that was told (re-armed above it).
         var batteryLow = false
+        /// Since when a told battery has read back above the re-arm level, without a reading
+        /// under it since (`TagRules.rearmAfter`).
+        var batteryBackSince: Timestamp?
         /// Missing since then (SPEC §7.4), last heard at `missingLastSeen`; heard again at
         /// `heardAgainAt` (told at the next tick, with its position).
         var missingSince: Timestamp?
@@ -131,6 +137,7 @@ public struct AssetTracker: Sendable {
         receiverIndex = Dictionary(site.receivers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         self.calibrations = site.receivers.map { calibrations[$0.id] }
         assets = site.assets
+        assetIndex = Dictionary(site.assets.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         var addresses: [String: Int] = [:]
         for (i, asset) in site.assets.enumerated() {
             if case let .address(a) = asset.tag { addresses[a] = i }
@@ -321,7 +328,7 @@ extension AssetTracker {
             }
         }
         for (a, asset) in assets.enumerated() {
-            guard let o = old.assets.firstIndex(where: { $0.id == asset.id }) else { continue }
+            guard let o = old.assetIndex[asset.id] else { continue }
             let previous = old.states[o]
             let sameTag = old.assets[o].tag == asset.tag
             if sameReceivers && sameTag { states[a].readings = previous.readings }
@@ -343,6 +350,7 @@ extension AssetTracker {
                 states[a].interval = previous.interval
                 states[a].telemetry = previous.telemetry
                 states[a].batteryLow = previous.batteryLow
+                states[a].batteryBackSince = previous.batteryBackSince
             }
             (states[a].missingSince, states[a].missingLastSeen) = (previous.missingSince, previous.missingLastSeen)
             states[a].heardAgainAt = previous.heardAgainAt

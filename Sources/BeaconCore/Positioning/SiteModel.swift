@@ -118,6 +118,12 @@ public struct TagRules: Sendable, Equatable {
         return false
     }
 
+    /// A told battery is re-armed once it has read back above the margin this long, with no
+    /// reading under it between: a cell that recovers for a moment when its load stops (or a
+    /// tag whose readings flap) is told once, not at every fall (issue 51, item 11: 30 alerts
+    /// in 30 s); a battery replaced reads back for good and is told again when it falls.
+    public static let rearmAfter = TimeSpan.minutes(10)
+
     /// Re-armed only this far above the threshold (SPEC §7.4: 100 mV or 5 %), so a battery
     /// that wavers at the threshold is told once per fall, not at each reading.
     public func batteryIsBack(millivolts: Int?, percent: Int?) -> Bool {
