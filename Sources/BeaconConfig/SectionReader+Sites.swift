@@ -45,7 +45,10 @@ extension SectionReader {
             guard let key = IdentityResolvingKey(hex: s) else {
                 reader.fail(
                     f["irk"]!, f.path("irk"),
-                    "expected an identity resolving key of 32 hex digits (beaconctl enroll prints it), got \"\(s)\"")
+                    // Not echoed: a key mistyped by a digit is still most of a phone's secret,
+                    // and this goes to the journal of a refused reload and to --check-config.
+                    "expected an identity resolving key of 32 hex digits (beaconctl enroll prints it), got "
+                        + "\(s.count) characters (not shown: a key is a secret)")
                 return nil
             }
             return .irk(key)

@@ -53,7 +53,7 @@ struct Enroll: ParsableCommand {
             let name = paired.name ?? device
             print(
                 """
-                # \(name), paired with adapter \(adapter). Paste under assets: in beacond.yaml; the key lets anyone \
+                # \(Self.quoted(name)), paired with adapter \(adapter). Paste under assets: in beacond.yaml; the key lets anyone \
                 who has it follow the device, so keep the file root's (0600).
                   - {id: \(id ?? Self.identifier(name)), name: \(Self.quoted(name)), beacon: {irk: \(key.hex)}}
                 """)
@@ -101,11 +101,23 @@ struct Enroll: ParsableCommand {
         return out.isEmpty ? "phone" : String(out.prefix(64))
     }
 
+    /// A YAML double-quoted scalar of `s` that beacond reads back as `s`: quotes and
+    /// backslashes escaped, and every character YAML does not allow printed in a quoted
+    /// scalar (control characters, C1 controls, a byte-order mark, a device's name may hold
+    /// any of them) as a `\u` escape. A newline printed raw would also end the comment line.
     static func quoted(_ s: String) -> String {
         var out = "\""
-        for c in s {
-            if c == "\"" || c == "\\" { out.append("\\") }
-            out.append(c)
+        for c in s.unicodeScalars {
+            switch c.value {
+            case 0x22, 0x5C:
+                out += "\\"
+                out.unicodeScalars.append(c)
+            case 0..<0x20, 0x7F...0x9F, 0xFEFF, 0xFFFE, 0xFFFF:
+                let hex = String(c.value, radix: 16, uppercase: true)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default:
+                out.unicodeScalars.append(c)
+            }
         }
         return out + "\""
     }

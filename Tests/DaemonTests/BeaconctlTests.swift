@@ -250,6 +250,13 @@ import Testing
         #expect(rows[2].hasPrefix("crate-1") && rows[2].contains("ok"))
         let low = try ctl(d, ["tags", "--battery-low"])
         #expect(low.stdout.split(separator: "\n").count == 2 && low.stdout.contains("pallet-9"))
+        // Issue 51, item 16: in volts, Prometheus' base unit, as promtool checks.
+        let metrics = try d.client.request("GET", "/metrics").body
+        #expect(metrics.contains("beacond_asset_battery_volts{asset=\"pallet-9\"} 2.41\n"), "\(metrics)")
+        let file = d.dir.appendingPathComponent("metrics.txt")
+        try metrics.write(to: file, atomically: true, encoding: .utf8)
+        let check = try runCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", "promtool check metrics < \(file.path)"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         #expect(d.stop() == 0)
     }
 

@@ -12,7 +12,7 @@ import Testing
     /// `<store>/<adapter>/settings`, `cache/`, and `<device>/info` and `attributes` for a phone
     /// paired over LE; its key stored as the kernel hands it over (least significant byte
     /// first): the Core specification's sample key ec0234a3…7d9b.
-    static func store(irk: Bool = true) throws -> URL {
+    static func store(irk: Bool = true, name: String = "Anna's iPhone") throws -> URL {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("bluez-\(UUID().uuidString)")
         let adapterDir = root.appendingPathComponent(adapter)
         let device = adapterDir.appendingPathComponent(phone)
@@ -24,7 +24,7 @@ import Testing
             .write(to: adapterDir.appendingPathComponent("settings"), atomically: true, encoding: .utf8)
         var info = """
             [General]
-            Name=Anna's iPhone
+            Name=\(name)
             AddressType=public
             SupportedTechnologies=LE;
             Trusted=true
@@ -51,6 +51,29 @@ import Testing
 
     static func enroll(_ store: URL, _ address: String) throws -> CommandOutput {
         try runCommand(Executables.built("beaconctl"), ["enroll", "--store", store.path, address])
+    }
+
+    /// Issue 51, item 15: a device's name with control characters (an escape, a tab, a C1
+    /// control, a quote) made an entry beacond refused. What enroll prints — the comment and
+    /// the entry — is read back by beacond with the name whole.
+    @Test func aNameWithControlCharactersPrintsAnEntryBeacondReads() throws {
+        // As bluetoothd stores it (GLib's key file: the tab and the backslash escaped).
+        let name = "Anna\u{1B}[31m \"red\"\tphone\u{85}\\x"
+        let stored = "Anna\u{1B}[31m \"red\"\\tphone\u{85}\\\\x"
+        let out = try Self.enroll(try Self.store(name: stored), Self.phone)
+        #expect(out.status == 0, "\(out.stderr)")
+        let lines = out.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 3 && lines[0].hasPrefix("# \"Anna\\u001B[31m"), "\(out.stdout)")
+        let dir = try Executables.temporaryDirectory()
+        let file = dir.appendingPathComponent("beacond.yaml")
+        try ("assets:\n" + out.stdout).write(to: file, atomically: true, encoding: .utf8)
+        let check = try runCommand(Executables.built("beacond"), ["--check-config", "--config", file.path])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let d = try APIDaemon(extra: "assets:\n" + out.stdout)
+        try d.start()
+        let assets = try d.client.request("GET", "/v1/assets").object["assets"] as? [[String: Any]] ?? []
+        #expect(assets.first?["name"] as? String == name, "\(assets)")
+        #expect(d.stop() == 0)
     }
 
     @Test func thePrintedEntryFollowsThePhoneAcrossItsAddresses() throws {

@@ -14,7 +14,9 @@ public struct PairedDevice: Sendable, Equatable {
     /// Reads an `info` file's text; groups and keys it does not need are skipped.
     public init(info text: String) {
         var group = ""
-        for raw in text.split(whereSeparator: \.isNewline) {
+        // Lines end at "\n" alone, as GLib's key files do: a name may hold other line
+        // separators (U+0085, U+2028) that are the name's.
+        for raw in text.split(separator: "\n").map({ $0.hasSuffix("\r") ? $0.dropLast() : $0 }) {
             let line = raw.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
@@ -25,7 +27,7 @@ public struct PairedDevice: Sendable, Equatable {
             let key = String(line[..<eq]).trimmingSpaces
             let value = String(line[line.index(after: eq)...]).trimmingSpaces
             switch (group, key) {
-            case ("General", "Name"): name = value
+            case ("General", "Name"): name = Self.unescaped(value)
             case ("General", "AddressType"): addressType = value
             case ("IdentityResolvingKey", "Key"):
                 let hex = value.hasPrefix("0x") ? String(value.dropFirst(2)) : value
@@ -35,6 +37,33 @@ public struct PairedDevice: Sendable, Equatable {
             default: break
             }
         }
+    }
+
+    /// A key file's string value as GLib writes it (`g_key_file_set_string`): `\s`, `\n`,
+    /// `\t`, `\r` and `\\` escapes; any other backslash is kept.
+    static func unescaped(_ value: String) -> String {
+        guard value.contains("\\") else { return value }
+        var out = ""
+        var escaping = false
+        for c in value {
+            if escaping {
+                switch c {
+                case "s": out.append(" ")
+                case "n": out.append("\n")
+                case "t": out.append("\t")
+                case "r": out.append("\r")
+                case "\\": out.append("\\")
+                default: out += "\\" + String(c)
+                }
+                escaping = false
+            } else if c == "\\" {
+                escaping = true
+            } else {
+                out.append(c)
+            }
+        }
+        if escaping { out.append("\\") }
+        return out
     }
 }
 
