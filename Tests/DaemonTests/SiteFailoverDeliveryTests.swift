@@ -17,22 +17,13 @@ import Testing
     @Test func theNewLocatorsAlertsReachTheBrokerAndTheWebhookByTheirIDs() throws {
         // The broker as docs/sites.md locks it down, keeping its sessions and retained
         // messages across its restart as a store's broker does (`persistence true`).
-        let passwords = ["gw1": "pw-gw1", "gw2": "pw-gw2", "gw3": "pw-gw3", "wms": "pw-wms"]
-        let broker = try PrivateBroker(users: passwords, persistent: true, lockedDown: true)
+        let broker = try PrivateBroker(users: SiteTests.passwords, persistent: true, lockedDown: true)
         let wms = try MQTTSubscriber(broker, topics: [Self.events + "#"], session: "wms", user: "wms")
         try wms.waitUntil("the subscription", timeout: 5) { _ in true }
         usleep(300_000)
         let receiver = try WebhookReceiver()
-        let gateways = try [("gw1", 100), ("gw2", 50), ("gw3", 10)].map { id, priority in
-            let dir = try Executables.temporaryDirectory()
-            let secret = dir.appendingPathComponent("mqtt.secret")
-            try passwords[id]!.write(to: secret, atomically: true, encoding: .utf8)
-            return try APIDaemon(
-                extra: SiteHandOverTests.config(
-                    broker, receiver: receiver, priority: priority, login: (id, secret.path)),
-                monitoring: "exit_timeout: 30s", dir: dir, gatewayID: id)
-        }
-        for g in gateways { try g.start(arguments: ["--simulate", "--no-print-events"]) }
+        let gateways = try SiteHandOverTests.startGateways(
+            [("gw1", 100), ("gw2", 50), ("gw3", 10)], on: broker, receiver: receiver)
         let (gw1, gw2, gw3) = (gateways[0], gateways[1], gateways[2])
         try receiver.waitUntil("gw1's alerts", timeout: 60) { _ in
             receiver.delivered.count >= 5 && SiteHandOverTests.senders(receiver).allSatisfy { $0 == "gw1" }

@@ -40,16 +40,7 @@ import Testing
     @Test func aStandbysDecisionsNeitherRewriteNorSilenceTheLocatorsAlerts() throws {
         let broker = try PrivateBroker(users: SiteTests.passwords, lockedDown: true)
         let receiver = try WebhookReceiver()
-        let gateways = try [("gw1", 100), ("gw2", 50)].map { id, priority in
-            let dir = try Executables.temporaryDirectory()
-            let secret = dir.appendingPathComponent("mqtt.secret")
-            try SiteTests.passwords[id]!.write(to: secret, atomically: true, encoding: .utf8)
-            return try APIDaemon(
-                extra: SiteHandOverTests.config(
-                    broker, receiver: receiver, priority: priority, login: (id, secret.path)),
-                monitoring: "exit_timeout: 30s", dir: dir, gatewayID: id)
-        }
-        for g in gateways { try g.start(arguments: ["--simulate", "--no-print-events"]) }
+        let gateways = try SiteHandOverTests.startGateways([("gw1", 100), ("gw2", 50)], on: broker, receiver: receiver)
         let (gw1, gw2) = (gateways[0], gateways[1])
         try receiver.waitUntil("gw1 delivering", timeout: 60) { _ in receiver.delivered.count >= 3 }
         // 30 s of gw3's account deciding every alert of the store: fresh with forged bodies,

@@ -35,6 +35,25 @@ import Testing
             + "\"asset.missing\", \"asset.found\"], batch: {max_events: 5, max_delay: 0s}}\n"
     }
 
+    /// The simulated store's gateways `ids` (with their locator priorities), each logged in as
+    /// its own user of `broker` (`SiteTests.passwords`) unless `open`, started simulating, their
+    /// zone alerts to `receiver`.
+    static func startGateways(
+        _ ids: [(String, Int)], on broker: PrivateBroker, receiver: WebhookReceiver, open: Bool = false
+    ) throws -> [APIDaemon] {
+        let gateways = try ids.map { id, priority in
+            let dir = try Executables.temporaryDirectory()
+            let secret = dir.appendingPathComponent("mqtt.secret")
+            try SiteTests.passwords[id]!.write(to: secret, atomically: true, encoding: .utf8)
+            return try APIDaemon(
+                extra: Self.config(
+                    broker, receiver: receiver, priority: priority, login: open ? nil : (id, secret.path)),
+                monitoring: "exit_timeout: 30s", dir: dir, gatewayID: id)
+        }
+        for g in gateways { try g.start(arguments: ["--simulate", "--no-print-events"]) }
+        return gateways
+    }
+
     /// An alert as a consumer tells alerts apart by content: type, asset, zone.
     struct Alert: Hashable {
         var type: String, subject: String, zone: String
@@ -142,22 +161,13 @@ import Testing
     /// and of the site's alerts (gw1's until the kill, gw2's after) never delivered.
     func handOver() throws -> (Int, Int, Int) {
         // The broker as docs/sites.md locks it down (the shipped configuration and ACL).
-        let passwords = ["gw1": "pw-gw1", "gw2": "pw-gw2", "gw3": "pw-gw3", "wms": "pw-wms"]
         // BEACOND_HANDOVER_OPEN_BROKER=1: an open broker, as before the lock-down (to measure a
         // build from before the hand-over by decisions, which the ACL would refuse).
         let open = ProcessInfo.processInfo.environment["BEACOND_HANDOVER_OPEN_BROKER"] == "1"
-        let broker = try open ? PrivateBroker() : PrivateBroker(users: passwords, lockedDown: true)
+        let broker = try open ? PrivateBroker() : PrivateBroker(users: SiteTests.passwords, lockedDown: true)
         let receiver = try WebhookReceiver()
-        let gateways = try [("gw1", 100), ("gw2", 50), ("gw3", 10)].map { id, priority in
-            let dir = try Executables.temporaryDirectory()
-            let secret = dir.appendingPathComponent("mqtt.secret")
-            try passwords[id]!.write(to: secret, atomically: true, encoding: .utf8)
-            return try APIDaemon(
-                extra: Self.config(
-                    broker, receiver: receiver, priority: priority, login: open ? nil : (id, secret.path)),
-                monitoring: "exit_timeout: 30s", dir: dir, gatewayID: id)
-        }
-        for g in gateways { try g.start(arguments: ["--simulate", "--no-print-events"]) }
+        let gateways = try Self.startGateways(
+            [("gw1", 100), ("gw2", 50), ("gw3", 10)], on: broker, receiver: receiver, open: open)
         let (gw1, gw2, gw3) = (gateways[0], gateways[1], gateways[2])
         try receiver.waitUntil("gw1's alerts, tag-22's battery among them", timeout: 60) { _ in
             receiver.delivered.count >= 8 && Self.senders(receiver).allSatisfy { $0 == "gw1" }
