@@ -39,7 +39,10 @@ func reloadBench(assets count: Int) {
     let before = try! ConfigLoader.load(yaml: yaml(renaming: "asset-0"), file: "bench.yaml")
     let after = try! ConfigLoader.load(yaml: yaml(renaming: "asset-renamed"), file: "bench.yaml")
     var engine = BeaconEngine(configuration: before.engineConfiguration, start: start)
-    let saved = engine.savedState().assets
+    // Each asset's saved state as a restart reads it (no zone: the lookup is what is timed).
+    let saved = before.assets.map {
+        AssetSnapshot(asset: $0.id, lastHeard: start, position: Point(x: 1, y: 1), level: 0, accuracy: 1, zones: [])
+    }
     var t0 = DispatchTime.now().uptimeNanoseconds
     let changed = engine.reconfigureSite(
         after.engineConfiguration.site, calibrations: after.engineConfiguration.receivers, at: start + .seconds(1))
@@ -51,5 +54,5 @@ func reloadBench(assets count: Int) {
     let restore = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
     print(
         "reload: \(count) assets, 50 zones: the reload \((reload * 10).rounded() / 10) ms, "
-            + "restoring \(saved.count) saved assets \((restore * 10).rounded() / 10) ms (\(restored) placed)")
+            + "restoring \(saved.count) saved assets \((restore * 10).rounded() / 10) ms (\(restored) with zones)")
 }
