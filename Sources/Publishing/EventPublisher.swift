@@ -184,9 +184,9 @@ public final class EventPublisher: @unchecked Sendable {
             guard !batch.isEmpty || states != nil else { return (false, nil) }
             var routed = false
             do {
-                // Alerts reach the disk before anyone is told of them; positions and ranging
-                // updates, superseded within seconds, do not wait for an fsync each.
-                let synced = batch.contains { !HeldEvents.supersededTypes.contains($0.type) }
+                // Alerts reach the disk before anyone is told of them; positions, ranging and
+                // proximity, superseded within seconds, do not wait for an fsync each.
+                let synced = batch.contains { !EventClass(type: $0.type).isSuperseded }
                 try store.commit(
                     batch, at: now, synced: synced,
                     webhooks: { event in

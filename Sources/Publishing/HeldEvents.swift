@@ -1,3 +1,4 @@
+import BeaconCore
 import Storage
 
 /// Events the state store could not take — a full disk, a failing SD card — kept in memory,
@@ -6,13 +7,12 @@ import Storage
 ///
 /// Memory is bounded (`limit` events: the daemon's RSS grew by 10 MB to hold them,
 /// `bench/disk-full.py`). Past it,
-/// the oldest `asset.position` and `ranging` events go first: each is superseded by the next
-/// one for the same asset or region within seconds, while an enter or exit that is lost is a
-/// missed alert. Only when nothing else is left do the oldest events of other kinds go.
+/// the oldest superseded events go first (`EventClass.state`: positions, ranging, proximity):
+/// each is replaced by the next one for the same asset, region or beacon within seconds, while
+/// an enter or exit that is lost is a missed alert. Only when nothing else is left do the
+/// oldest events of other kinds go.
 struct HeldEvents: Sendable {
     static let limit = 10_000
-    /// Kinds an operator loses least by: periodic, and superseded by the next one.
-    static let supersededTypes: Set<String> = ["beacond.asset.position", "beacond.ranging"]
 
     private(set) var events: [StateStore.StoredEvent] = []
     /// Events given up on since the store last took a write.
@@ -28,7 +28,7 @@ struct HeldEvents: Sendable {
         var excess = events.count - limit
         guard excess > 0 else { return [] }
         var keep = [Bool](repeating: true, count: events.count)
-        for i in events.indices where excess > 0 && Self.supersededTypes.contains(events[i].type) {
+        for i in events.indices where excess > 0 && EventClass(type: events[i].type).isSuperseded {
             keep[i] = false
             excess -= 1
         }

@@ -14,7 +14,8 @@ import Synchronization
 public final class MQTTBatchTransport: BatchTransport, Sendable {
     /// The outbox these events wait in: not a valid webhook id, so no webhook can share it.
     public static let outboxID = "mqtt:events"
-    public static let lossy: Set<String> = ["asset.position", "ranging", "beacon.proximity"]
+    /// Whether an event of `kind` goes at QoS 0: one the next replaces (`EventClass.state`).
+    public static func lossy(_ kind: String) -> Bool { EventClass(type: kind).isSuperseded }
 
     private let client: any MQTTConnection
     private let topics: SiteTopics
@@ -51,7 +52,7 @@ public final class MQTTBatchTransport: BatchTransport, Sendable {
         var waiting = Set<Int32>()
         for entry in batch {
             let kind = Self.kind(entry.type)
-            let qos: Int32 = Self.lossy.contains(kind) ? 0 : 1
+            let qos: Int32 = Self.lossy(kind) ? 0 : 1
             let message = MQTTClient.Message(
                 topic: topics[.events(kind: kind)], text: entry.body, qos: qos, retain: false)
             guard let mid = client.publish(message) else {

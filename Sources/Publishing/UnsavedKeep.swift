@@ -146,7 +146,7 @@ public final class UnsavedKeep: Sendable {
             try store.removeEvents(dropped)
             c.hasEvents = true
         }
-        let alerts = events.filter { !HeldEvents.supersededTypes.contains($0.type) }
+        let alerts = events.filter { !EventClass(type: $0.type).isSuperseded }
         guard !alerts.isEmpty else { return }
         reserve { r in
             let fitted = try r.file.append(alerts)

@@ -30,13 +30,9 @@ public struct HistoryRetention: Sendable, Equatable {
         self.telemetry = telemetry
     }
 
-    /// The frequent types: measurements made every few seconds, not changes of state.
-    public static let telemetryTypes: Set<String> = ["asset.position", "ranging", "beacon.proximity"]
-
-    /// Whether a type (`asset.position` or `beacond.asset.position`) is telemetry.
-    public static func isTelemetry(_ type: String) -> Bool {
-        telemetryTypes.contains(type.hasPrefix("beacond.") ? String(type.dropFirst(8)) : type)
-    }
+    /// Whether a type (`asset.position` or `beacond.asset.position`) is kept as telemetry: the
+    /// measurements the next one supersedes (`EventClass.state`).
+    public static func isTelemetry(_ type: String) -> Bool { EventClass(type: type).isSuperseded }
 
     public func keep(telemetry: Bool) -> Keep { telemetry ? self.telemetry : alerts }
 }

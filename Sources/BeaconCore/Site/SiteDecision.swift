@@ -31,14 +31,12 @@ public struct SiteDecision: Sendable, Equatable {
         self.body = body
     }
 
-    /// Event types that are not handed over by id. Positions, ranging and proximity are
-    /// replaced within seconds and not worth a message each; an adapter's state is its own
-    /// gateway's.
-    public static let notHandedOver = [
-        "beacond.asset.position", "beacond.ranging", "beacond.beacon.proximity", "beacond.adapter.state",
-    ]
+    /// Event types that are not handed over by id (`EventClass`): positions, ranging and
+    /// proximity are replaced within seconds and not worth a message each; an adapter's state
+    /// is its own gateway's.
+    public static let notHandedOver = EventClass.state.types + EventClass.local.types
 
-    public static func handedOver(type: String) -> Bool { !notHandedOver.contains(type) }
+    public static func handedOver(type: String) -> Bool { EventClass(type: type).isHandedOver }
 
     /// A stored event of this gateway's as a decision (its time read from the body); nil when
     /// the body is not a CloudEvent.
