@@ -23,7 +23,8 @@ import Testing
             .assetPosition(fix),
         ]
         for condition in [AlarmDefinition.Condition.enter, .exit, .dwell] {
-            all.append(.zone(ZoneAlert(alarm: "x", asset: "a", zone: "z", condition: condition, position: nil, level: nil)))
+            all.append(
+                .zone(ZoneAlert(alarm: "x", asset: "a", zone: "z", condition: condition, position: nil, level: nil)))
         }
         for condition in [TagAlert.Condition.batteryLow, .missing, .found] {
             all.append(.tag(TagAlert(asset: "a", condition: condition)))
