@@ -3,6 +3,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import HTTPServer
+import POSIX
 import Publishing
 import Storage
 
@@ -56,6 +57,7 @@ extension APIRouter {
         report.stateStore = context.store?.path
         report.stateStoreError = context.store?.openFailure
         report.stateStoreWALBytes = context.store?.walBytes
+        report.stateWrittenBytes = ProcessIO.writtenBytes()
         report.stateReserve = runtime.stateReserve.map {
             StatusReport.Reserve(file: $0.file, bytes: $0.bytes, alertsKept: $0.alerts)
         }

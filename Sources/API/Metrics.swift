@@ -3,6 +3,7 @@ import BeaconConfig
 import BeaconCore
 import BeaconRuntime
 import HTTPServer
+import POSIX
 import Publishing
 import Storage
 import Synchronization
@@ -62,6 +63,7 @@ extension APIRouter {
                 .stateWalBytes,
                 Double(store.walBytes))
         }
+        if let written = ProcessIO.writtenBytes() { m.counter(.stateWrittenBytesTotal, written) }
         m.family(.eventsTotal)
         for (type, count) in context.publisher.countsByType.sorted(by: { $0.key < $1.key }) {
             m.sample(.eventsTotal, ["type": type], Double(count))

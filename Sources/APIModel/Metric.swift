@@ -15,6 +15,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case eventsDroppedTotal = "beacond_events_dropped_total"
     case stateStoreEmptiedTotal = "beacond_state_store_emptied_total"
     case stateWalBytes = "beacond_state_wal_bytes"
+    case stateWrittenBytesTotal = "beacond_state_written_bytes_total"
     case eventsTotal = "beacond_events_total"
     case outboxDepth = "beacond_outbox_depth"
     case outboxOldestAgeSeconds = "beacond_outbox_oldest_age_seconds"
@@ -88,6 +89,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Events given up on while the state store could not write them."
         case .stateStoreEmptiedTotal:
             "Times the state file was found corrupt while running and emptied in place (a failing storage card?)."
+        case .stateWrittenBytesTotal:
+            "Bytes the daemon has written to its disk since it started (its state file, write-ahead log and checkpoints; /proc/self/io): what the flash card takes from it."
         case .stateWalBytes:
             "Size of the state file's write-ahead log; it grows past 6 MB only while another process holds a read open on the file."
         case .eventsTotal:

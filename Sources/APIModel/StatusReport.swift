@@ -59,6 +59,9 @@ public struct StatusReport: Sendable, Equatable {
     public var webhooks: [Webhook] = []
     public var stateStore: String?, stateStoreError: String?
     public var stateStoreWALBytes: Int?
+    /// Bytes this daemon has written to its disk since it started (`/proc/self/io`): its state
+    /// file, write-ahead log and checkpoints. Nil where the kernel does not count them.
+    public var stateWrittenBytes: Int?
     public var stateReserve: Reserve?
     /// The last warnings and errors logged, as logfmt lines.
     public var lastErrors: [String] = []
@@ -99,6 +102,7 @@ extension StatusReport {
             ("counts", counts.json), ("outbox", outbox.json), ("webhooks", .array(webhooks.map(\.json))),
             ("state_store", .optional(stateStore)), ("state_store_error", .optional(stateStoreError)),
             ("state_store_wal_bytes", stateStoreWALBytes.map { .int($0) } ?? .null),
+            ("state_written_bytes", stateWrittenBytes.map { .int($0) } ?? .null),
             (
                 "state_reserve",
                 stateReserve.map {
@@ -137,6 +141,7 @@ extension StatusReport {
         stateStore = s.string("state_store")
         stateStoreError = s.string("state_store_error")
         stateStoreWALBytes = s.double("state_store_wal_bytes").map { Int($0) }
+        stateWrittenBytes = s.double("state_written_bytes").map { Int($0) }
         if let r = s["state_reserve"], !r.isNull {
             stateReserve = Reserve(
                 file: r.string("file") ?? "", bytes: r.int("bytes"), alertsKept: r.int("alerts_kept"))

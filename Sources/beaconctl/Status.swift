@@ -9,6 +9,10 @@ import POSIX
 #endif
 
 struct Status: ParsableCommand {
+    /// `12.3 MB`, `4.4 GB`: bytes as an operator reads a card's size.
+    static func megabytes(_ bytes: Double) -> String {
+        bytes >= 1e9 ? "\((bytes / 1e8).rounded() / 10) GB" : "\((bytes / 1e5).rounded() / 10) MB"
+    }
     static let configuration = CommandConfiguration(
         abstract: "Gateway, adapters, rates, outbox backlog and last errors.")
     @OptionGroup var common: Common
@@ -43,6 +47,12 @@ struct Status: ParsableCommand {
             } else if c.eventsHeld > 0 {
                 lines.append(
                     "state     \(c.eventsHeld) events held in memory: the state store cannot write (beaconctl doctor)")
+            }
+            if let written = s.stateWrittenBytes, s.uptimeSeconds > 0 {
+                let perDay = Double(written) / s.uptimeSeconds * 86_400
+                lines.append(
+                    "disk      \(Self.megabytes(Double(written))) written since the start, "
+                        + "\(Self.megabytes(perDay)) a day at this rate (docs/service.md: how long a card lasts)")
             }
             if c.stateEmptied > 0 {
                 lines.append(

@@ -53,6 +53,23 @@ import Testing
         #expect(Self.value(metrics, #"beacond_build_info{arch="x86_64",version="0.1.0"}"#) == 1)
         #expect(Self.value(metrics, #"beacond_config_reloads_total{result="applied"}"#) == 1)
         #expect(Self.value(metrics, #"beacond_config_reloads_total{result="refused"}"#) == 1)
+        // Issue 53: what the daemon wrote to its disk, as the kernel counts it for the process:
+        // no more than the kernel says after the scrape, and the status says as much.
+        let pid = d.daemon!.process.processIdentifier
+        let io = { () throws -> Double in
+            let text = try runCommand(URL(fileURLWithPath: "/bin/cat"), ["/proc/\(pid)/io"]).stdout
+            let line = text.split(separator: "\n").first { $0.hasPrefix("write_bytes: ") } ?? ""
+            return Double(line.dropFirst("write_bytes: ".count)) ?? -1
+        }
+        let written = try #require(Self.value(metrics, "beacond_state_written_bytes_total"))
+        let afterScrape = try io()
+        #expect(written >= 0 && written <= afterScrape, "\(written) vs \(afterScrape)")
+        let status = try d.client.request("GET", "/v1/status").object
+        let said = Double(try #require(status["state_written_bytes"] as? Int))
+        let afterStatus = try io()
+        #expect(said >= written && said <= afterStatus, "\(said) vs \(written)…\(afterStatus)")
+        let shown = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "status"])
+        #expect(shown.stdout.contains("written since the start"), "\(shown.stdout)")
         #expect(d.stop() == 0)
     }
 }
