@@ -54,6 +54,16 @@ public final class EventPublisher: @unchecked Sendable {
 
     private var listeners: [@Sendable ([StateStore.StoredEvent], Timestamp) -> Void] = []
 
+    /// Superseded events alone (positions, ranging, proximity: `EventClass.state`) are written
+    /// at most this often: held back and written with the next ones, or at once before the next
+    /// alert or saved state, in order. Why: each engine turn that placed a tag was a transaction
+    /// of its own, and each rewrote the history's and its indexes' last pages — most of what a
+    /// store of moving tags wrote to its flash card (issue 53). An alert is never held back.
+    public static let groupWindow = TimeSpan.seconds(1)
+
+    /// Superseded events held back for `groupWindow`, and since when.
+    private let group = Mutex<(events: [StateStore.StoredEvent], since: Timestamp?)>(([], nil))
+
     /// `gateway`: the events' `source` is `beacond://<gateway>`; in a site, the site's id, so
     /// that every gateway's events of the site say the same source (SPEC §6.3).
     public init(
@@ -104,18 +114,49 @@ public final class EventPublisher: @unchecked Sendable {
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
         let now = clock()
-        let (routed, saved) = storeDurably(stored, states: states, now: now)
+        let superseded = states == nil && stored.allSatisfy { EventClass(type: $0.type).isSuperseded }
+        let batch: [StateStore.StoredEvent]? = group.withLock { g in
+            if superseded, store != nil, g.since.map({ now - $0 < Self.groupWindow }) ?? true {
+                g.since = g.since ?? now
+                g.events += stored
+                return nil
+            }
+            defer { g = ([], nil) }
+            return g.events + stored
+        }
+        guard let batch else { return }
+        let (routed, saved) = storeDurably(batch, states: states, now: now)
         if let states, let saved { hooks.onStates?(states, saved.error) }
-        guard !stored.isEmpty else { return }
-        if echo { writeAll(fd: 1, stored.map { $0.body + "\n" }.joined()) }
-        for listener in listeners { listener(stored, now) }
+        told(batch, routed: routed, now: now)
+    }
+
+    /// What was stored (or held) goes to standard output, the listeners and the webhooks.
+    private func told(_ batch: [StateStore.StoredEvent], routed: Bool, now: Timestamp) {
+        guard !batch.isEmpty else { return }
+        if echo { writeAll(fd: 1, batch.map { $0.body + "\n" }.joined()) }
+        for listener in listeners { listener(batch, now) }
         if routed { for worker in workers { worker.notify() } }
     }
 
-    /// Stores what the state store could not take before, if it is time to try again (the
-    /// engine's loop calls this every turn, so a quiet site's held events are not left
-    /// waiting for the next event). With `now`, without waiting for `retryInterval` (at stop).
+    /// Writes the superseded events held back, when `groupWindow` has passed (or at once with
+    /// `force`, at the stop): the engine's loop calls this every turn, at least once a second.
+    private func flushGroup(force: Bool) {
+        let now = clock()
+        let batch = group.withLock { g -> [StateStore.StoredEvent] in
+            guard let since = g.since, force || now - since >= Self.groupWindow else { return [] }
+            defer { g = ([], nil) }
+            return g.events
+        }
+        guard !batch.isEmpty else { return }
+        told(batch, routed: storeDurably(batch, states: nil, now: now).routed, now: now)
+    }
+
+    /// Writes the superseded events held back once their `groupWindow` has passed, and stores
+    /// what the state store could not take before, if it is time to try again (the engine's
+    /// loop calls this every turn, so a quiet site's events are not left waiting for the next
+    /// event). With `now`, both without waiting (at the stop).
     public func retryHeld(now force: Bool = false) {
+        flushGroup(force: force)
         if force { durable.withLock { $0.nextAttempt = nil } }
         if storeDurably([], states: nil, now: clock()).routed { for worker in workers { worker.notify() } }
     }
