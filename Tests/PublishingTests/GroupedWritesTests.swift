@@ -23,7 +23,8 @@ import Testing
     static func enter(at t: Timestamp) -> Event {
         Event(
             time: t,
-            payload: .zone(ZoneAlert(alarm: "a", asset: "cart", zone: "dock", condition: .enter, position: nil, level: nil)))
+            payload: .zone(
+                ZoneAlert(alarm: "a", asset: "cart", zone: "dock", condition: .enter, position: nil, level: nil)))
     }
 
     @Test func positionsWaitASecondAndAnAlertTakesThemAlongInOrder() throws {
