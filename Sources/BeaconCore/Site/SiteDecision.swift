@@ -50,9 +50,12 @@ public struct SiteDecision: Sendable, Equatable {
     /// The key of a stored CloudEvent: `type|subject|zone|alarm` (the zone and alarm of a zone
     /// alert; a region's client and id are its subject). nil when the body is not one.
     public static func key(body: String) -> String? {
-        guard let event = try? JSONParser.parse(body), let type = event["type"]?.stringValue,
-            let subject = event["subject"]?.stringValue
-        else { return nil }
+        (try? JSONParser.parse(body)).flatMap(key(event:))
+    }
+
+    /// The key of a CloudEvent already parsed.
+    static func key(event: JSONValue) -> String? {
+        guard let type = event["type"]?.stringValue, let subject = event["subject"]?.stringValue else { return nil }
         let data = event["data"]
         return [type, subject, data?["zone"]?.stringValue ?? "", data?["alarm"]?.stringValue ?? ""]
             .joined(separator: "|")
@@ -87,8 +90,8 @@ extension SiteDecision {
             guard let v = try? JSONParser.parse(String(line)), let id = v["id"]?.stringValue,
                 Identifier.problem(id) == nil, let key = v["key"]?.stringValue, let time = v["time"]?.numberValue,
                 let enqueued = v["enqueued"]?.numberValue, let body = v["body"]?.stringValue,
-                SiteDecision.key(body: body) == key,
-                source == nil || (try? JSONParser.parse(body))?["source"]?.stringValue == source,
+                let event = try? JSONParser.parse(body), SiteDecision.key(event: event) == key,
+                source == nil || event["source"]?.stringValue == source,
                 let time = Timestamp(unixSeconds: time),
                 let enqueued = Timestamp(unixSeconds: enqueued)
             else { return nil }
