@@ -126,10 +126,14 @@ extension StateStore {
             try db.execute(
                 "UPDATE OR IGNORE event SET id = ?, body = ?, time_ns = ? WHERE id = ?",
                 [id, body, time.nanoseconds, ownID])
-            if db.changes == 0 { try db.execute("DELETE FROM event WHERE id = ?", [ownID]) }
-            return (entries, db.changes)
+            guard db.changes == 0 else { return (entries, false) }
+            try db.execute("DELETE FROM event WHERE id = ?", [ownID])
+            return (entries, db.changes > 0)
         }
-        if taken.1 > 0 { historyCounts.withLock { $0 = nil } }
+        // A rename changes no class's count; a copy dropped is one alert fewer (alerts alone are
+        // handed over). Counted, not recounted: a recount reads the whole history at the next
+        // commit, on the engine's thread, and this runs for every alert a standby takes.
+        if taken.1 { historyCounts.withLock { $0?.add(telemetry: false, -1) } }
         return taken.0
     }
 

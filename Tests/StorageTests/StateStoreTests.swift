@@ -152,6 +152,9 @@ import Testing
             ownID: "E6", id: "L4", body: "{}", time: Timestamp(nanoseconds: 7), decider: "gw1",
             enqueuedAt: Timestamp(nanoseconds: 5))
         #expect(try store.events().map(\.id) == ["E2", "L4"])
+        // The history's counts follow without a recount (a recount reads the whole history on
+        // the engine's thread): two alerts, as the rows say.
+        #expect(store.historyCounts.withLock { $0.map { [$0.alerts, $0.telemetry] } } == [2, 0])
     }
 
     /// Events kept outside a full disk and taken back after a crash may have been stored just
