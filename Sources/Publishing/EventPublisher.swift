@@ -114,7 +114,7 @@ public final class EventPublisher: @unchecked Sendable {
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
         let now = clock()
-        let superseded = states == nil && stored.allSatisfy { EventClass(type: $0.type).isSuperseded }
+        let superseded = states == nil && events.allSatisfy { EventClass($0.payload).isSuperseded }
         let batch: [StateStore.StoredEvent]? = group.withLock { g in
             if superseded, store != nil, g.since.map({ now - $0 < Self.groupWindow }) ?? true {
                 g.since = g.since ?? now
