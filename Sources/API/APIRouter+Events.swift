@@ -128,6 +128,7 @@ extension APIRouter {
         w.deadLetters = depth?.deadLetters ?? 0
         w.deadLettersDiscarded = depth?.deadLettersDiscarded ?? 0
         (w.delivered, w.failedRequests) = (c.delivered, c.requestsFailed)
+        (w.positionsWaiting, w.positionsConflated) = (c.positionsWaiting, c.positionsConflated)
         (w.lastError, w.lastErrorAt) = (c.lastError, c.lastErrorAt.map(RFC3339.format))
         (w.retryAt, w.disabled) = (c.retryAt.map(RFC3339.format), c.disabled)
         return w

@@ -95,6 +95,10 @@ extension APIRouter {
         }
         m.family(.webhookEventsDeliveredTotal)
         for h in hooks { m.sample(.webhookEventsDeliveredTotal, ["webhook": h.id], Double(h.c.delivered)) }
+        m.family(.webhookPositionsConflatedTotal)
+        for h in hooks {
+            m.sample(.webhookPositionsConflatedTotal, ["webhook": h.id], Double(h.c.positionsConflated))
+        }
         m.gauge(
             .bluezReachable, runtime.bluezReachable ? 1 : 0)
         m.counter(.dbusSignalsTotal, runtime.dbusSignals)

@@ -23,6 +23,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case deadLettersDiscardedTotal = "beacond_dead_letters_discarded_total"
     case webhookRequestsTotal = "beacond_webhook_requests_total"
     case webhookEventsDeliveredTotal = "beacond_webhook_events_delivered_total"
+    case webhookPositionsConflatedTotal = "beacond_webhook_positions_conflated_total"
     case bluezReachable = "beacond_bluez_reachable"
     case dbusSignalsTotal = "beacond_dbus_signals_total"
     case dbusReconnectsTotal = "beacond_dbus_reconnects_total"
@@ -105,6 +106,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Dead letters discarded, oldest first, past the newest kept per webhook (state store limit)."
         case .webhookRequestsTotal:
             "Webhook requests by result."
+        case .webhookPositionsConflatedTotal:
+            "Positions replaced by a newer one of the same asset, or older than max_age, before a webhook took them (SPEC §4.4)."
         case .webhookEventsDeliveredTotal:
             "Events acknowledged by a webhook."
         case .bluezReachable:

@@ -24,6 +24,9 @@ public struct StatusReport: Sendable, Equatable {
         public var id = "", url = ""
         public var state = State.ok
         public var pending = 0, deadLetters = 0, deadLettersDiscarded = 0, delivered = 0, failedRequests = 0
+        /// Positions waiting in memory (one per asset at most), and those replaced or let go
+        /// unsent (SPEC §4.4).
+        public var positionsWaiting = 0, positionsConflated = 0
         public var oldest: String?, lastError: String?, lastErrorAt: String?, retryAt: String?, disabled: String?
         public init() {}
     }
@@ -200,7 +203,8 @@ extension StatusReport.Webhook {
             ("id", .string(id)), ("url", .string(url)), ("state", .string(state.rawValue)),
             ("pending", .int(pending)), ("oldest", .optional(oldest)), ("dead_letters", .int(deadLetters)),
             ("dead_letters_discarded", .int(deadLettersDiscarded)), ("delivered", .int(delivered)),
-            ("failed_requests", .int(failedRequests)), ("last_error", .optional(lastError)),
+            ("failed_requests", .int(failedRequests)), ("positions_waiting", .int(positionsWaiting)),
+            ("positions_conflated", .int(positionsConflated)), ("last_error", .optional(lastError)),
             ("last_error_at", .optional(lastErrorAt)), ("retry_at", .optional(retryAt)),
             ("disabled", .optional(disabled)),
         ])
@@ -215,6 +219,7 @@ extension StatusReport.Webhook {
             w.int("pending"), w.int("dead_letters"), w.int("dead_letters_discarded")
         )
         (delivered, failedRequests) = (w.int("delivered"), w.int("failed_requests"))
+        (positionsWaiting, positionsConflated) = (w.int("positions_waiting"), w.int("positions_conflated"))
         (oldest, lastError, lastErrorAt) = (w.string("oldest"), w.string("last_error"), w.string("last_error_at"))
         (retryAt, disabled) = (w.string("retry_at"), w.string("disabled"))
     }

@@ -283,6 +283,7 @@ public final class LiveEngine: @unchecked Sendable {
         if savesState {
             var last = engine.savedState()
             last.transitions = engine.takeZoneTransitions()
+            last.final = true
             commit([], last)
         }
         finished.store(true, ordering: .relaxed)

@@ -54,15 +54,20 @@ public final class EventPublisher: @unchecked Sendable {
 
     private var listeners: [@Sendable ([StateStore.StoredEvent], Timestamp) -> Void] = []
 
-    /// Superseded events alone (positions, ranging, proximity: `EventClass.state`) are written
-    /// at most this often: held back and written with the next ones, or at once before the next
-    /// alert or saved state, in order. Why: each engine turn that placed a tag was a transaction
-    /// of its own, and each rewrote the history's and its indexes' last pages — most of what a
-    /// store of moving tags wrote to its flash card (issue 53). An alert is never held back.
+    /// Measurements alone (ranging, proximity: `EventClass.measurement`) are written at most
+    /// this often: held back and written with the next ones, or at once before the next alert
+    /// or saved state, in order. Why: each engine turn that made one was a transaction of its
+    /// own, rewriting the history's and its indexes' last pages (issue 53). An alert is never
+    /// held back; positions are never written (`EventClass.position`).
     public static let groupWindow = TimeSpan.seconds(1)
 
-    /// Superseded events held back for `groupWindow`, and since when.
-    private let group = Mutex<(events: [StateStore.StoredEvent], since: Timestamp?)>(([], nil))
+    /// A position, with its asset: what an output conflates by.
+    public typealias Position = (asset: String, event: StateStore.StoredEvent)
+
+    /// Events held back for `groupWindow` (measurements, and any position after them, so that
+    /// everyone is told in order), and since when.
+    private let group = Mutex<(events: [StateStore.StoredEvent], positions: [Position], since: Timestamp?)>(
+        ([], [], nil))
 
     /// `gateway`: the events' `source` is `beacond://<gateway>`; in a site, the site's id, so
     /// that every gateway's events of the site say the same source (SPEC §6.3).
@@ -103,30 +108,55 @@ public final class EventPublisher: @unchecked Sendable {
 
     /// Called on the engine's thread with each batch, in order, and with the engine's states
     /// when they are to be saved: stored with the events in one transaction (see `onStates`).
+    /// Positions are not stored (SPEC §4.4): the history keeps them in memory and the outputs
+    /// conflate them.
     public func publish(_ events: [Event], states: EngineSnapshot? = nil) {
         guard !events.isEmpty || states != nil else { return }
         var stored: [StateStore.StoredEvent] = []
+        var positions: [Position] = []
         stored.reserveCapacity(events.count)
+        var writes = states != nil
         for event in events {
             let id = ids.withLock { $0.next(for: event.time) }
             let json = CloudEvent.text(event, id: id, gatewayID: gateway)
-            stored.append(.init(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json))
+            let e = StateStore.StoredEvent(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json)
+            stored.append(e)
+            if case let .assetPosition(fix) = event.payload {
+                positions.append((fix.asset, e))
+            } else {
+                writes = true
+            }
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
         let now = clock()
-        let superseded = states == nil && events.allSatisfy { EventClass($0.payload).isSuperseded }
-        let batch: [StateStore.StoredEvent]? = group.withLock { g in
-            if superseded, store != nil, g.since.map({ now - $0 < Self.groupWindow }) ?? true {
+        let deferrable = states == nil && events.allSatisfy { EventClass($0.payload).isSuperseded }
+        let batch = group.withLock { g -> (events: [StateStore.StoredEvent], positions: [Position])? in
+            // Held back: measurements, within their window, and positions behind held ones.
+            if deferrable, store != nil, g.since.map({ now - $0 < Self.groupWindow }) ?? writes {
                 g.since = g.since ?? now
                 g.events += stored
+                g.positions += positions
                 return nil
             }
-            defer { g = ([], nil) }
-            return g.events + stored
+            defer { g = ([], [], nil) }
+            return (g.events + stored, g.positions + positions)
         }
         guard let batch else { return }
-        let (routed, saved) = storeDurably(batch, states: states, now: now)
+        deliver(batch.events, positions: batch.positions, states: states, now: now)
+    }
+
+    /// Stores what is not a position, then tells everyone of all of it, in order: standard
+    /// output, the listeners, the webhooks (a position goes to each in memory, `offer`).
+    private func deliver(
+        _ batch: [StateStore.StoredEvent], positions: [Position], states: EngineSnapshot?, now: Timestamp
+    ) {
+        let durable = positions.isEmpty ? batch : batch.filter { !EventClass(type: $0.type).isState }
+        let (routed, saved) = storeDurably(durable, states: states, now: now)
         if let states, let saved { hooks.onStates?(states, saved.error) }
+        if !positions.isEmpty, let store {
+            store.remember(positions.map(\.event))
+            for worker in workers { worker.offer(positions, at: now) }
+        }
         told(batch, routed: routed, now: now)
     }
 
@@ -138,17 +168,17 @@ public final class EventPublisher: @unchecked Sendable {
         if routed { for worker in workers { worker.notify() } }
     }
 
-    /// Writes the superseded events held back, when `groupWindow` has passed (or at once with
-    /// `force`, at the stop): the engine's loop calls this every turn, at least once a second.
+    /// Writes the events held back, when `groupWindow` has passed (or at once with `force`,
+    /// at the stop): the engine's loop calls this every turn, at least once a second.
     private func flushGroup(force: Bool) {
         let now = clock()
-        let batch = group.withLock { g -> [StateStore.StoredEvent] in
-            guard let since = g.since, force || now - since >= Self.groupWindow else { return [] }
-            defer { g = ([], nil) }
-            return g.events
+        let batch = group.withLock { g -> (events: [StateStore.StoredEvent], positions: [Position]) in
+            guard let since = g.since, force || now - since >= Self.groupWindow else { return ([], []) }
+            defer { g = ([], [], nil) }
+            return (g.events, g.positions)
         }
-        guard !batch.isEmpty else { return }
-        told(batch, routed: storeDurably(batch, states: nil, now: now).routed, now: now)
+        guard !batch.events.isEmpty else { return }
+        deliver(batch.events, positions: batch.positions, states: nil, now: now)
     }
 
     /// Writes the superseded events held back once their `groupWindow` has passed, and stores
@@ -225,8 +255,8 @@ public final class EventPublisher: @unchecked Sendable {
             guard !batch.isEmpty || states != nil else { return (false, nil) }
             var routed = false
             do {
-                // Alerts reach the disk before anyone is told of them; positions, ranging and
-                // proximity, superseded within seconds, do not wait for an fsync each.
+                // Alerts reach the disk before anyone is told of them; ranging and proximity,
+                // superseded within seconds, do not wait for an fsync each.
                 let synced = batch.contains { !EventClass(type: $0.type).isSuperseded }
                 try store.commit(
                     batch, at: now, synced: synced,
@@ -234,7 +264,8 @@ public final class EventPublisher: @unchecked Sendable {
                         let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
                         if !targets.isEmpty { routed = true }
                         return targets.map(\.settings.id)
-                    }, regions: states?.regions, assets: states?.assets, transitions: states == nil ? [] : transitions)
+                    }, regions: states?.regions, assets: states?.assets, transitions: states == nil ? [] : transitions,
+                    final: states?.final ?? false)
                 if states != nil { d.heldTransitions = [] }
             } catch {
                 holdTransitions(transitions, in: &d)
@@ -288,7 +319,7 @@ public final class EventPublisher: @unchecked Sendable {
                 metadata: [
                     "held": "\(HeldEvents.limit)",
                     "next":
-                        "the state store has not written for \(Int((clock() - (d.episode.since ?? clock())).seconds.rounded())) s; the oldest positions and ranging events go first, then the oldest of the rest",
+                        "the state store has not written for \(Int((clock() - (d.episode.since ?? clock())).seconds.rounded())) s; the oldest ranging and proximity events go first, then the oldest of the rest",
                 ])
         }
     }

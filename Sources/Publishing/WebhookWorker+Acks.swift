@@ -1,13 +1,23 @@
 import BeaconCore
 import Logging
 import Storage
+import Synchronization
 
 extension WebhookWorker {
-    /// The entries to send next: after any whose acknowledgement is not saved yet, which is
-    /// tried first.
-    func waiting() throws -> [StateStore.OutboxEntry] {
+    /// The entries to send next: the outbox's (after any whose acknowledgement is not saved
+    /// yet, which is tried first), then, when all of them fit in a batch, the positions
+    /// waiting in memory. The positions are taken before the outbox is read: an alert the
+    /// publisher stored before a position it offered is then in this read, so that the batch's
+    /// last stored entry never passes over an alert (the site's `delivered` mark).
+    func waiting(expiringBefore cutoff: Timestamp? = nil) throws -> [StateStore.OutboxEntry] {
+        let limit = schedule.maxEvents
+        let kept = positions.withLock { waiting in
+            if let cutoff { waiting.expire(before: cutoff) }
+            return waiting.next(limit)
+        }
         if let ack = unsavedAck { saveAck(through: ack) }
-        return try store.pending(webhook: settings.id, after: unsavedAck?.seq ?? 0, limit: schedule.maxEvents)
+        let stored = try store.pending(webhook: settings.id, after: unsavedAck?.seq ?? 0, limit: limit)
+        return stored.count < limit ? stored + kept.prefix(limit - stored.count) : stored
     }
 
     /// Deletes what the receiver acknowledged, through `entry`. When the disk will not take

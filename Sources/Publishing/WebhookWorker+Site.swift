@@ -10,7 +10,8 @@ extension WebhookWorker {
     /// gateways have been told of it.
     func sendable(_ role: DeliveryRole) -> (StateStore.OutboxEntry) -> Bool {
         guard case let .locator(through, _) = role else { return { _ in true } }
-        return { $0.enqueuedAt <= through }
+        // A position is not handed over: nothing to wait for.
+        return { !$0.isStored || $0.enqueuedAt <= through }
     }
 
     /// A standby sends nothing: it keeps what the locator may not have delivered yet, so that

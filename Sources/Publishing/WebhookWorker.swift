@@ -60,6 +60,11 @@ public final class WebhookWorker: @unchecked Sendable {
         public var lastLatencyMillis: Double?
         /// Dropped while standing by: the site's locator delivered them.
         public var deliveredByLocator = 0
+        /// Positions replaced by a newer one of the same asset (or older than `max_age`)
+        /// before they were sent: what an output that was behind did not get (SPEC §4.4).
+        public var positionsConflated = 0
+        /// Positions waiting in memory, one per asset at most.
+        public var positionsWaiting = 0
     }
 
     public let settings: Settings
@@ -93,6 +98,8 @@ public final class WebhookWorker: @unchecked Sendable {
     let transport: any BatchTransport
     /// A test delivery is under way (`startTest`).
     let testRunning = Atomic<Bool>(false)
+    /// The latest position of each asset not sent yet: positions never wait in the outbox.
+    let positions = Mutex(ConflatedPositions())
 
     public init(
         settings: Settings, store: StateStore, clock: @escaping @Sendable () -> Timestamp,
@@ -115,11 +122,32 @@ public final class WebhookWorker: @unchecked Sendable {
         }
     }
 
-    public var counters: Counters { state.withLock { $0 } }
+    public var counters: Counters {
+        let (conflated, waiting) = positions.withLock { ($0.conflated, $0.count) }
+        var c = state.withLock { $0 }
+        (c.positionsConflated, c.positionsWaiting) = (conflated, waiting)
+        return c
+    }
     public var isDisabled: Bool { counters.disabled != nil }
 
     /// New events are in the outbox.
     public func notify() { wake.signal() }
+
+    /// New positions (`EventClass.position`), each with its asset: they replace the ones of the
+    /// same assets still waiting, and go with the next batch, after the alerts waiting. A
+    /// standby keeps none: the site's locator sends them, and the next ones come in seconds.
+    public func offer(_ fresh: [(asset: String, event: StateStore.StoredEvent)], at now: Timestamp) {
+        guard !fresh.isEmpty, settings.events.matches(type: fresh[0].event.type), !isDisabled else { return }
+        if case .standby = hooks.role?() ?? .deliver { return }
+        positions.withLock { waiting in
+            for p in fresh {
+                waiting.offer(
+                    asset: p.asset,
+                    .init(seq: 0, eventID: p.event.id, type: p.event.type, body: p.event.body, enqueuedAt: now))
+            }
+        }
+        wake.signal()
+    }
 
     /// Tries the waiting events now instead of at the backoff's next attempt (up to 5 min
     /// after the last failure): a test delivery the receiver acknowledged, or a reload, says
@@ -248,9 +276,9 @@ public final class WebhookWorker: @unchecked Sendable {
                 let dropped = try store.deliveredElsewhere(webhook: settings.id, ownBefore: nil, marks: marks)
                 if dropped > 0 { state.withLock { $0.deliveredByLocator += dropped } }
             }
-            var batch = try waiting()
             // Expiry only when the oldest waiting event is past max_age: the check is free.
             let cutoff = schedule.expiryCutoff(now: now)
+            var batch = try waiting(expiringBefore: cutoff)
             if let oldest = batch.first?.enqueuedAt, oldest < cutoff {
                 let expired = try store.expire(webhook: settings.id, enqueuedBefore: cutoff, at: now, reason: "max_age")
                 state.withLock { $0.deadLettered += expired }
@@ -321,8 +349,11 @@ public final class WebhookWorker: @unchecked Sendable {
     }
 
     private func acknowledged(_ batch: [StateStore.OutboxEntry], latency: TimeSpan) {
-        saveAck(through: batch.last!)
-        hooks.onDelivered?(settings.id, batch.last!.enqueuedAt)
+        if let last = batch.last(where: \.isStored) {
+            saveAck(through: last)
+            hooks.onDelivered?(settings.id, last.enqueuedAt)
+        }
+        positions.withLock { $0.sent(batch.filter { !$0.isStored }) }
         schedule.succeeded()
         state.withLock {
             $0.delivered += batch.count

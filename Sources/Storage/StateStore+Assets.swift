@@ -26,10 +26,12 @@ extension StateStore {
         var zonesChanged: Bool
         var count: Int { changed.count + removed.count }
 
-        init?(_ snapshots: [AssetSnapshot], over saved: [String: AssetSnapshot]?) {
+        init?(_ snapshots: [AssetSnapshot], over saved: [String: AssetSnapshot]?, final: Bool = false) {
             let current = Set(snapshots.map(\.asset))
             let previous = saved ?? [:]
-            changed = snapshots.filter { s in previous[s.asset].map { StateStore.worthWriting(s, over: $0) } ?? true }
+            changed = snapshots.filter { s in
+                previous[s.asset].map { StateStore.worthWriting(s, over: $0, final: final) } ?? true
+            }
             removed = previous.keys.filter { !current.contains($0) }
             replaceAll = saved == nil
             guard replaceAll || !changed.isEmpty || !removed.isEmpty else { return nil }
@@ -54,9 +56,28 @@ extension StateStore {
     /// thousand tags written every 30 s would wear the card for nothing.
     static let rewriteOutsideAfter = TimeSpan.minutes(5)
 
-    static func worthWriting(_ s: AssetSnapshot, over saved: AssetSnapshot) -> Bool {
+    /// The saved position is at most this old while the asset moves (SPEC §4.4: positions are
+    /// state, kept on the disk only here): once a minute per moving asset, not once a second.
+    static let positionEvery = TimeSpan.minutes(1)
+    /// A position this close to the saved one is the same place: an estimate jitters by tens of
+    /// centimetres all day while its tag lies still.
+    static let movedMetres = 0.5
+
+    /// Whether `s` is worth a row's write over what was saved: its zones or tag changed; it
+    /// moved and the saved position is a minute old; or it was heard on for a while. `final`
+    /// (the save at a clean stop): any change at all.
+    static func worthWriting(_ s: AssetSnapshot, over saved: AssetSnapshot, final: Bool = false) -> Bool {
         if s.zones != saved.zones || s.tag?.differs(from: saved.tag) == true { return true }
-        return s.lastHeard - saved.lastHeard >= (s.zones.isEmpty ? rewriteOutsideAfter : rewriteAfter)
+        let age = s.lastHeard - saved.lastHeard
+        if moved(s, from: saved) && (final || age >= positionEvery) { return true }
+        if final { return age.nanoseconds > 0 }
+        return age >= (s.zones.isEmpty ? rewriteOutsideAfter : rewriteAfter)
+    }
+
+    static func moved(_ s: AssetSnapshot, from saved: AssetSnapshot) -> Bool {
+        guard let p = s.position else { return false }
+        guard let q = saved.position, s.level == saved.level else { return true }
+        return (p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y) >= movedMetres * movedMetres
     }
 
     /// The saved memberships; rows that no longer parse are skipped (and counted).

@@ -39,20 +39,21 @@ extension StateStore {
     /// more) left an alert that would be delivered with the state from before it, so the next
     /// start raised it again; and an alert cost two fsyncs. nil states are left as they are.
     /// Synced when `synced` says so or a region's state or an asset's zones changed. The zone
-    /// transitions the turn made go in the same transaction (SPEC §8). Returns the asset rows
-    /// written.
+    /// transitions the turn made go in the same transaction (SPEC §8). `final`: the save at a
+    /// clean stop, which writes every asset's latest position (`worthWriting`). Returns the
+    /// asset rows written.
     @discardableResult
     public func commit(
         _ events: [StoredEvent], at now: Timestamp = Timestamp(nanoseconds: 0), synced: Bool = false,
         webhooks: (StoredEvent) -> [String] = { _ in [] }, regions: [RegionSnapshot]? = nil,
-        assets: [AssetSnapshot]? = nil, transitions: [ZoneTransition] = []
+        assets: [AssetSnapshot]? = nil, transitions: [ZoneTransition] = [], final: Bool = false
     ) throws -> Int {
         try savedRegions.withLock { regionCache in
             try savedAssets.withLock { assetCache in
                 let db = try self.db
                 let generation = db.generation
                 let regionRows = regions.flatMap { RegionRows($0, over: regionCache.rows(in: generation)) }
-                let assetRows = assets.flatMap { AssetRows($0, over: assetCache.rows(in: generation)) }
+                let assetRows = assets.flatMap { AssetRows($0, over: assetCache.rows(in: generation), final: final) }
                 guard !events.isEmpty || regionRows != nil || assetRows != nil || !transitions.isEmpty else { return 0 }
                 let sync = synced || regionRows?.stateChanged == true || assetRows?.zonesChanged == true
                 let retention = self.retention.withLock { $0 }
@@ -135,6 +136,18 @@ extension StateStore {
     /// The most events of a class one commit deletes: about 30 ms of the engine's thread.
     static let trimChunk = 2_000
 
+    /// Adds positions to the history's recent end in memory, never to the file (SPEC §4.4,
+    /// `RecentEvents`): readers of the history see them from now on, until they are older than
+    /// the telemetry's age or too many.
+    public func remember(_ positions: [StoredEvent]) {
+        guard !positions.isEmpty else { return }
+        let keep = retention.withLock { $0.telemetry }
+        recent.withLock { $0.append(positions, keep: keep) }
+    }
+
+    /// How many positions the history holds in memory.
+    public var recentCount: Int { recent.withLock { $0.count } }
+
     /// Changes what the history keeps (a reload); applied from the next write on.
     public func setRetention(_ retention: HistoryRetention) {
         self.retention.withLock { $0 = retention }
@@ -177,6 +190,18 @@ extension StateStore {
 
     public func eventsPage(
         after id: String?, matching glob: EventTypeGlob?, limit: Int, scanLimit: Int, order: HistoryQuery = .init()
+    ) throws -> EventPage {
+        let stored = try storedPage(after: id, matching: glob, limit: limit, scanLimit: scanLimit, order: order)
+        let kept = recent.withLock {
+            $0.matching(
+                after: id, before: order.before, since: order.since, glob: glob, newestFirst: order.newestFirst)
+        }
+        return stored.merged(with: kept, limit: limit, newestFirst: order.newestFirst)
+    }
+
+    /// `eventsPage` of the file alone.
+    private func storedPage(
+        after id: String?, matching glob: EventTypeGlob?, limit: Int, scanLimit: Int, order: HistoryQuery
     ) throws -> EventPage {
         try db.read { (db) throws(SQLiteError) in
             var conditions: [String] = []
@@ -231,19 +256,55 @@ extension StateStore {
             let delete = try db.prepare("DELETE FROM event WHERE id = ?")
             for id in ids { try delete.execute([id]) }
         }
+        recent.withLock { $0.remove(Set(ids)) }
         historyCounts.withLock { $0 = nil }
     }
 
     /// Empties the history; the outbox stays.
     public func removeAllEvents() throws {
         try db.write { (db) throws(SQLiteError) in try db.execute("DELETE FROM event") }
+        recent.withLock { $0.remove(nil) }
         historyCounts.withLock { $0 = nil }
     }
 
-    /// The id of the newest event in the history.
+    /// The id of the newest event in the history, stored or in memory.
     public func newestEventID() throws -> String? {
-        try db.read { (db) throws(SQLiteError) in try db.scalarString("SELECT id FROM event ORDER BY seq DESC LIMIT 1")
+        let stored = try db.read { (db) throws(SQLiteError) in
+            try db.scalarString("SELECT id FROM event ORDER BY seq DESC LIMIT 1")
         }
+        let kept = recent.withLock { $0.newestID }
+        return [stored, kept].compactMap { $0 }.max()
+    }
+}
+
+extension StateStore.EventPage {
+    /// This page of the file with the positions kept in memory that fall within it, in id
+    /// order (publication order), at most `limit`. A page that did not reach the file's end
+    /// takes only the kept events up to where it stopped reading; the next page starts after
+    /// the last event returned.
+    func merged(with kept: [StateStore.StoredEvent], limit: Int, newestFirst: Bool) -> Self {
+        guard !kept.isEmpty else { return self }
+        let inOrder: (String, String) -> Bool = newestFirst ? { $0 > $1 } : { $0 < $1 }
+        let reach = atEnd ? kept : kept.filter { e in cursor.map { !inOrder($0, e.id) } ?? true }
+        var all: [StateStore.StoredEvent] = []
+        all.reserveCapacity(events.count + reach.count)
+        var (i, j) = (0, 0)
+        while i < events.count || j < reach.count {
+            if j == reach.count || (i < events.count && inOrder(events[i].id, reach[j].id)) {
+                all.append(events[i])
+                i += 1
+            } else {
+                all.append(reach[j])
+                j += 1
+            }
+        }
+        guard all.count > limit else {
+            // At the end: the later of the last row read and the last event returned.
+            let last = [cursor, all.last?.id].compactMap { $0 }.max(by: inOrder)
+            return Self(events: all, cursor: atEnd ? last : cursor, atEnd: atEnd)
+        }
+        let page = Array(all.prefix(limit))
+        return Self(events: page, cursor: page.last!.id, atEnd: false)
     }
 }
 

@@ -11,6 +11,14 @@ extension StateStore {
         public var type: String
         public var body: String
         public var enqueuedAt: Timestamp
+
+        /// `seq` 0: not in the outbox (a position waiting in memory, `ConflatedPositions`).
+        public init(seq: Int64, eventID: String, type: String, body: String, enqueuedAt: Timestamp) {
+            (self.seq, self.eventID, self.type, self.body, self.enqueuedAt) = (seq, eventID, type, body, enqueuedAt)
+        }
+
+        /// Waits in the outbox (an alert), rather than in memory (a position).
+        public var isStored: Bool { seq > 0 }
     }
 
     /// How much waits for one webhook.

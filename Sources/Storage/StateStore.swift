@@ -29,6 +29,8 @@ public final class StateStore: Sendable {
     /// (nil, or another generation: nothing yet, so the next save replaces all).
     let savedRegions = Mutex<SavedRows<StoredRegionKey, RegionSnapshot>?>(nil)
     let savedAssets = Mutex<SavedRows<String, AssetSnapshot>?>(nil)
+    /// The positions of the history's recent end, in memory only (SPEC §4.4).
+    let recent = Mutex(RecentEvents())
 
     /// Dead letters kept per webhook; older ones are discarded, and counted, as new ones come.
     public let deadLetterLimit: Int

@@ -42,8 +42,9 @@ import Testing
         }
         #expect(EventClass(type: "beacond.something.new") == .alert, "an unknown type is kept as an alert")
         #expect(
-            EventClass.state.types.sorted()
-                == ["beacond.asset.position", "beacond.beacon.proximity", "beacond.ranging"])
+            EventClass.measurement.types.sorted() == ["beacond.beacon.proximity", "beacond.ranging"])
+        #expect(EventClass.position.types == ["beacond.asset.position"])
+        #expect(EventClass.allCases.filter(\.isState) == [.position], "positions alone are kept as state")
         #expect(EventClass.local.types == ["beacond.adapter.state"])
     }
 
@@ -52,7 +53,7 @@ import Testing
     @Test func theHistoryAndTheHandOverAskTheClass() {
         for kind in EventPayload.allKinds {
             let c = EventClass(type: kind)
-            #expect(HistoryRetention.isTelemetry("beacond." + kind) == (c == .state), "\(kind)")
+            #expect(HistoryRetention.isTelemetry("beacond." + kind) == c.isSuperseded, "\(kind)")
             #expect(SiteDecision.handedOver(type: "beacond." + kind) == (c == .alert), "\(kind)")
         }
     }

@@ -6,12 +6,20 @@ import Testing
 /// publishes on an open broker (no ACL: the worst case) cannot silence the site's alerts or
 /// move its locator, and what the broker refuses is not counted as sent.
 @Suite(.serialized) struct SiteTrustTests {
-    /// SiteTests' two gateways with a webhook for positions (one a second).
+    /// SiteTests' two gateways with a webhook for positions (one a second) and for the zone
+    /// alerts of eight strips a metre wide across the floor: the tag walking, and its estimate
+    /// wandering, crosses one every few seconds — alerts, which wait in the outbox (positions
+    /// do not: SPEC §4.4).
     static func config(_ broker: PrivateBroker, receiver: WebhookReceiver, priority: Int) -> String {
-        SiteTests.site(broker).replacingOccurrences(
+        let strips = (0..<8).map {
+            "  - {id: z\($0), level: 0, polygon: [[\($0), 0], [\($0 + 1), 0], [\($0 + 1), 4], [\($0), 4]]}\n"
+        }
+        return SiteTests.site(broker).replacingOccurrences(
             of: "  id: store-1\n", with: "  id: store-1\n  locator_priority: \(priority)\n")
             + "positioning: {publish_interval: 1s, min_move: 0}\n"
-            + "webhooks:\n  - {id: crm, url: \"\(receiver.url)\", events: [asset.position]}\n"
+            + "zones:\n" + strips.joined()
+            + "alarms:\n  - {id: strips, zones: [\((0..<8).map { "z\($0)" }.joined(separator: ", "))], on: [enter, exit]}\n"
+            + "webhooks:\n  - {id: crm, url: \"\(receiver.url)\", events: [asset.position, zone.*]}\n"
     }
 
     static func hook(_ status: [String: Any], _ id: String = "crm") -> [String: Any] {
@@ -34,7 +42,7 @@ import Testing
         let gw2 = try APIDaemon(extra: Self.config(broker, receiver: receiver, priority: 50), gatewayID: "gw2")
         try gw1.start(arguments: ["--simulate", "--no-print-events"])
         try gw2.start(arguments: ["--simulate", "--no-print-events"])
-        try gw2.waitForStatus("gw2 keeps gw1's undelivered positions", timeout: 20) {
+        try gw2.waitForStatus("gw2 keeps gw1's undelivered alerts", timeout: 20) {
             (Self.hook($0)["pending"] as? Int ?? 0) >= 3
         }
         let year = Date().timeIntervalSince1970 + 365 * 86400

@@ -63,6 +63,32 @@ import Testing
         #expect(try StateStore(directory: dir).loadAssets().snapshots.isEmpty)
     }
 
+    /// Issue 53 (SPEC §4.4): an asset's saved position is at most a minute old while it moves,
+    /// is not rewritten for jitter, and the save at a clean stop writes the latest.
+    @Test func aMovingAssetsPositionIsSavedOnceAMinuteAndAtTheStop() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let t0 = Timestamp.seconds(1_763_805_600)
+        let first = AssetSnapshot(
+            asset: "pallet-9", lastHeard: t0, position: Point(x: 1, y: 1), level: 0, accuracy: 2, zones: [])
+        let store = try StateStore(directory: dir)
+        #expect(try store.saveAssets([first]) == 1)
+        func at(_ seconds: Int64, x: Double) -> AssetSnapshot {
+            var s = first
+            s.lastHeard = t0 + .seconds(seconds)
+            s.position = Point(x: x, y: 1)
+            return s
+        }
+        #expect(try store.saveAssets([at(30, x: 4)]) == 0, "moved, but the saved one is 30 s old")
+        #expect(try store.saveAssets([at(59, x: 4.2)]) == 0)
+        #expect(try store.saveAssets([at(60, x: 4.3)]) == 1, "a minute: the latest is written")
+        #expect(try store.saveAssets([at(150, x: 4.5)]) == 0, "jitter within half a metre is the same place")
+        var stop = EngineSnapshot(regions: [], assets: [at(110, x: 9)])
+        #expect(try store.commit([], assets: stop.assets) == 0)
+        stop.final = true
+        #expect(try store.commit([], assets: stop.assets, final: stop.final) == 1, "the clean stop writes it")
+        #expect(try StateStore(directory: dir).loadAssets().snapshots.first?.position == Point(x: 9, y: 1))
+    }
+
     /// A store whose file cannot be opened yet fails each use with the reason, and opens at the
     /// first use that can, telling `onOpen` once.
     @Test func aStoreThatCannotOpenYetOpensAtTheFirstUseThatCan() throws {

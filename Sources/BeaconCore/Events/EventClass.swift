@@ -1,7 +1,8 @@
-/// What an event is to everything that keeps or sends it, decided here once: how long the
-/// history keeps it, whether it waits for an fsync before anyone hears of it, which go first
-/// when memory or the disk must shed some, its QoS on the broker, and whether a site hands it
-/// over by id.
+/// What an event is to everything that keeps or sends it, decided here once: whether it is
+/// stored at all or kept in memory as state (SPEC §4.4), how long the history keeps it,
+/// whether it waits for an fsync before anyone hears of it, which go first when memory or the
+/// disk must shed some, its QoS on the broker, whether an output that is behind gets each of
+/// them or only the latest, and whether a site hands it over by id.
 ///
 /// Why one place: four places kept their own sets of types, and they disagreed —
 /// `beacon.proximity` was kept and sent as a superseded measurement, yet synced and reserved
@@ -11,10 +12,17 @@ public enum EventClass: Sendable, Equatable, CaseIterable {
     /// A change someone must hear of: a region's, a zone's, a tag's. Durable before it is
     /// delivered, delivered at least once, in order; in a site, handed over by id.
     case alert
-    /// A measurement the next one supersedes within seconds: a position, a ranging round, a
-    /// proximity class. Kept a shorter time, not synced each, first to go when something must,
-    /// sent at QoS 0; not handed over (each gateway's next one replaces it).
-    case state
+    /// A measurement the next one supersedes within seconds, but an event all the same (SPEC
+    /// §4.4: everything but positions is stored before it is delivered): a ranging round, a
+    /// proximity class. Kept a shorter time, written with the next alert's fsync rather than
+    /// one of its own, first to go when something must, sent at QoS 0; not handed over.
+    case measurement
+    /// An asset's position: state, not an event to keep (SPEC §4.4). Never written to the
+    /// history or an outbox — a store's positions were nearly all it wrote to its flash card —
+    /// but kept in memory for the history's recent end and the stream, conflated for an output
+    /// that is behind (the latest of each asset, not a backlog), and on the disk only as the
+    /// asset's saved state, at most a minute old.
+    case position
     /// This gateway's own condition (an adapter's state): durable and delivered as an alert,
     /// but no other gateway has it to hand over.
     case local
@@ -22,7 +30,8 @@ public enum EventClass: Sendable, Equatable, CaseIterable {
     public init(_ payload: EventPayload) {
         switch payload {
         case .regionState, .regionEnter, .regionExit, .regionDwell, .regionFailed, .zone, .tag: self = .alert
-        case .ranging, .beaconProximity, .assetPosition: self = .state
+        case .ranging, .beaconProximity: self = .measurement
+        case .assetPosition: self = .position
         case .adapterState: self = .local
         }
     }
@@ -38,11 +47,14 @@ public enum EventClass: Sendable, Equatable, CaseIterable {
     /// The kinds that are not alerts (`EventClassTests` checks it against `init(_:)` for every
     /// payload).
     static let notAlerts: [String: EventClass] = [
-        "asset.position": .state, "ranging": .state, "beacon.proximity": .state, "adapter.state": .local,
+        "asset.position": .position, "ranging": .measurement, "beacon.proximity": .measurement, "adapter.state": .local,
     ]
 
     /// Superseded by the next one: kept shorter, not synced, shed first, QoS 0.
-    public var isSuperseded: Bool { self == .state }
+    public var isSuperseded: Bool { self == .measurement || self == .position }
+
+    /// Kept in memory only, and conflated for an output that is behind (SPEC §4.4).
+    public var isState: Bool { self == .position }
 
     /// Handed over by id between a site's gateways.
     public var isHandedOver: Bool { self == .alert }

@@ -20,7 +20,8 @@ public struct HistoryRetention: Sendable, Equatable {
     /// Everything but telemetry: region, zone, alarm, asset zone and adapter events.
     /// At about 0.7 KB per event on disk, the defaults bound the history near 210 MB.
     public var alerts = Keep(maxAge: .hours(24 * 30), maxEvents: 200_000)
-    /// `asset.position`, `ranging`, `beacon.proximity`.
+    /// `ranging`, `beacon.proximity` on the disk; `asset.position` in memory only (SPEC §4.4,
+    /// `RecentEvents`), within this age and at most `RecentEvents.limit` of them.
     public var telemetry = Keep(maxAge: .hours(6), maxEvents: 100_000)
 
     public init() {}
@@ -31,7 +32,7 @@ public struct HistoryRetention: Sendable, Equatable {
     }
 
     /// Whether a type (`asset.position` or `beacond.asset.position`) is kept as telemetry: the
-    /// measurements the next one supersedes (`EventClass.state`).
+    /// measurements the next one supersedes (`EventClass.measurement` and `.position`).
     public static func isTelemetry(_ type: String) -> Bool { EventClass(type: type).isSuperseded }
 
     public func keep(telemetry: Bool) -> Keep { telemetry ? self.telemetry : alerts }

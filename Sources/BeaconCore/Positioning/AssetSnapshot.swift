@@ -185,6 +185,9 @@ public struct EngineSnapshot: Sendable {
     /// The changes of zone membership since the last snapshot, when the analytics keep them
     /// (SPEC §8): saved with the memberships they led to, so the two always agree.
     public var transitions: [ZoneTransition]
+    /// The last save, at a clean stop: every asset's latest position is written, however
+    /// recently the last one was (SPEC §4.4).
+    public var final = false
 
     public init(regions: [RegionSnapshot], assets: [AssetSnapshot], transitions: [ZoneTransition] = []) {
         self.regions = regions

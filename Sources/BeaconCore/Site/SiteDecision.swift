@@ -34,7 +34,8 @@ public struct SiteDecision: Sendable, Equatable {
     /// Event types that are not handed over by id (`EventClass`): positions, ranging and
     /// proximity are replaced within seconds and not worth a message each; an adapter's state
     /// is its own gateway's.
-    public static let notHandedOver = EventClass.state.types + EventClass.local.types
+    public static let notHandedOver =
+        EventClass.measurement.types + EventClass.position.types + EventClass.local.types
 
     public static func handedOver(type: String) -> Bool { EventClass(type: type).isHandedOver }
 
