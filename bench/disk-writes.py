@@ -7,9 +7,13 @@ checkpoints and the syncs, before the card's own write amplification) over `seco
 
     python3 bench/disk-writes.py [binary=.build/release/beacond] [seconds=300] [tags=20]
 
+With BENCH_NO_ZONES=1 the store has no zones and no alarms: what everything but the zone
+alerts, memberships and transitions writes (issue 53's floor beside the alerts' share).
+It prints the daemon's CPU over the same window.
+
 The state directory is made under /var/tmp, a real disk (not /tmp, which may be memory).
 """
-import json, shutil, socket, subprocess, sys, tempfile, time
+import json, os, shutil, socket, subprocess, sys, tempfile, time
 from simstore import write_config
 
 binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond"
@@ -21,31 +25,54 @@ def io(pid):
     return {k: int(v) for k, v in (line.split(": ") for line in open(f"/proc/{pid}/io"))}
 
 
-def events(directory):
+def get(directory, path):
     s = socket.socket(socket.AF_UNIX)
     s.connect(f"{directory}/api.sock")
-    s.sendall(b"GET /v1/status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
     reply = b""
     while chunk := s.recv(65536):
         reply += chunk
-    return json.loads(reply.split(b"\r\n\r\n", 1)[1])["counts"]["events"]
+    return reply.split(b"\r\n\r\n", 1)[1].decode()
+
+
+def events(directory):
+    """Events published so far, and of them the ones stored (all but asset.position)."""
+    total, stored = 0, 0
+    for line in get(directory, "/metrics").splitlines():
+        if line.startswith("beacond_events_total{"):
+            n = int(float(line.rsplit(" ", 1)[1]))
+            total += n
+            stored += 0 if 'asset.position"' in line else n
+    return total, stored
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 d = tempfile.mkdtemp(prefix="beacond-writes-", dir="/var/tmp")
-write_config(d, tags)
+path = write_config(d, tags)
+if os.environ.get("BENCH_NO_ZONES"):
+    text = open(path).read()
+    text = text[:text.index("zones:\n")] + text[text.index("positioning:\n"):]
+    open(path, "w").write(text)
 daemon = subprocess.Popen([binary, "--config", f"{d}/beacond.yaml", "--simulate", "--no-print-events"],
                           stdout=subprocess.DEVNULL, stderr=open(f"{d}/log", "w"))
 try:
     time.sleep(30)
-    before, events_before = io(daemon.pid), events(d)
+    before, events_before, cpu_before = io(daemon.pid), events(d), cpu_seconds(daemon.pid)
     time.sleep(seconds)
-    after, events_after = io(daemon.pid), events(d)
+    after, events_after, cpu_after = io(daemon.pid), events(d), cpu_seconds(daemon.pid)
 finally:
     daemon.terminate()
     daemon.wait()
     shutil.rmtree(d)
 written = after["write_bytes"] - before["write_bytes"]
-made = events_after - events_before
-print(f"{tags} tags, {seconds:.0f} s: {made} events ({made / seconds:.1f}/s), {written / 1e6:.1f} MB written: "
-      f"{written / seconds / 1e3:.1f} kB/s, {written / seconds * 86400 / 1e9:.2f} GB a day, "
-      f"{written / max(made, 1) / 1e3:.2f} kB an event")
+made = events_after[0] - events_before[0]
+stored = events_after[1] - events_before[1]
+print(f"{tags} tags, {seconds:.0f} s: {made} events ({made / seconds:.1f}/s; {stored} not positions, "
+      f"{stored / seconds:.2f}/s), {written / 1e6:.1f} MB written: "
+      f"{written / seconds / 1e3:.1f} kB/s, {written / seconds * 86400 / 1e6:,.0f} MB a day, "
+      f"{written / max(stored, 1) / 1e3:.2f} kB per event not a position; "
+      f"CPU {(cpu_after - cpu_before) / seconds * 100:.1f} % of a core")

@@ -30,7 +30,7 @@ extension StateStore {
     /// Appends transitions in the order given (in `commit`'s transaction).
     static func insert(_ transitions: [ZoneTransition], in db: SQLiteConnection) throws(SQLiteError) {
         guard !transitions.isEmpty else { return }
-        let insert = try db.prepare("INSERT INTO zone_transition (zone, asset, entered, time_ns) VALUES (?, ?, ?, ?)")
+        let insert = try db.cached("INSERT INTO zone_transition (zone, asset, entered, time_ns) VALUES (?, ?, ?, ?)")
         for t in transitions { try insert.execute([t.zone, t.asset, t.entered, t.time.nanoseconds]) }
     }
 
@@ -209,6 +209,7 @@ extension StateStore {
             }
             try db.execute("DELETE FROM zone_rollup WHERE start_ns < ?", [keepAfter.nanoseconds])
             try db.execute("DELETE FROM heat_hour WHERE hour_ns < ?", [keepAfter.nanoseconds])
+            try db.execute("DELETE FROM heat_delta WHERE hour_ns < ?", [keepAfter.nanoseconds])
         }
     }
 
@@ -242,38 +243,71 @@ extension StateStore {
         }
     }
 
-    /// Adds asset-seconds to the cells of `hour`'s heat map, level by level.
+    /// Adds asset-seconds to the cells of `hour`'s heat map, level by level: appended as a
+    /// delta of the cells that changed (a few hundred bytes each 30 s), not the hour's whole
+    /// map rewritten (kilobytes by the end of a busy hour, every 30 s: issue 53). The deltas of
+    /// hours that have ended are folded into one row per hour and level at the first add of a
+    /// later hour.
     public func addHeat(_ heat: HeatMap, hour: Timestamp) throws {
         guard !heat.isEmpty else { return }
         let levels = Dictionary(grouping: heat.seconds, by: { $0.key.level })
         try db.write { (db) throws(SQLiteError) in
+            try Self.foldHeat(before: hour, in: db)
+            let append = try db.cached("INSERT INTO heat_delta (hour_ns, level, cells) VALUES (?, ?, ?)")
             for (level, cells) in levels {
                 var map = HeatMap()
-                if let text = try db.scalarString(
-                    "SELECT cells FROM heat_hour WHERE hour_ns = ? AND level = ?", [hour.nanoseconds, level])
-                {
-                    map = HeatMap(text: text, level: level)
-                }
                 for (cell, seconds) in cells { map.add(cell: cell, seconds: seconds) }
-                try db.execute(
-                    "INSERT OR REPLACE INTO heat_hour (hour_ns, level, cells) VALUES (?, ?, ?)",
-                    [hour.nanoseconds, level, map.text])
+                try append.execute([hour.nanoseconds, level, map.text])
             }
         }
     }
 
-    /// The heat map of the hours starting in [from, to), of one level or all.
+    /// Folds the deltas of hours before `hour` into their hours' rows.
+    static func foldHeat(before hour: Timestamp, in db: SQLiteConnection) throws(SQLiteError) {
+        let deltas = try db.rows(
+            "SELECT hour_ns, level, cells FROM heat_delta WHERE hour_ns < ?", [hour.nanoseconds]
+        ) { (hour: $0.int64(0), level: $0.int(1), cells: $0.string(2)) }
+        guard !deltas.isEmpty else { return }
+        var folded: [HourLevel: HeatMap] = [:]
+        for d in deltas {
+            folded[HourLevel(hour: d.hour, level: d.level), default: HeatMap()].merge(
+                HeatMap(text: d.cells, level: d.level))
+        }
+        for (key, delta) in folded {
+            var map = HeatMap()
+            if let text = try db.scalarString(
+                "SELECT cells FROM heat_hour WHERE hour_ns = ? AND level = ?", [key.hour, key.level])
+            {
+                map = HeatMap(text: text, level: key.level)
+            }
+            map.merge(delta)
+            try db.execute(
+                "INSERT OR REPLACE INTO heat_hour (hour_ns, level, cells) VALUES (?, ?, ?)",
+                [key.hour, key.level, map.text])
+        }
+        try db.execute("DELETE FROM heat_delta WHERE hour_ns < ?", [hour.nanoseconds])
+    }
+
+    struct HourLevel: Hashable {
+        var hour: Int64
+        var level: Int
+    }
+
+    /// The heat map of the hours starting in [from, to), of one level or all: the folded
+    /// hours and the deltas not folded yet.
     public func heat(level: Int?, from: Timestamp, to: Timestamp) throws -> HeatMap {
         try db.read { (db) throws(SQLiteError) in
             var map = HeatMap()
-            var sql = "SELECT level, cells FROM heat_hour WHERE hour_ns >= ? AND hour_ns < ?"
-            var arguments: [any SQLBindable] = [from.nanoseconds, to.nanoseconds]
-            if let level {
-                sql += " AND level = ?"
-                arguments.append(level)
-            }
-            for hour in try db.rows(sql, arguments, { HeatMap(text: $0.string(1), level: $0.int(0)) }) {
-                map.merge(hour)
+            for table in ["heat_hour", "heat_delta"] {
+                var sql = "SELECT level, cells FROM \(table) WHERE hour_ns >= ? AND hour_ns < ?"
+                var arguments: [any SQLBindable] = [from.nanoseconds, to.nanoseconds]
+                if let level {
+                    sql += " AND level = ?"
+                    arguments.append(level)
+                }
+                for hour in try db.rows(sql, arguments, { HeatMap(text: $0.string(1), level: $0.int(0)) }) {
+                    map.merge(hour)
+                }
             }
             return map
         }

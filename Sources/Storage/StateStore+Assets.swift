@@ -26,11 +26,13 @@ extension StateStore {
         var zonesChanged: Bool
         var count: Int { changed.count + removed.count }
 
-        init?(_ snapshots: [AssetSnapshot], over saved: [String: AssetSnapshot]?, final: Bool = false) {
+        init?(
+            _ snapshots: [AssetSnapshot], over saved: [String: AssetSnapshot]?, final: Bool = false, tick: Bool = false
+        ) {
             let current = Set(snapshots.map(\.asset))
             let previous = saved ?? [:]
             changed = snapshots.filter { s in
-                previous[s.asset].map { StateStore.worthWriting(s, over: $0, final: final) } ?? true
+                previous[s.asset].map { StateStore.worthWriting(s, over: $0, final: final, tick: tick) } ?? true
             }
             removed = previous.keys.filter { !current.contains($0) }
             replaceAll = saved == nil
@@ -43,35 +45,45 @@ extension StateStore {
 
         func write(in db: SQLiteConnection) throws(SQLiteError) {
             if replaceAll { try db.execute("DELETE FROM asset_state") }
-            let upsert = try db.prepare("INSERT OR REPLACE INTO asset_state (asset, snapshot) VALUES (?, ?)")
+            // In place: a replace would delete the row and insert it at the table's end, rewriting
+            // its key's index entry and a second page each time.
+            let upsert = try db.cached(
+                """
+                INSERT INTO asset_state (asset, snapshot) VALUES (?, ?)
+                  ON CONFLICT (asset) DO UPDATE SET snapshot = excluded.snapshot
+                """)
             for s in changed { try upsert.execute([s.asset, StateStore.json(s).serialized]) }
-            let delete = try db.prepare("DELETE FROM asset_state WHERE asset = ?")
+            let delete = try db.cached("DELETE FROM asset_state WHERE asset = ?")
             for asset in removed { try delete.execute([asset]) }
         }
     }
 
-    static let rewriteAfter = TimeSpan.seconds(30)
     /// An asset in no zone is written again for being heard only this often: its row keeps
     /// a silent tag's last-seen and position across a restart (SPEC §7.2), and a store's
-    /// thousand tags written every 30 s would wear the card for nothing.
+    /// thousand tags written every minute would wear the card for nothing.
     static let rewriteOutsideAfter = TimeSpan.minutes(5)
-
-    /// The saved position is at most this old while the asset moves (SPEC §4.4: positions are
-    /// state, kept on the disk only here): once a minute per moving asset, not once a second.
+    /// What need not be written at once — a position that moved, the last-seen time of an
+    /// asset in a zone — is written for all assets together once a minute (the saved position
+    /// is then at most a minute old, SPEC §4.4): one commit a minute, not one every few
+    /// seconds for whichever asset's minute was up, each rewriting the file's first page and
+    /// the table's index for a row or two.
     static let positionEvery = TimeSpan.minutes(1)
     /// A position this close to the saved one is the same place: an estimate jitters by tens of
     /// centimetres all day while its tag lies still.
     static let movedMetres = 0.5
 
-    /// Whether `s` is worth a row's write over what was saved: its zones or tag changed; it
-    /// moved and the saved position is a minute old; or it was heard on for a while. `final`
-    /// (the save at a clean stop): any change at all.
-    static func worthWriting(_ s: AssetSnapshot, over saved: AssetSnapshot, final: Bool = false) -> Bool {
+    /// Whether `s` is worth a row's write over what was saved: at once when its zones or its
+    /// tag changed (what a restart must not take back); at the minute's `tick` when it moved,
+    /// or was heard on in a zone (its exit is dated from it), or has been heard for 5 minutes
+    /// since; at the clean stop (`final`) for any change at all.
+    static func worthWriting(_ s: AssetSnapshot, over saved: AssetSnapshot, final: Bool = false, tick: Bool = false)
+        -> Bool
+    {
         if s.zones != saved.zones || s.tag?.differs(from: saved.tag) == true { return true }
-        let age = s.lastHeard - saved.lastHeard
-        if moved(s, from: saved) && (final || age >= positionEvery) { return true }
-        if final { return age.nanoseconds > 0 }
-        return age >= (s.zones.isEmpty ? rewriteOutsideAfter : rewriteAfter)
+        let heard = s.lastHeard - saved.lastHeard
+        if final { return moved(s, from: saved) || heard.nanoseconds > 0 }
+        guard tick else { return false }
+        return moved(s, from: saved) || (!s.zones.isEmpty && heard.nanoseconds > 0) || heard >= rewriteOutsideAfter
     }
 
     static func moved(_ s: AssetSnapshot, from saved: AssetSnapshot) -> Bool {
@@ -164,5 +176,26 @@ extension StateStore {
         (t.missingSince, t.missingLastSeen) = (ns("missing_since_ns"), ns("missing_last_seen_ns"))
         (t.paceMilliseconds, t.positionAt) = (int("pace_ms"), ns("position_at_ns"))
         return t
+    }
+}
+
+/// The minute's tick of the assets' routine writes (`StateStore.positionEvery`), on the
+/// assets' own clock (the newest last-heard time among them), so that a saved state's age is
+/// the same in a replay, a test and the daemon.
+final class AssetTick: Sendable {
+    private let last = Mutex<Timestamp?>(nil)
+
+    /// Whether a minute has passed since the last tick for these snapshots; starts the next.
+    func due(_ snapshots: [AssetSnapshot]) -> Bool {
+        guard let newest = snapshots.map(\.lastHeard).max() else { return false }
+        return last.withLock { last in
+            guard let previous = last else {
+                last = newest
+                return false
+            }
+            guard newest - previous >= StateStore.positionEvery else { return false }
+            last = newest
+            return true
+        }
     }
 }

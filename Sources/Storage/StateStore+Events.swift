@@ -53,7 +53,10 @@ extension StateStore {
                 let db = try self.db
                 let generation = db.generation
                 let regionRows = regions.flatMap { RegionRows($0, over: regionCache.rows(in: generation)) }
-                let assetRows = assets.flatMap { AssetRows($0, over: assetCache.rows(in: generation), final: final) }
+                let tick = assets.map { assetTick.due($0) } ?? false
+                let assetRows = assets.flatMap {
+                    AssetRows($0, over: assetCache.rows(in: generation), final: final, tick: tick)
+                }
                 guard !events.isEmpty || regionRows != nil || assetRows != nil || !transitions.isEmpty else { return 0 }
                 let sync = synced || regionRows?.stateChanged == true || assetRows?.zonesChanged == true
                 let retention = self.retention.withLock { $0 }
@@ -90,9 +93,9 @@ extension StateStore {
         _ events: [StoredEvent], at now: Timestamp, webhooks: (StoredEvent) -> [String], in db: SQLiteConnection,
         counts: inout HistoryCounts
     ) throws(SQLiteError) {
-        let insertEvent = try db.prepare(
+        let insertEvent = try db.cached(
             "INSERT OR IGNORE INTO event (id, type, time_ns, body, telemetry) VALUES (?, ?, ?, ?, ?)")
-        let insertOutbox = try db.prepare(
+        let insertOutbox = try db.cached(
             "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
         for e in events {
             let telemetry = HistoryRetention.isTelemetry(e.type)

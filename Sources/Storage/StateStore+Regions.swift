@@ -40,7 +40,7 @@ extension StateStore {
 
         func write(in db: SQLiteConnection) throws(SQLiteError) {
             if replaceAll { try db.execute("DELETE FROM region_state") }
-            let upsert = try db.prepare(
+            let upsert = try db.cached(
                 """
                 INSERT OR REPLACE INTO region_state
                 (client, region, spec, state, last_seen_ns, entered_at_ns, dwells_fired)
@@ -52,7 +52,7 @@ extension StateStore {
                     s.enteredAt.nanoseconds, s.dwellsFired,
                 ])
             }
-            let delete = try db.prepare("DELETE FROM region_state WHERE client = ? AND region = ?")
+            let delete = try db.cached("DELETE FROM region_state WHERE client = ? AND region = ?")
             for key in removed { try delete.execute([key.client, key.region]) }
         }
     }

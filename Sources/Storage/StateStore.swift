@@ -29,6 +29,8 @@ public final class StateStore: Sendable {
     /// (nil, or another generation: nothing yet, so the next save replaces all).
     let savedRegions = Mutex<SavedRows<StoredRegionKey, RegionSnapshot>?>(nil)
     let savedAssets = Mutex<SavedRows<String, AssetSnapshot>?>(nil)
+    /// When the assets' routine writes were last due (`AssetTick`).
+    let assetTick = AssetTick()
     /// The positions of the history's recent end, in memory only (SPEC §4.4).
     let recent = Mutex(RecentEvents())
 
@@ -194,6 +196,11 @@ public final class StateStore: Sendable {
             """),
         // Zone analytics (SPEC §8): transitions, hourly and daily roll-ups, heat.
         analyticsMigration,
+        // The heat of the hour under way as appended deltas (issue 53): rewriting the hour's
+        // whole map every 30 s was a few kilobytes of overflow pages each time.
+        .init(
+            "v10-heat-deltas",
+            "CREATE TABLE heat_delta (hour_ns INTEGER NOT NULL, level INTEGER NOT NULL, cells TEXT NOT NULL);"),
     ]
 }
 

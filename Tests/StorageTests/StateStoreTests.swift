@@ -47,7 +47,8 @@ import Testing
         try StateStore(directory: dir).saveAssets(snapshots)
         let loaded = try StateStore(directory: dir).loadAssets()
         #expect(loaded.snapshots == snapshots && loaded.skipped == 0)
-        // Heard 5 s more and jittered a metre: not worth a write; 30 s more, or a zone change, is
+        // Heard 5 s more and moved a metre: not worth a write yet; a minute more (the routine
+        // writes' tick), or a zone change, is
         let store = try StateStore(directory: dir)
         #expect(try store.saveAssets(snapshots) == 1, "the first save writes every row")
         var later = snapshots[0]
@@ -55,6 +56,8 @@ import Testing
         later.position!.x += 1
         #expect(try store.saveAssets([later]) == 0)
         later.lastHeard = snapshots[0].lastHeard + .seconds(30)
+        #expect(try store.saveAssets([later]) == 0)
+        later.lastHeard = snapshots[0].lastHeard + .seconds(60)
         #expect(try store.saveAssets([later]) == 1)
         later.zones.removeLast()
         #expect(try store.saveAssets([later]) == 1)

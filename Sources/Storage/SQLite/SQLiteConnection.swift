@@ -5,6 +5,12 @@ import CSQLite
 /// threads (hence `@unchecked Sendable`).
 public final class SQLiteConnection: @unchecked Sendable {
     let handle: OpaquePointer
+    /// Statements prepared once and kept (`cached`): the engine's thread commits every turn,
+    /// and preparing its inserts again each time was parsing and planning the same SQL
+    /// thousands of times a minute (issue 53).
+    private var statements: [String: SQLiteStatement] = [:]
+    /// Kept statements at most: the writes' SQL is a few dozen fixed texts.
+    static let cachedLimit = 64
 
     init(path: String) throws(SQLiteError) {
         var connection: OpaquePointer?
@@ -34,9 +40,20 @@ public final class SQLiteConnection: @unchecked Sendable {
         guard code == SQLITE_OK else { throw SQLiteError(code: code, connection: handle, sql: sql) }
     }
 
-    /// Runs one statement with parameters.
+    /// Runs one statement with parameters (prepared once: `cached`).
     public func execute(_ sql: String, _ arguments: [any SQLBindable]) throws(SQLiteError) {
-        try prepare(sql).execute(arguments)
+        try cached(sql).execute(arguments)
+    }
+
+    /// The statement for `sql`, prepared at its first use on this connection and kept. For
+    /// fixed SQL texts only (a text made per call would be prepared and kept each time; past
+    /// `cachedLimit` the kept ones are let go). Not for a statement still stepping.
+    public func cached(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statements[sql] { return statement }
+        let statement = try prepare(sql)
+        if statements.count >= Self.cachedLimit { statements.removeAll() }
+        statements[sql] = statement
+        return statement
     }
 
     public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
