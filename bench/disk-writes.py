@@ -9,7 +9,8 @@ checkpoints and the syncs, before the card's own write amplification) over `seco
 
 With BENCH_NO_ZONES=1 the store has no zones and no alarms: what everything but the zone
 alerts, memberships and transitions writes (issue 53's floor beside the alerts' share).
-It prints the daemon's CPU over the same window.
+It prints the daemon's CPU over the same window (with its simulator, which is in-process);
+BENCH_ADV_HZ=10 makes every tag advertise 10 times a second (the store's tags: 5).
 
 The state directory is made under /var/tmp, a real disk (not /tmp, which may be memory).
 """
@@ -53,6 +54,9 @@ def cpu_seconds(pid):
 
 d = tempfile.mkdtemp(prefix="beacond-writes-", dir="/var/tmp")
 path = write_config(d, tags)
+if os.environ.get("BENCH_ADV_HZ"):
+    text = open(path).read().replace("advertising_hz: 5\n", f"advertising_hz: {os.environ['BENCH_ADV_HZ']}\n")
+    open(path, "w").write(text)
 if os.environ.get("BENCH_NO_ZONES"):
     text = open(path).read()
     text = text[:text.index("zones:\n")] + text[text.index("positioning:\n"):]

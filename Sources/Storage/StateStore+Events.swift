@@ -110,8 +110,8 @@ extension StateStore {
     }
 
     /// Deletes, in each class, the events older than its `maxAge` before the newest event
-    /// written, then the oldest past its `maxEvents` — at most `trimChunk` of them per class
-    /// and commit. Both use the class's indexes: a write that finds nothing to delete reads a
+    /// written, then the oldest (by time) past its `maxEvents` — at most `trimChunk` of them
+    /// per class and commit. Both use the class's time index: a write that finds nothing to delete reads a
     /// row or two. The bound is for a reload that lowers a limit under a long history, or a
     /// clock stepped far forward: the engine commits on its own thread, and 500,000 events
     /// deleted in one commit stalled its turns 7.8 s; the rest go in the commits that follow.
@@ -130,7 +130,7 @@ extension StateStore {
             let excess = min(counts.count(telemetry: telemetry) - keep.maxEvents, trimChunk - aged)
             guard excess > 0 else { continue }
             try db.execute(
-                "DELETE FROM event WHERE seq IN (SELECT seq FROM event WHERE telemetry = ? ORDER BY seq LIMIT ?)",
+                "DELETE FROM event WHERE seq IN (SELECT seq FROM event WHERE telemetry = ? ORDER BY time_ns LIMIT ?)",
                 [flag, excess])
             counts.add(telemetry: telemetry, -db.changes)
         }

@@ -43,21 +43,37 @@ import Testing
                     level: nil)))
     }
 
-    /// 200 assets placed every second for ten minutes, an alert every 5 s, while the receiver
-    /// is down; then it is back.
-    @Test func aReceiverBackAfterTenMinutesGetsEveryAlertAndTheLatestPositionOfEachAsset() throws {
+    /// The clock the test moves.
+    final class Now: Sendable {
+        private let time: Mutex<Timestamp>
+        init(_ t: Timestamp) { time = Mutex(t) }
+        func withLock<R>(_ body: (inout Timestamp) -> R) -> R { time.withLock { body(&$0) } }
+    }
+
+    /// A webhook of these events on a receiver that is down, and a publisher for it, on a clock
+    /// the test moves.
+    static func output(events: [String], maxAge: TimeSpan) throws -> (
+        StateStore, Now, Receiver, WebhookWorker, EventPublisher
+    ) {
         let store = try StateStore(directory: NSTemporaryDirectory() + "beacond-conflation-\(UUID().uuidString)")
-        let now = Mutex(Self.start)
+        let now = Now(Self.start)
         let clock: @Sendable () -> Timestamp = { now.withLock { $0 } }
         let receiver = Receiver()
         let worker = WebhookWorker(
             settings: .init(
-                id: "wms", url: "http://127.0.0.1:9/hook", events: EventTypeGlob(["*"]), secret: nil,
-                schedule: DeliverySchedule(maxEvents: 50, maxDelay: .seconds(0), maxAge: .hours(1)),
+                id: "wms", url: "http://127.0.0.1:9/hook", events: EventTypeGlob(events), secret: nil,
+                schedule: DeliverySchedule(maxEvents: 50, maxDelay: .seconds(0), maxAge: maxAge),
                 timeout: .seconds(1)),
             store: store, clock: clock, logger: .silent, transport: receiver)
         let publisher = EventPublisher(
             gateway: "gw", store: store, workers: [worker], echo: false, clock: clock, logger: .silent)
+        return (store, now, receiver, worker, publisher)
+    }
+
+    /// 200 assets placed every second for ten minutes, an alert every 5 s, while the receiver
+    /// is down; then it is back.
+    @Test func aReceiverBackAfterTenMinutesGetsEveryAlertAndTheLatestPositionOfEachAsset() throws {
+        let (store, now, receiver, worker, publisher) = try Self.output(events: ["*"], maxAge: .hours(1))
         let told = Mutex<[StateStore.StoredEvent]>([])
         publisher.addListener { batch, _ in told.withLock { $0 += batch } }
         Thread { worker.run() }.start()
@@ -106,18 +122,7 @@ import Testing
     /// A position older than the output's `max_age` is let go unsent, counted; an alert of
     /// that age becomes a dead letter as before.
     @Test func aPositionPastMaxAgeIsLetGo() throws {
-        let store = try StateStore(directory: NSTemporaryDirectory() + "beacond-conflation-\(UUID().uuidString)")
-        let now = Mutex(Self.start)
-        let clock: @Sendable () -> Timestamp = { now.withLock { $0 } }
-        let receiver = Receiver()
-        let worker = WebhookWorker(
-            settings: .init(
-                id: "wms", url: "http://127.0.0.1:9/hook", events: EventTypeGlob(["asset.*"]), secret: nil,
-                schedule: DeliverySchedule(maxEvents: 50, maxDelay: .seconds(0), maxAge: .minutes(1)),
-                timeout: .seconds(1)),
-            store: store, clock: clock, logger: .silent, transport: receiver)
-        let publisher = EventPublisher(
-            gateway: "gw", store: store, workers: [worker], echo: false, clock: clock, logger: .silent)
+        let (store, now, receiver, worker, publisher) = try Self.output(events: ["asset.*"], maxAge: .minutes(1))
         Thread { worker.run() }.start()
         defer {
             worker.stop()
