@@ -3,7 +3,7 @@ import CLinux
 import Glibc
 
 /// Room set aside on the state directory's own disk, while it has room, for what the state
-/// store cannot write once that disk is full: alerts (every event but positions and ranging)
+/// store cannot write once that disk is full: alerts (every event but ranging and proximity; positions are never stored)
 /// and the region and zone states they moved to.
 ///
 /// Why: what the store cannot write is held in memory and copied to the runtime directory

@@ -138,16 +138,22 @@ public final class RunningDaemon: @unchecked Sendable {
         }
     }
 
-    /// Lines from `pipe`, as they come, until it ends.
+    /// Lines from `pipe`, as they come, until it ends. The handler keeps the pipe (and so its
+    /// descriptor) open until the end, and reads with `read(2)`: `availableData` traps on an
+    /// error, and a descriptor closed under a handler still queued (the daemon object freed as
+    /// a test ended) took a whole test process down with EBADF.
     static func collect(_ pipe: Pipe, into lines: LineCollector) {
         pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let n = read(handle.fileDescriptor, &buffer, buffer.count)
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
+            guard n > 0 else {
                 handle.readabilityHandler = nil
                 lines.finish()
+                _ = pipe
                 return
             }
-            lines.append(data)
+            lines.append(Data(buffer[0..<n]))
         }
     }
 

@@ -6,11 +6,16 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public let code: Int32
     public let message: String
     public let sql: String?
+    /// SQLite's extended result code where the connection has one that says more than `code`
+    /// (a disk I/O error's 4874 is the shared-memory file that could not grow, 522 a short read).
+    public var extended: Int32?
 
     init(code: Int32, connection: OpaquePointer?, sql: String?) {
         self.code = code
         if let connection, let text = sqlite3_errmsg(connection) {
             message = String(cString: text)
+            let extended = sqlite3_extended_errcode(connection)
+            if extended != code && extended & 0xFF == code & 0xFF { self.extended = extended }
         } else {
             message = String(cString: sqlite3_errstr(code))
         }
@@ -24,7 +29,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        "SQLite error \(code): \(message)" + (sql.map { " (in \($0))" } ?? "")
+        "SQLite error \(code)" + (extended.map { " (extended \($0))" } ?? "") + ": \(message)"
+            + (sql.map { " (in \($0))" } ?? "")
     }
 }
 
