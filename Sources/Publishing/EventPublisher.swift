@@ -121,8 +121,10 @@ public final class EventPublisher: @unchecked Sendable {
             let json = CloudEvent.text(event, id: id, gatewayID: gateway)
             let e = StateStore.StoredEvent(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json)
             stored.append(e)
-            if case let .assetPosition(fix) = event.payload {
-                positions.append((fix.asset, e))
+            // The class decides (`EventClass`); a position's subject is its asset, what the
+            // outputs conflate by.
+            if EventClass(event.payload).isState {
+                positions.append((CloudEvent.subject(event.payload), e))
             } else {
                 writes = true
             }
