@@ -134,7 +134,7 @@ public final class EventStreamReader {
         public var data: String
     }
 
-    private let fd: Int32
+    private var fd: Int32
     private var buffer: [UInt8] = []
     private var headerSkipped = false
     public private(set) var status = 0
@@ -142,8 +142,13 @@ public final class EventStreamReader {
     init(fd: Int32) { self.fd = fd }
     deinit { close() }
 
+    /// Closes once: a second close(2) of the same number would close whatever the process
+    /// opened under it since, such as the socket by which Foundation's Process learns that a
+    /// broker it started has exited (it then waited on the running broker, and every test
+    /// waiting for a process hung behind it).
     public func close() {
         if fd >= 0 { Foundation.close(fd) }
+        fd = -1
     }
 
     /// The next event (comments skipped), waiting at most `timeout` seconds; nil on timeout.
