@@ -85,7 +85,7 @@ public struct Config: Sendable, Equatable {
                     on: Set(alarm.on.map { AlarmDefinition.Condition(rawValue: $0.rawValue)! }), dwell: alarm.dwell,
                     assets: alarm.assets.map(Set.init), active: alarm.active)
             },
-            positioning: positioning, calibrationUUID: calibration.uuid, tags: tags)
+            positioning: positioning, calibrationUUID: calibration.uuid, tags: tags, visits: analytics.visits)
     }
 }
 

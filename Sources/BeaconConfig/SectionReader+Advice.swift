@@ -106,6 +106,8 @@ extension SectionReader {
         kinds.formUnion(["asset.battery_low", "asset.missing", "asset.found"])
         guard !config.receivers.isEmpty else { return kinds }
         kinds.insert("asset.position")
+        // Visits are told whatever the alarms (SPEC §10).
+        if !config.zones.isEmpty { kinds.insert("zone.visit") }
         for alarm in config.alarms where whyNeverFires(alarm, config) == nil {
             for condition in alarm.on { kinds.insert("zone.\(condition.rawValue)") }
         }
@@ -116,6 +118,7 @@ extension SectionReader {
         if config.assets.isEmpty { return "no assets are configured (assets:)" }
         if config.receivers.isEmpty { return "no receivers have positions (receivers:), so no asset is placed" }
         guard kind.hasPrefix("zone.") else { return "\(kind) is not produced" }
+        if kind == "zone.visit" { return "no zones are configured (zones:)" }
         let condition = kind.dropFirst(5)
         if config.alarms.isEmpty { return "no alarms are configured (alarms:); zone events come from alarms" }
         return "no alarm has on: [\(condition)]"

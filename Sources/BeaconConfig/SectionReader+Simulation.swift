@@ -31,7 +31,7 @@ extension SectionReader {
         return s
     }
 
-    /// `tags: [{asset, interval, telemetry, battery: {millivolts, drain_per_hour}, off_after}]`.
+    /// `tags: [{asset, interval, telemetry, battery: {millivolts, drain_per_hour}, off_after, stands_at}]`.
     /// Each names an asset of `assets:`.
     func readSimulatedTags(_ node: Node, _ path: String, assets: Set<String>) -> [SimulatedTag] {
         let battery: [ConfigField<SimulatedTag>] = [
@@ -45,6 +45,15 @@ extension SectionReader {
             .init("battery") { r, n, p, t in r.read(n, p, battery, into: &t) },
             .init("off_after") { r, n, p, t in
                 t.offAfter = r.reader.duration(n, p, min: .seconds(0), max: .hours(24 * 7))
+            },
+            .init("stands_at") { r, n, p, t in
+                guard let items = r.reader.sequence(n, p), items.count == 2 else {
+                    return r.reader.fail(n, p, "expected [x, y] in metres")
+                }
+                guard let x = r.reader.double(items[0], p + "[0]", -10_000...10_000),
+                    let y = r.reader.double(items[1], p + "[1]", -10_000...10_000)
+                else { return }
+                t.standsAt = Point(x: x, y: y)
             },
         ]
         guard let items = reader.sequence(node, path) else { return [] }

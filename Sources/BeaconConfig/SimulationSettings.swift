@@ -77,6 +77,8 @@ public struct SimulatedTag: Sendable, Equatable {
     public var drainPerHour = 0.0
     /// Switched off this long after the start: it sends nothing more.
     public var offAfter: TimeSpan?
+    /// Put down here for the whole run (`stands_at: [x, y]`): a pallet parked by a zone's edge.
+    public var standsAt: Point?
 
     public init(asset: String) { self.asset = asset }
 }

@@ -237,7 +237,7 @@ public final class LiveEngine: @unchecked Sendable {
             let stateChanged = events.contains {
                 switch $0.payload {
                 case .regionState, .regionEnter, .regionExit, .regionDwell, .zone, .tag: return true
-                case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition: return false
+                case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition, .zoneVisit: return false
                 }
             }
             let transitions = engine.takeZoneTransitions()

@@ -100,9 +100,17 @@ public struct SiteSimulator: Sendable {
             if schedules[a] != nil { swap(&random, &schedules[a]!.random) }
             let p = Point(x: random.uniform() * settings.width, y: random.uniform() * settings.depth)
             let pause = Int64(random.uniform() * settings.pause.upperBound.seconds * 1000)
-            walkers.append(
-                TagWalker(
-                    position: p, heading: random.uniform() * 2 * Double.pi, pausedUntil: start + .milliseconds(pause)))
+            if let stand = schedules[a]?.tag.standsAt {
+                // Put down for the whole run: it never picks a destination.
+                var walker = TagWalker(position: stand, heading: 0, pausedUntil: .seconds(Int64.max / 2_000_000_000))
+                walker.carried = false
+                walkers.append(walker)
+            } else {
+                walkers.append(
+                    TagWalker(
+                        position: p, heading: random.uniform() * 2 * Double.pi,
+                        pausedUntil: start + .milliseconds(pause)))
+            }
             if schedules[a] != nil { swap(&random, &schedules[a]!.random) }
         }
         self.walkers = walkers
@@ -226,7 +234,7 @@ public struct SiteSimulator: Sendable {
         }
         // The body sits behind the direction of travel: a receiver behind the carrier loses most.
         let bearing = atan2(receiver.position.y - tag.position.y, receiver.position.x - tag.position.x)
-        rssi -= settings.bodyLossDB * max(0, -cos(bearing - tag.heading))
+        if tag.carried { rssi -= settings.bodyLossDB * max(0, -cos(bearing - tag.heading)) }
         if settings.fastFading {
             // Rayleigh: |h|² ~ Exp(1); in dB a long weak tail. E[10 log10 |h|²] = -2.507 dB
             // (Euler's γ), added back so that the mean RSSI at 1 m is `rssi_at_1m`, which is

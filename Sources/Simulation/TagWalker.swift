@@ -14,6 +14,8 @@ struct TagWalker: Sendable {
     var destination: Point?
     var speed = 1.0
     var pausedUntil: Timestamp
+    /// Carried by someone whose body shadows it (false: put down, `stands_at`).
+    var carried = true
 
     init(position: Point, heading: Double, pausedUntil: Timestamp) {
         self.position = position

@@ -49,6 +49,7 @@ import Testing
                 alarm: "door", asset: "cart-7", zone: "exit", condition: .exit, position: Point(x: 0, y: 0), level: 3)),
         .tag(CloudEventTextTests.batteryLow), .tag(CloudEventTextTests.missing), .tag(CloudEventTextTests.found),
         .tag(TagAlert(asset: hostile, condition: .missing)),
+        .zoneVisit(ZoneVisit(asset: hostile, zone: "dock", entered: Fixture.at(1.5), left: Fixture.at(90.25))),
     ]
 
     static let batteryLow: TagAlert = {
@@ -217,6 +218,12 @@ import Testing
                     ("position", place(alert.position, nil)),
                 ])
             }
+        case let .zoneVisit(visit):
+            return .object([
+                ("asset", .string(visit.asset)), ("zone", .string(visit.zone)),
+                ("entered", .string(RFC3339.format(visit.entered))), ("left", .string(RFC3339.format(visit.left))),
+                ("dwell_s", n(r(visit.dwell.seconds, 1000))),
+            ])
         }
     }
 }

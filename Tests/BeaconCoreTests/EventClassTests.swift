@@ -29,6 +29,7 @@ import Testing
         for condition in [TagAlert.Condition.batteryLow, .missing, .found] {
             all.append(.tag(TagAlert(asset: "a", condition: condition)))
         }
+        all.append(.zoneVisit(ZoneVisit(asset: "a", zone: "z", entered: t, left: t + .seconds(30))))
         return all
     }
 

@@ -160,6 +160,9 @@ func line(_ e: Event) -> String {
     case let .assetPosition(f): return "\(t) asset.position \(f.asset) \(f.position.x),\(f.position.y)"
     case let .zone(a): return "\(t) zone.\(a.condition.rawValue) \(a.alarm) \(a.asset) \(a.zone)"
     case let .tag(a): return "\(t) asset.\(a.condition.rawValue) \(a.asset)"
+    case let .zoneVisit(v):
+        let seconds = { (x: Timestamp) in Int(Double((x - Fixture.t0).nanoseconds) / 1e9) }
+        return "\(t) zone.visit \(v.asset) \(v.zone) \(seconds(v.entered))-\(seconds(v.left))"
     case let .adapterState(a, present, powered, discovering):
         return "\(t) adapter.state \(a) present=\(present) powered=\(powered) discovering=\(discovering)"
     }

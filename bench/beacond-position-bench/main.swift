@@ -30,7 +30,7 @@ func load(_ path: String) -> Config {
         if let v = env["BENCH_SIM_BODY"].flatMap(Double.init) { config.simulation?.bodyLossDB = v }
         // The figures are of the walking tags: those of `simulation.tags` (a 10 s one, a dying
         // one, one switched off) are there for the tag rules, not for the accuracy.
-        if let tags = config.simulation?.tags, !tags.isEmpty {
+        if let tags = config.simulation?.tags, !tags.isEmpty, env["BENCH_KEEP_TAGS"] != "1" {
             let shown = Set(tags.map(\.asset))
             config.assets.removeAll { shown.contains($0.id) }
             config.simulation?.tags = []
@@ -518,6 +518,12 @@ if what == "analytics" || what == "all" {
     analyticsBench(hours: CommandLine.arguments.count > 2 ? Int(CommandLine.arguments[2]) ?? 4 : 4)
 }
 if what == "analytics-store" || what == "all" { analyticsStoreBench() }
+if what == "zones" {
+    let rest = Array(CommandLine.arguments.dropFirst(2))
+    let hours = rest.first.flatMap { Int($0) } ?? 4
+    let sites = rest.filter { Int($0) == nil }
+    zoneTruthBench(hours: hours, sites: sites.isEmpty ? ["config/sim-store.yaml"] : sites)
+}
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }
 if what == "reload" {

@@ -68,6 +68,8 @@ public enum CloudEvent {
             return alert.asset
         case let .tag(alert):
             return alert.asset
+        case let .zoneVisit(visit):
+            return visit.asset
         }
     }
 
@@ -149,6 +151,12 @@ public enum CloudEvent {
             if let dwell = alert.dwell { w.member("dwell_s", round3(dwell.seconds)) }
         case let .tag(alert):
             writeTag(alert, into: &w)
+        case let .zoneVisit(visit):
+            w.member("asset", visit.asset)
+            w.member("zone", visit.zone)
+            w.member("entered", RFC3339.format(visit.entered))
+            w.member("left", RFC3339.format(visit.left))
+            w.member("dwell_s", round3(visit.dwell.seconds))
         }
         w.closeObject()
     }

@@ -68,12 +68,14 @@ public enum EventPayload: Sendable, Equatable {
     case zone(ZoneAlert)
     /// A tag's own condition: its battery low, missing, found again (SPEC §7.4).
     case tag(TagAlert)
+    /// A visit to a zone that has closed (SPEC §10), whatever the alarms.
+    case zoneVisit(ZoneVisit)
 
     /// Every kind an event can have, for checking a configuration's type globs.
     public static let allKinds = [
         "region.state", "region.enter", "region.exit", "region.dwell", "region.failed", "ranging", "beacon.proximity",
         "adapter.state", "asset.position", "zone.enter", "zone.exit", "zone.dwell", "asset.battery_low",
-        "asset.missing", "asset.found",
+        "asset.missing", "asset.found", "zone.visit",
     ]
 
     /// The CloudEvents type suffix: `beacond.<kind>`.
@@ -90,6 +92,7 @@ public enum EventPayload: Sendable, Equatable {
         case .assetPosition: return "asset.position"
         case let .zone(alert): return "zone.\(alert.condition.rawValue)"
         case let .tag(alert): return "asset.\(alert.condition.rawValue)"
+        case .zoneVisit: return "zone.visit"
         }
     }
 }

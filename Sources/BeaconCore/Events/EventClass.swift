@@ -29,7 +29,8 @@ public enum EventClass: Sendable, Equatable, CaseIterable {
 
     public init(_ payload: EventPayload) {
         switch payload {
-        case .regionState, .regionEnter, .regionExit, .regionDwell, .regionFailed, .zone, .tag: self = .alert
+        case .regionState, .regionEnter, .regionExit, .regionDwell, .regionFailed, .zone, .tag, .zoneVisit:
+            self = .alert
         case .ranging, .beaconProximity: self = .measurement
         case .assetPosition: self = .position
         case .adapterState: self = .local

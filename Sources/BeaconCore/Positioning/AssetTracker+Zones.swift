@@ -44,12 +44,64 @@ extension AssetTracker {
         }
     }
 
+    /// How much of asset `a`'s belief lies in each zone on `level`.
+    mutating func weighZones(_ a: Int, level: Int) {
+        guard let belief = states[a].belief else {
+            states[a].zoneMass = []
+            return
+        }
+        states[a].zoneMass = zones.map { zone in
+            guard case let .polygon(zoneLevel, _, _) = zone.shape, zoneLevel == level else { return 0 }
+            var mass: Float = 0
+            for k in zone.cells { mass += belief.probability(k) }
+            return Double(mass)
+        }
+    }
+
+    /// Feeds each zone's visit smoother this tick's evidence (`evidence`: a fix was made; its
+    /// belief's mass inside, or for a zone without cells its live state as a weak mass) and
+    /// tells the visits that closed.
+    mutating func smoothVisits(_ a: Int, evidence: Bool, at t: Timestamp, events: inout [Event]) {
+        for z in zones.indices {
+            var mass: Double?
+            if evidence {
+                mass =
+                    zones[z].cells.isEmpty || z >= states[a].zoneMass.count
+                    ? (states[a].zones[z].inside ? 0.9 : 0.1) : states[a].zoneMass[z]
+            }
+            if let (entered, left) = states[a].zones[z].visits.observe(mass: mass, at: t, rules: visitRules) {
+                tellVisit(a, zone: z, entered: entered, left: left, at: t, events: &events)
+            }
+        }
+    }
+
+    /// Told when decided (up to `visit_lag` after it ended), with its own times in its data.
+    func tellVisit(_ a: Int, zone z: Int, entered: Timestamp, left: Timestamp, at t: Timestamp, events: inout [Event]) {
+        events.append(
+            Event(
+                time: t,
+                payload: .zoneVisit(ZoneVisit(asset: assets[a].id, zone: zones[z].id, entered: entered, left: left))))
+    }
+
+    var visitRules: VisitRules { definition.visits }
+
+    /// Per zone, in configuration order: how much of the asset's belief lay inside it at its
+    /// last fix, with that fix; nil for an unknown asset or one without a belief.
+    public func zoneMass(of asset: String) -> (mass: [Double], fix: AssetFix, walking: Double)? {
+        guard let a = assetIndex[asset], !states[a].zoneMass.isEmpty, let fix = states[a].estimate else { return nil }
+        return (states[a].zoneMass, fix, states[a].belief?.walkingProbability ?? 1)
+    }
+
     /// Not heard for `lostAfter`: the asset leaves every zone it was in, at its last position.
     mutating func lose(_ a: Int, at t: Timestamp, events: inout [Event]) {
         states[a].lost = true
         // Heard again, it starts from a fresh belief; meanwhile its cells are not kept.
         states[a].belief = nil
         let last = states[a].estimate
+        for z in zones.indices {
+            guard let (entered, left) = states[a].zones[z].visits.close(at: t, rules: visitRules) else { continue }
+            tellVisit(a, zone: z, entered: entered, left: left, at: t, events: &events)
+        }
         for z in zones.indices where states[a].zones[z].leave(at: t) {
             record(a, zone: z, entered: false, at: t)
             alert(a, zone: z, .exit, position: last?.position, level: last?.level, at: t, events: &events)

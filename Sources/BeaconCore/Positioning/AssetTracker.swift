@@ -123,6 +123,8 @@ public struct AssetTracker: Sendable {
         var belief: PositionBelief?
         var beliefLevel = 0
         var beliefAt: Timestamp?
+        /// Per zone: the belief's mass inside it at the last fix (0 off its level).
+        var zoneMass: [Double] = []
         /// Packets heard since the last tick, per receiver.
         var heard: [Int: PacketSums] = [:]
     }
@@ -173,6 +175,12 @@ public struct AssetTracker: Sendable {
                 bodyLoss: site.positioning.bodyLossDB)
         } else {
             grid = nil
+        }
+        if let grid {
+            for z in zones.indices {
+                guard case let .polygon(_, outline, _) = zones[z].shape else { continue }
+                zones[z].cells = (0..<grid.count).filter { grid.onFloor[$0] && outline.contains(grid.center($0)) }
+            }
         }
     }
 
@@ -284,13 +292,17 @@ public struct AssetTracker: Sendable {
                     states[a].hold?.allows(t) ?? true
                 {
                     lose(a, at: t, events: &events)
+                } else if !states[a].lost {
+                    smoothVisits(a, evidence: false, at: t, events: &events)
                 }
                 continue
             }
             states[a].lost = false
             var estimate = limitSpeed(a, fix.fix, at: t)
+            if grid != nil { weighZones(a, level: estimate.level) }
             updateZones(a, estimate: estimate, ranges: fix.ranges, at: t, events: &events)
             estimate.zones = zones.indices.filter { states[a].zones[$0].inside }.map { zones[$0].id }
+            smoothVisits(a, evidence: true, at: t, events: &events)
             states[a].estimate = estimate
             states[a].estimatedAt = t
             if recordsTransitions { heat.add(estimate.position, level: estimate.level, for: tickInterval) }

@@ -181,12 +181,16 @@ public struct SiteConfiguration: Sendable, Equatable {
     /// The UUID the site's receivers advertise on for `AutoCalibration` (`calibration.uuid`).
     public var calibrationUUID = AutoCalibration.defaultUUID
     public var tags = TagRules()
+    /// How stays become visits (`analytics:` visit_lag, rejoin, min_visit).
+    public var visits = VisitRules()
 
     public init(
         receivers: [SiteReceiver] = [], assets: [AssetDefinition] = [], zones: [ZoneDefinition] = [],
         alarms: [AlarmDefinition] = [], positioning: PositioningSettings = PositioningSettings(),
-        calibrationUUID: BeaconUUID = AutoCalibration.defaultUUID, tags: TagRules = TagRules()
+        calibrationUUID: BeaconUUID = AutoCalibration.defaultUUID, tags: TagRules = TagRules(),
+        visits: VisitRules = VisitRules()
     ) {
+        self.visits = visits
         self.calibrationUUID = calibrationUUID
         self.tags = tags
         self.receivers = receivers

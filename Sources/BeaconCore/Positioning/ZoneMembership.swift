@@ -8,10 +8,15 @@ struct ZoneMembership: Sendable, Equatable {
     var since: Timestamp
     /// Per alarm watching this zone: whether its dwell alert fired during this visit.
     var dwellFired: Set<Int> = []
+    /// The visits (`zone.visit`), decided apart from the live state above.
+    var visits = VisitSmoother()
 
     init(at t: Timestamp) { since = t }
 
-    mutating func shift(by d: TimeSpan) { since = since + d }
+    mutating func shift(by d: TimeSpan) {
+        since = since + d
+        visits.shift(by: d)
+    }
 
     /// Applies a signed depth (positive inside); returns true when the state changed.
     mutating func update(depth: Double, margin: Double, at t: Timestamp) -> Bool {
@@ -42,6 +47,10 @@ struct ZoneRuntime: Sendable {
 
     var id: String
     var shape: Shape
+    /// The Bayes grid's cells whose centres lie inside the outline (empty for a proximity
+    /// zone or without a grid): the belief's mass over them is how sure the locator is that
+    /// the asset is inside.
+    var cells: [Int] = []
 
     init(_ zone: ZoneDefinition, receivers: [String: Int], hysteresis: Double) {
         id = zone.id
