@@ -38,11 +38,12 @@ func zoneTruthBench(hours: Int, sites: [String]) {
             // `file,asset index,zone index`: per second, the truth, the live state, the told visits
             // and the mass, for bench/zone-plot.py.
             let parts = plot.split(separator: ",").map(String.init)
-            let pairs =
-                parts.count == 3 && parts[1] == "all"
-                ? Array(run.truth.indices)
-                : (parts.count == 3 ? [Int(parts[1]).flatMap { a in Int(parts[2]).map { a * run.zones.count + $0 } }] : [])
-                    .compactMap { $0 }
+            var pairs: [Int] = []
+            if parts.count == 3, parts[1] == "all" {
+                pairs = Array(run.truth.indices)
+            } else if parts.count == 3, let a = Int(parts[1]), let z = Int(parts[2]) {
+                pairs = [a * run.zones.count + z]
+            }
             for i in pairs {
                 let z = i % run.zones.count
                 let file = parts[1] == "all" ? "\(parts[0]).\(i / run.zones.count).\(z)" : parts[0]
