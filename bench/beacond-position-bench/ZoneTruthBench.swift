@@ -62,6 +62,7 @@ func zoneTruthBench(hours: Int, sites: [String]) {
             var score = ZoneScore()
             for run in runs { score.add(run, rule: rule) }
             print("  " + rule.name.padding(toLength: 26, withPad: " ", startingAt: 0) + score.line)
+            if rule.told { print("      per zone, visits/dwell: " + score.perZone) }
         }
     }
 }
@@ -366,18 +367,33 @@ struct ZoneScore {
     var endError: [Double] = []
     var longStays = 0
     var split = 0
+    /// Per zone: the truth's visits and seconds, and the rule's.
+    var zones: [String: (truth: Int, ours: Int, truthSeconds: Double, ourSeconds: Double)] = [:]
 
     mutating func add(_ run: ZoneSeries, rule: ZoneRule) {
         for i in run.truth.indices {
             let truth = run.truth[i]
             let live = rule.live(run, i)
             scoreAlerts(truth: truth, ours: live)
-            if rule.told {
-                scoreVisits(truth: truth, told: run.told[i])
-            } else {
-                scoreVisits(truth: truth, told: Self.visits(rule.visits?(run, i) ?? live))
-            }
+            let told = rule.told ? run.told[i] : Self.visits(rule.visits?(run, i) ?? live)
+            scoreVisits(truth: truth, told: told)
+            let t = Self.visits(truth)
+            var z = zones[run.zones[i % run.zones.count], default: (0, 0, 0, 0)]
+            z.truth += t.count
+            z.ours += told.count
+            z.truthSeconds += t.reduce(0) { $0 + Double($1.end - $1.start) }
+            z.ourSeconds += told.reduce(0) { $0 + Double($1.end - $1.start) }
+            zones[run.zones[i % run.zones.count]] = z
         }
+    }
+
+    /// Each zone's visits and mean dwell as a share of the truth's.
+    var perZone: String {
+        zones.keys.sorted().map { name in
+            let z = zones[name]!
+            let dwell = (z.ourSeconds / Double(max(z.ours, 1))) / (z.truthSeconds / Double(max(z.truth, 1)))
+            return String(format: "%@ %.2f×/%.2f×", name, Double(z.ours) / Double(max(z.truth, 1)), dwell)
+        }.joined(separator: ", ")
     }
 
     static func changes(_ s: [Bool]) -> [(t: Int, entered: Bool)] {
