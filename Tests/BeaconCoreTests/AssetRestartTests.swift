@@ -44,6 +44,21 @@ import Testing
         #expect(s.lastHeard == T.t0 + .seconds(19) && abs((s.position?.x ?? 99) - 2) < 1)
     }
 
+    /// SPEC §10 across a restart: the cart entered about 2 s in, the daemon stopped at 20 s,
+    /// came back at 25 s, and the cart left at 60 s: one `zone.visit` from its enter before the
+    /// restart to its leaving after it (the same walk without a restart tells the same one).
+    @Test func aVisitOpenAtARestartIsToldOnceFromItsEnter() {
+        var tracker = restarted(at: 25, from: snapshotInside())
+        var events: [Event] = []
+        for s in Int64(25)..<60 { events += T.step(&tracker, at: Point(x: 2, y: 5), time: T.t0 + .seconds(s)) }
+        for s in Int64(60)..<140 { events += T.step(&tracker, at: Point(x: 8, y: 5), time: T.t0 + .seconds(s)) }
+        let visits = events.compactMap { if case let .zoneVisit(v) = $0.payload { v } else { nil } }
+        #expect(visits.count == 1, "\(visits)")
+        guard let v = visits.first else { return }
+        #expect((v.entered - T.t0).seconds <= 5, "entered \((v.entered - T.t0).seconds) s after the start")
+        #expect(abs((v.left - T.t0).seconds - 60) <= 3, "left \((v.left - T.t0).seconds) s after the start")
+    }
+
     @Test func aCartStillInsideAfterARestartRaisesNoSecondEnterAndItsDwellComesOnce() {
         var tracker = restarted(at: 25, from: snapshotInside())
         let alerts = run(&tracker, at: Point(x: 2, y: 5), seconds: 25..<100)

@@ -79,6 +79,22 @@ import Testing
         #expect(smoother.isIdle)
     }
 
+    /// A restart in the middle of a stay: the saved live state says inside since second 0; the
+    /// visit told after it is one, from second 0, not one begun at the restart.
+    @Test func aVisitResumedAfterARestartIsOneVisit() {
+        var smoother = VisitSmoother()
+        smoother.resume(since: Self.t0)
+        var told: [(Timestamp, Timestamp)] = []
+        let masses = Self.repeated(0.95, 40) + Self.repeated(0.02, 80)
+        for (s, m) in masses.enumerated() {
+            if let visit = smoother.observe(mass: m, at: Self.t0 + .seconds(Int64(100 + s)), rules: Self.rules) {
+                told.append(visit)
+            }
+        }
+        #expect(told.count == 1)
+        #expect(told.first.map { $0.0 == Self.t0 && abs(($0.1 - Self.t0).seconds - 140) <= 2 } == true, "\(told)")
+    }
+
     /// Far from every zone nothing is kept: an asset costs nothing per zone it is not near.
     @Test func farFromTheZoneNothingIsKept() {
         var smoother = VisitSmoother()

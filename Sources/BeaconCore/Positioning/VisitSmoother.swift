@@ -147,6 +147,16 @@ struct VisitSmoother: Sendable, Equatable {
         return end - start >= rules.minVisit ? (start, end) : closed
     }
 
+    /// After a restart, for an asset the saved live state has inside since `since`: the visit
+    /// is open from then, and the belief starts sure of it (the evidence after the restart
+    /// ends it as any other).
+    mutating func resume(since: Timestamp) {
+        window = []
+        forward = 0.99
+        entered = since
+        leftAt = nil
+    }
+
     mutating func shift(by d: TimeSpan) {
         for i in window.indices { window[i].time = window[i].time + d }
         entered = entered.map { $0 + d }
