@@ -99,6 +99,12 @@ extension StateStore {
                 Self.assetSnapshot(asset: row.string(0), text: row.string(1))
             }
             let snapshots = rows.compactMap { $0 }
+            // The minute is counted from the oldest position on the disk, not from the first
+            // save after the start: otherwise a restart adds its downtime and a minute more to
+            // the age of what the disk holds.
+            if let oldest = snapshots.map({ $0.tag?.positionAt ?? $0.lastHeard }).min() {
+                assetTick.resume(from: oldest)
+            }
             return (snapshots, rows.count - snapshots.count)
         }
     }
@@ -184,6 +190,12 @@ extension StateStore {
 /// the same in a replay, a test and the daemon.
 final class AssetTick: Sendable {
     private let last = Mutex<Timestamp?>(nil)
+
+    /// Counts the first minute from `t` (the oldest position a restart found on the disk),
+    /// unless a tick has been counted already.
+    func resume(from t: Timestamp) {
+        last.withLock { last in if last == nil { last = t } }
+    }
 
     /// Whether a minute has passed since the last tick for these snapshots; starts the next.
     func due(_ snapshots: [AssetSnapshot]) -> Bool {

@@ -74,6 +74,9 @@ import Testing
         }
         try eventually("the outbox emptied") { try store.pending(webhook: "crm", limit: 10).isEmpty }
         #expect(transport.batches.withLock { $0 } == Array(repeating: ["e1", "e2", "e3"], count: 3))
+        // The worker counts a delivery once the store has taken its acknowledgement: wait for
+        // that, not only for the outbox (a loaded CI machine saw the outbox empty first).
+        try eventually("the delivery counted") { worker.counters.requestsOK == 1 }
         let counters = worker.counters
         #expect(counters.delivered == 3 && counters.requestsOK == 1 && counters.requestsFailed == 2)
         #expect(counters.lastError == "HTTP 503" && counters.disabled == nil)

@@ -92,6 +92,29 @@ import Testing
         #expect(try StateStore(directory: dir).loadAssets().snapshots.first?.position == Point(x: 9, y: 1))
     }
 
+    /// After a restart the minute is counted from the position the disk holds, not from the
+    /// start: 40 s of downtime and 25 s heard again, and the moved position is written (before,
+    /// the first save after the start began the minute: a kill 70 s after a restart found a
+    /// position 104 s old on the disk, `PositionStateCrashTests` in CI).
+    @Test func afterARestartTheMinuteCountsFromTheSavedPosition() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let t0 = Timestamp.seconds(1_763_805_600)
+        let first = AssetSnapshot(
+            asset: "pallet-9", lastHeard: t0, position: Point(x: 1, y: 1), level: 0, accuracy: 2, zones: [])
+        #expect(try StateStore(directory: dir).saveAssets([first]) == 1)
+        let restarted = try StateStore(directory: dir)
+        #expect(try restarted.loadAssets().snapshots.count == 1)
+        func at(_ seconds: Int64, x: Double) -> AssetSnapshot {
+            var s = first
+            s.lastHeard = t0 + .seconds(seconds)
+            s.position = Point(x: x, y: 1)
+            return s
+        }
+        #expect(try restarted.saveAssets([at(40, x: 4)]) == 1, "the first save after a start writes every row")
+        #expect(try restarted.saveAssets([at(65, x: 5)]) == 1, "a minute after the saved position")
+        #expect(try restarted.saveAssets([at(100, x: 6)]) == 0, "35 s after that minute's tick")
+    }
+
     /// A store whose file cannot be opened yet fails each use with the reason, and opens at the
     /// first use that can, telling `onOpen` once.
     @Test func aStoreThatCannotOpenYetOpensAtTheFirstUseThatCan() throws {
