@@ -16,10 +16,7 @@ import Testing
             extra: WebhookDeliveryTests.site(regions: 1) + "webhooks:\n"
                 + WebhookDeliveryTests.webhook("crm", receiver),
             monitoring: WebhookDeliveryTests.monitoring)
-        let launcher = d.dir.appendingPathComponent("sandboxed")
-        try "#!/bin/sh\nexec /usr/bin/unshare -n \"$@\"\n".write(to: launcher, atomically: true, encoding: .utf8)
-        chmod(launcher.path, 0o755)
-        try d.start(launcher: launcher.path)
+        try d.start(launcher: ["/usr/bin/unshare", "-n"])
 
         let seen = try d.client.request("GET", "/v1/reachability").object
         let crm = (seen["destinations"] as? [[String: Any]])?.first

@@ -73,11 +73,7 @@ import Testing
     /// logs it, and serves again once they let go.
     @Test func outOfDescriptorsTheAPIShedsInsteadOfSpinning() throws {
         let d = try APIDaemon()
-        let launcher = d.dir.appendingPathComponent("few-descriptors").path
-        try "#!/bin/sh\nexec /usr/bin/prlimit --nofile=64:64 -- \"$@\"\n".write(
-            toFile: launcher, atomically: true, encoding: .utf8)
-        chmod(launcher, 0o755)
-        try d.start(launcher: launcher)
+        try d.start(launcher: ["/usr/bin/prlimit", "--nofile=64:64", "--"])
         let pid = d.daemon!.process.processIdentifier
         var held: [Int32] = []
         defer { for fd in held { close(fd) } }

@@ -64,7 +64,7 @@ import Testing
         try d.start(
             environment: [
                 "LD_PRELOAD": WallClockStepTests.libfaketime, "FAKETIME": "-600", "DONT_FAKE_MONOTONIC": "1",
-            ], launcher: "/usr/bin/env")
+            ], launcher: ["/usr/bin/env"])
         try d.post([APIDaemon.sighting(major: 1)])
         try receiver.waitUntil("a delivery") { !$0.isEmpty }
         let first = receiver.requests[0]

@@ -144,6 +144,6 @@ import Testing
             environment: [
                 "LD_PRELOAD": libfaketime, "FAKETIME_TIMESTAMP_FILE": file, "FAKETIME_NO_CACHE": "1",
                 "DONT_FAKE_MONOTONIC": "1",
-            ], launcher: "/usr/bin/env")
+            ], launcher: ["/usr/bin/env"])
     }
 }

@@ -37,7 +37,7 @@ public final class APIDaemon: @unchecked Sendable {
 
     /// Starts the daemon (with `arguments` after `--config`) and waits until its socket answers.
     public func start(
-        arguments: [String] = [], environment extra: [String: String] = [:], launcher: String? = nil,
+        arguments: [String] = [], environment extra: [String: String] = [:], launcher: [String] = [],
         waitForSocket: Bool = true
     ) throws {
         var environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(dir.path)/no-bus", "PATH": "/usr/bin:/bin"]

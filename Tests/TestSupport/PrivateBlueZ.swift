@@ -106,16 +106,18 @@ public final class RunningDaemon: @unchecked Sendable {
     private let stdoutLines = LineCollector()
     private let stderrLines = LineCollector()
 
-    /// `launcher`: a program that execs the daemon (`/usr/bin/env`), for preloaded libraries
-    /// that must initialise in a process before ours.
+    /// `launcher`: a system program and its arguments that exec the daemon (`/usr/bin/env`
+    /// for preloaded libraries that must initialise in a process before ours, `prlimit`,
+    /// `unshare`). Never a script a test has just written: a child another test forks at
+    /// that moment holds its write descriptor, and exec fails with ETXTBSY.
     public init(
-        arguments: [String], environment: [String: String], executable: String = "beacond", launcher: String? = nil
+        arguments: [String], environment: [String: String], executable: String = "beacond", launcher: [String] = []
     ) throws {
         // A path is a program of the system's (a real Prometheus); a name is one of ours.
         let program = executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : Executables.built(executable)
-        if let launcher {
-            process.executableURL = URL(fileURLWithPath: launcher)
-            process.arguments = [program.path] + arguments
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = launcher.dropFirst() + [program.path] + arguments
         } else {
             process.executableURL = program
             process.arguments = arguments
