@@ -185,7 +185,7 @@ public enum Metric: String, CaseIterable, Sendable {
         case .zoneOccupancy:
             "Assets inside each zone now."
         case .zoneVisitsTotal:
-            "Enters into each zone since the daemon started (SPEC §8: the stored roll-ups keep them for analytics.retention)."
+            "Visits begun in each zone since the daemon started, counted as the roll-ups count them (SPEC §8, §10)."
         }
     }
 

@@ -37,8 +37,8 @@ public final class LiveEngine: @unchecked Sendable {
     /// Sightings dropped because `queuedSightingsLimit` were already waiting.
     public let sightingsShed = Atomic<Int>(0)
     public var shedCount: Int { sightingsShed.load(ordering: .relaxed) }
-    /// Enters into each zone since the start (`beacond_zone_visits_total`), from the
-    /// transitions the analytics keep.
+    /// Visits begun in each zone since the start (`beacond_zone_visits_total`), from the
+    /// transitions the analytics keep: the visits the roll-ups count (SPEC §10).
     private let zoneVisitCounts = Mutex<[String: Int]>([:])
     public var zoneVisits: [String: Int] { zoneVisitCounts.withLock { $0 } }
     private let wake = DispatchSemaphore(value: 0)
@@ -243,7 +243,7 @@ public final class LiveEngine: @unchecked Sendable {
             let transitions = engine.takeZoneTransitions()
             if !transitions.isEmpty {
                 zoneVisitCounts.withLock { counts in
-                    for t in transitions where t.entered { counts[t.zone, default: 0] += 1 }
+                    for t in transitions where t.entered && t.visit { counts[t.zone, default: 0] += 1 }
                 }
             }
             if stateChanged || !transitions.isEmpty || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
@@ -282,6 +282,7 @@ public final class LiveEngine: @unchecked Sendable {
         turn(now: clock(), elapsed: elapsed?())
         if savesState {
             var last = engine.savedState()
+            engine.releaseAllZoneTransitions()
             last.transitions = engine.takeZoneTransitions()
             last.final = true
             commit([], last)

@@ -27,11 +27,27 @@ extension StateStore {
           PRIMARY KEY (hour_ns, level));
         """)
 
+    /// Visits counted apart from the live membership (SPEC §10): a transition says which kind
+    /// it is, an open visit too (a pallet can be inside by both), and an hour keeps the live
+    /// occupancy's asset-seconds apart from the visits' (older rows: the same figure).
+    static let visitAnalyticsMigration = SQLiteDatabase.Migration(
+        "v12-visit-analytics",
+        """
+        ALTER TABLE zone_transition ADD COLUMN visit INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE zone_rollup ADD COLUMN occupancy_ms INTEGER;
+        CREATE TABLE zone_open_kinds (at_day INTEGER NOT NULL, zone TEXT NOT NULL, asset TEXT NOT NULL,
+          entered_ns INTEGER NOT NULL, visit INTEGER NOT NULL, PRIMARY KEY (at_day, zone, asset, visit));
+        INSERT INTO zone_open_kinds SELECT at_day, zone, asset, entered_ns, 0 FROM zone_open;
+        DROP TABLE zone_open;
+        ALTER TABLE zone_open_kinds RENAME TO zone_open;
+        """)
+
     /// Appends transitions in the order given (in `commit`'s transaction).
     static func insert(_ transitions: [ZoneTransition], in db: SQLiteConnection) throws(SQLiteError) {
         guard !transitions.isEmpty else { return }
-        let insert = try db.cached("INSERT INTO zone_transition (zone, asset, entered, time_ns) VALUES (?, ?, ?, ?)")
-        for t in transitions { try insert.execute([t.zone, t.asset, t.entered, t.time.nanoseconds]) }
+        let insert = try db.cached(
+            "INSERT INTO zone_transition (zone, asset, entered, time_ns, visit) VALUES (?, ?, ?, ?, ?)")
+        for t in transitions { try insert.execute([t.zone, t.asset, t.entered, t.time.nanoseconds, t.visit]) }
     }
 
     /// Transitions made outside an engine's turn (`ZoneRollup.reconcile` at a start).
@@ -57,7 +73,7 @@ extension StateStore {
                 }
             ).first
         else { return nil }
-        var sql = "SELECT at_day, zone, asset, entered_ns FROM zone_open"
+        var sql = "SELECT at_day, zone, asset, entered_ns, visit FROM zone_open"
         var arguments: [any SQLBindable] = []
         if let zone {
             sql += " WHERE zone = ?"
@@ -69,7 +85,8 @@ extension StateStore {
                 (
                     $0.int64(0) != 0,
                     ZoneHours.OpenVisit(
-                        zone: $0.string(1), asset: $0.string(2), entered: Timestamp(nanoseconds: $0.int64(3)))
+                        zone: $0.string(1), asset: $0.string(2), entered: Timestamp(nanoseconds: $0.int64(3)),
+                        visit: $0.int64(4) != 0)
                 )
             })
         {
@@ -117,7 +134,7 @@ extension StateStore {
         after seq: Int64, through last: Int64, zone: String?, in db: SQLiteConnection,
         _ body: (ZoneRollup.Stored) -> Void
     ) throws(SQLiteError) {
-        var sql = "SELECT seq, zone, asset, entered, time_ns FROM zone_transition WHERE seq > ? AND seq <= ?"
+        var sql = "SELECT seq, zone, asset, entered, time_ns, visit FROM zone_transition WHERE seq > ? AND seq <= ?"
         var arguments: [any SQLBindable] = [seq, last]
         if let zone {
             sql += " AND zone = ?"
@@ -129,27 +146,28 @@ extension StateStore {
                     seq: $0.int64(0),
                     ZoneTransition(
                         zone: $0.string(1), asset: $0.string(2), entered: $0.int64(3) != 0,
-                        time: Timestamp(nanoseconds: $0.int64(4)))))
+                        time: Timestamp(nanoseconds: $0.int64(4)), visit: $0.int64(5) != 0)))
             return true
         }
     }
 
-    /// Rolls the hours (and days) that ended by `now` into the roll-ups, at most `atMost` of
-    /// them, and forgets what is older than `keepAfter`: what the analytics' tick does. The
-    /// hours read the transitions after the rolled ones; a day that closed is counted from its
-    /// transitions as they are read, so midnight holds no more than an hour does. A mark ahead
-    /// of `now`'s hour (the clock went back) is moved back to it (`ZoneRollup.reanchor`).
-    /// Whether the mark moved; nil when counting never started.
-    public func rollZones(at now: Timestamp, keepAfter: Timestamp, atMost: Int = ZoneRollup.catchUpHours) throws
-        -> Bool?
-    {
+    /// Rolls the hours (and days) that ended `settle` before `now` into the roll-ups, at most
+    /// `atMost` of them, and forgets what is older than `keepAfter`: what the analytics' tick
+    /// does. The hours read the transitions after the rolled ones; a day that closed is
+    /// counted from its transitions as they are read, so midnight holds no more than an hour
+    /// does. A mark ahead of `now`'s hour (the clock went back) is moved back to it
+    /// (`ZoneRollup.reanchor`). Whether the mark moved; nil when counting never started.
+    public func rollZones(
+        at now: Timestamp, settle: TimeSpan = .seconds(0), keepAfter: Timestamp, atMost: Int = ZoneRollup.catchUpHours
+    ) throws -> Bool? {
         guard var mark = try zoneRollupMark() else { return nil }
         if mark.reanchor(at: now) {
             try saveRollup(mark, .init(), keepAfter: keepAfter)
             return true
         }
-        guard now >= mark.nextHour + ZoneRollup.hour else { return false }
-        let (hours, days) = mark.rollHours(try zoneTransitions(after: mark.throughSeq), now: now, atMost: atMost)
+        let settled = now - settle
+        guard settled >= mark.nextHour + ZoneRollup.hour else { return false }
+        let (hours, days) = mark.rollHours(try zoneTransitions(after: mark.throughSeq), now: settled, atMost: atMost)
         var rolled = ZoneRollup.Rolled()
         (rolled.hours, rolled.days) = (hours, try countDays(days))
         try saveRollup(mark, rolled, keepAfter: keepAfter)
@@ -184,7 +202,8 @@ extension StateStore {
             let row = try db.prepare(
                 """
                 INSERT OR REPLACE INTO zone_rollup (span_s, zone, start_ns, visits, assets, occupancy_max, asset_ms,
-                  dwell_p50_ms, dwell_p90_ms, dwell_max_ms, dwell_bins) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  dwell_p50_ms, dwell_p90_ms, dwell_max_ms, dwell_bins, occupancy_ms)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (span, stats) in rolled.hours.map({ (ZoneRollup.hour, $0) })
                 + rolled.days.map({ (ZoneRollup.dayLength, $0) })
@@ -194,6 +213,7 @@ extension StateStore {
                     Int(span.seconds), figures.zone, figures.start.nanoseconds, figures.visits, figures.assets,
                     figures.occupancyMax, Self.millis(figures.assetSeconds), figures.dwellP50.map(Self.millis),
                     figures.dwellP90.map(Self.millis), figures.dwellMax.map(Self.millis), figures.bins.text,
+                    Self.millis(figures.occupancySeconds),
                 ])
             }
             try db.execute(
@@ -203,9 +223,9 @@ extension StateStore {
                 """, [mark.nextHour.nanoseconds, mark.throughSeq, mark.day.nanoseconds, mark.dayFromSeq])
             try db.execute("DELETE FROM zone_open")
             let open = try db.prepare(
-                "INSERT OR REPLACE INTO zone_open (at_day, zone, asset, entered_ns) VALUES (?, ?, ?, ?)")
+                "INSERT OR REPLACE INTO zone_open (at_day, zone, asset, entered_ns, visit) VALUES (?, ?, ?, ?, ?)")
             for (atDay, visits) in [(0, mark.open), (1, mark.dayOpen)] {
-                for v in visits { try open.execute([atDay, v.zone, v.asset, v.entered.nanoseconds]) }
+                for v in visits { try open.execute([atDay, v.zone, v.asset, v.entered.nanoseconds, v.visit]) }
             }
             try db.execute("DELETE FROM zone_rollup WHERE start_ns < ?", [keepAfter.nanoseconds])
             try db.execute("DELETE FROM heat_hour WHERE hour_ns < ?", [keepAfter.nanoseconds])
@@ -226,7 +246,7 @@ extension StateStore {
     {
         var sql = """
             SELECT zone, start_ns, visits, assets, occupancy_max, asset_ms, dwell_p50_ms, dwell_p90_ms,
-              dwell_max_ms, dwell_bins FROM zone_rollup WHERE span_s = ? AND start_ns >= ? AND start_ns < ?
+              dwell_max_ms, dwell_bins, occupancy_ms FROM zone_rollup WHERE span_s = ? AND start_ns >= ? AND start_ns < ?
             """
         var arguments: [any SQLBindable] = [Int(span.seconds), from.nanoseconds, to.nanoseconds]
         if let zone {
@@ -235,10 +255,12 @@ extension StateStore {
         }
         return try db.rows(sql + " ORDER BY zone, start_ns", arguments) {
             let assetSeconds = Double($0.int64(5)) / 1000
+            let occupancySeconds = Self.seconds($0, 10) ?? assetSeconds
             return ZoneFigures(
                 zone: $0.string(0), start: Timestamp(nanoseconds: $0.int64(1)), length: span, visits: $0.int(2),
-                assets: $0.int(3), occupancyMean: assetSeconds / span.seconds, occupancyMax: $0.int(4),
-                assetSeconds: assetSeconds, dwellP50: Self.seconds($0, 6), dwellP90: Self.seconds($0, 7),
+                assets: $0.int(3), occupancyMean: occupancySeconds / span.seconds, occupancyMax: $0.int(4),
+                occupancySeconds: occupancySeconds, assetSeconds: assetSeconds, dwellP50: Self.seconds($0, 6),
+                dwellP90: Self.seconds($0, 7),
                 dwellMax: Self.seconds($0, 8), bins: DwellBins(text: $0.string(9)))
         }
     }

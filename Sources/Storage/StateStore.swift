@@ -204,6 +204,8 @@ public final class StateStore: Sendable {
         // One index fewer to write with every event (issue 53): the trim by count takes a
         // class's oldest by time, through the class's time index, as the trim by age does.
         .init("v11-one-class-index", "DROP INDEX event_by_class;"),
+        // Visits counted apart from the live membership (SPEC §10).
+        visitAnalyticsMigration,
     ]
 }
 

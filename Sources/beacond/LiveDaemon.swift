@@ -204,7 +204,7 @@ struct LiveDaemon {
                         engine: engine, maxIdleWait: systemd.maxIdleWait,
                         onTurn: engineTurned(systemd: systemd, publisher: publisher)),
                     ZoneAnalytics(
-                        store: store, engine: engine, publisher: publisher, retention: config.analytics.retention,
+                        store: store, engine: engine, publisher: publisher, analytics: config.analytics,
                         clock: WallClock.now, logger: logger),
                 ] + (site.map { [$0] } ?? []) + [
                     input,

@@ -9,13 +9,18 @@ import Testing
 
     /// Feeds one mass a second from `t0`; the visits told, as seconds from `t0`, and when.
     static func visits(_ masses: [Double?], rules: VisitRules = rules) -> [(entered: Int, left: Int, toldAt: Int)] {
+        changes(masses, rules: rules).compactMap { change, s in
+            guard case let .ended(entered, left) = change else { return nil }
+            return (Int((entered - t0).seconds), Int((left - t0).seconds), s)
+        }
+    }
+
+    /// Every change decided, with the second it was decided at.
+    static func changes(_ masses: [Double?], rules: VisitRules = rules) -> [(VisitChange, Int)] {
         var smoother = VisitSmoother()
-        var told: [(Int, Int, Int)] = []
+        var told: [(VisitChange, Int)] = []
         for (s, m) in masses.enumerated() {
-            let t = t0 + .seconds(Int64(s))
-            if let (entered, left) = smoother.observe(mass: m, at: t, rules: rules) {
-                told.append((Int((entered - t0).seconds), Int((left - t0).seconds), s))
-            }
+            told += smoother.observe(mass: m, at: t0 + .seconds(Int64(s)), rules: rules).map { ($0, s) }
         }
         return told
     }
@@ -58,8 +63,28 @@ import Testing
     }
 
     @Test func aPassShorterThanTheMinimumIsNoVisit() {
-        let told = Self.visits(Self.repeated(0.02, 10) + Self.repeated(0.99, 3) + Self.repeated(0.02, 80))
-        #expect(told.isEmpty, "\(told)")
+        let told = Self.changes(Self.repeated(0.02, 10) + Self.repeated(0.99, 3) + Self.repeated(0.02, 80))
+        #expect(told.isEmpty, "neither begun nor ended: \(told)")
+    }
+
+    /// For the analytics (SPEC §10): a visit is told as begun, at its own enter, once it has
+    /// lasted `min_visit` — within `settleTime` of that enter, long before it ends — and then
+    /// ended, once each; a visit split by a short step out is begun once.
+    @Test func aVisitIsBegunOnceWithinTheSettleTimeThenEnded() {
+        let masses =
+            Self.repeated(0.02, 20) + Self.repeated(0.95, 120) + Self.repeated(0.2, 5) + Self.repeated(0.95, 60)
+            + Self.repeated(0.02, 80)
+        let told = Self.changes(masses)
+        #expect(told.count == 2, "\(told)")
+        guard told.count == 2, case let .began(entered) = told[0].0, case let .ended(same, _) = told[1].0 else {
+            Issue.record("\(told)")
+            return
+        }
+        #expect(entered == same)
+        let enteredAt = Int((entered - Self.t0).seconds)
+        #expect(abs(enteredAt - 20) <= 2)
+        #expect(told[0].1 - enteredAt <= Int(Self.rules.settleTime.seconds), "begun at \(told[0].1)")
+        #expect(told[0].1 < 140, "told as begun while it goes on")
     }
 
     /// Seconds without a fix keep the visit: no evidence is not evidence of leaving.
@@ -75,23 +100,29 @@ import Testing
         var smoother = VisitSmoother()
         for s in 0..<60 { _ = smoother.observe(mass: 0.95, at: Self.t0 + .seconds(Int64(s)), rules: Self.rules) }
         let closed = smoother.close(at: Self.t0 + .seconds(90), rules: Self.rules)
-        #expect(closed.map { ($0.left - $0.entered).seconds >= 55 } == true, "\(String(describing: closed))")
-        #expect(smoother.isIdle)
+        guard case let .ended(entered, left)? = closed.last else {
+            Issue.record("\(closed)")
+            return
+        }
+        #expect((left - entered).seconds >= 55, "\(closed)")
+        #expect(smoother.isIdle && smoother.toldVisit == nil)
     }
 
     /// A restart in the middle of a stay: the saved live state says inside since second 0; the
     /// visit told after it is one, from second 0, not one begun at the restart.
     @Test func aVisitResumedAfterARestartIsOneVisit() {
         var smoother = VisitSmoother()
-        smoother.resume(since: Self.t0)
+        smoother.resume(since: Self.t0, told: true)
         var told: [(Timestamp, Timestamp)] = []
         let masses = Self.repeated(0.95, 40) + Self.repeated(0.02, 80)
         for (s, m) in masses.enumerated() {
-            if let visit = smoother.observe(mass: m, at: Self.t0 + .seconds(Int64(100 + s)), rules: Self.rules) {
-                told.append(visit)
+            for case let .ended(entered, left) in smoother.observe(
+                mass: m, at: Self.t0 + .seconds(Int64(100 + s)), rules: Self.rules)
+            {
+                told.append((entered, left))
             }
         }
-        #expect(told.count == 1)
+        #expect(told.count == 1, "ended once, never begun again")
         #expect(told.first.map { $0.0 == Self.t0 && abs(($0.1 - Self.t0).seconds - 140) <= 2 } == true, "\(told)")
     }
 

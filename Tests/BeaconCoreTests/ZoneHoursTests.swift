@@ -9,8 +9,16 @@ struct ZoneHoursTests {
 
     static func at(_ minutes: Double) -> Timestamp { hour + TimeSpan(nanoseconds: Int64(minutes * 60e9)) }
 
-    static func move(_ asset: String, _ entered: Bool, _ minutes: Double, zone: String = "dock") -> ZoneTransition {
-        ZoneTransition(zone: zone, asset: asset, entered: entered, time: at(minutes))
+    /// A visit's enter or exit (SPEC §10), or with `visit: false` the live membership's.
+    static func move(_ asset: String, _ entered: Bool, _ minutes: Double, zone: String = "dock", visit: Bool = true)
+        -> ZoneTransition
+    {
+        ZoneTransition(zone: zone, asset: asset, entered: entered, time: at(minutes), visit: visit)
+    }
+
+    /// Each visit's transition with the live membership's at the same time.
+    static func withLive(_ transitions: [ZoneTransition]) -> [ZoneTransition] {
+        transitions.flatMap { t in [t, ZoneTransition(zone: t.zone, asset: t.asset, entered: t.entered, time: t.time)] }
     }
 
     /// A pallet in the dock since 9:30 leaves at 10:15; a cart comes at 10:10 and goes at
@@ -18,11 +26,13 @@ struct ZoneHoursTests {
     @Test func anHourOfTheDockIsCountedFromItsVisits() throws {
         let (stats, open) = ZoneHours.compute(
             hour: Self.hour, until: Self.at(60), zones: ["dock", "till"],
-            open: [ZoneHours.OpenVisit(zone: "dock", asset: "pallet-1", entered: Self.at(-30))],
-            transitions: [
+            open: [true, false].map {
+                ZoneHours.OpenVisit(zone: "dock", asset: "pallet-1", entered: Self.at(-30), visit: $0)
+            },
+            transitions: Self.withLive([
                 Self.move("cart-7", true, 10), Self.move("pallet-1", false, 15), Self.move("cart-7", false, 40),
                 Self.move("pallet-2", true, 50),
-            ])
+            ]))
         let dock = try #require(stats.first { $0.zone == "dock" })
         #expect(dock.visits == 2, "enters within the hour: the cart and the second pallet")
         #expect(dock.assets == 3)
@@ -35,7 +45,30 @@ struct ZoneHoursTests {
         #expect(dock.dwellP50 == 1800 && dock.dwellP90 == 2700 && dock.dwellMax == 2700)
         let till = try #require(stats.first { $0.zone == "till" })
         #expect(till.visits == 0 && till.assets == 0 && till.occupancyMean == 0 && till.dwells.isEmpty)
-        #expect(open == [ZoneHours.OpenVisit(zone: "dock", asset: "pallet-2", entered: Self.at(50))])
+        #expect(
+            open
+                == [false, true].map {
+                    ZoneHours.OpenVisit(zone: "dock", asset: "pallet-2", entered: Self.at(50), visit: $0)
+                })
+    }
+
+    /// SPEC §10: a cart whose live membership flickers at the edge (in, out, in, out) on one
+    /// visit is one visit with one dwell and the visit's minutes; the occupancy is the live
+    /// membership's, the flicker included.
+    @Test func visitsAndOccupancyAreCountedApart() throws {
+        let (stats, open) = ZoneHours.compute(
+            hour: Self.hour, until: Self.at(60), zones: ["dock"], open: [],
+            transitions: [
+                Self.move("cart-7", true, 10), Self.move("cart-7", true, 10, visit: false),
+                Self.move("cart-7", false, 20, visit: false), Self.move("cart-7", true, 21, visit: false),
+                Self.move("pallet-1", true, 25, visit: false), Self.move("cart-7", false, 30),
+                Self.move("cart-7", false, 30, visit: false),
+            ])
+        let dock = try #require(stats.first)
+        #expect(dock.visits == 1 && dock.dwells == [1200] && abs(dock.assetMinutes - 20) < 1e-9)
+        #expect(dock.assets == 1, "the pallet is inside by the edge rule but on no visit")
+        #expect(dock.occupancyMax == 2 && abs(dock.occupancySeconds - (19 + 35) * 60) < 1e-6)
+        #expect(open == [ZoneHours.OpenVisit(zone: "dock", asset: "pallet-1", entered: Self.at(25))])
     }
 
     /// Hour by hour, a visit open across the boundary is one visit: its enter in the first
@@ -57,7 +90,7 @@ struct ZoneHoursTests {
     @Test func theHourUnderWayIsAveragedOverTheTimeSoFar() {
         let (stats, _) = ZoneHours.compute(
             hour: Self.hour, until: Self.at(20), zones: ["dock"], open: [],
-            transitions: [Self.move("cart-7", true, 10)])
+            transitions: Self.withLive([Self.move("cart-7", true, 10)]))
         #expect(abs(stats[0].occupancyMean - 0.5) < 1e-9 && abs(stats[0].assetMinutes - 10) < 1e-9)
     }
 
@@ -104,9 +137,37 @@ struct ZoneTransitionRecordTests {
                     time: AssetTrackerTests.t0 + .seconds(Int64(s)))
             }
             #expect(!events.contains { if case .zone = $0.payload { true } else { false } }, "no alarm, no alert")
-            let kept = tracker.transitions.map { "\($0.asset) \($0.entered ? "enter" : "exit") \($0.zone)" }
+            let kept = (tracker.transitions + tracker.held).filter { !$0.visit }
+                .map { "\($0.asset) \($0.entered ? "enter" : "exit") \($0.zone)" }
             #expect(kept == (records ? ["cart enter left", "cart exit left"] : []), "\(kept)")
         }
+    }
+}
+
+/// SPEC §10: the analytics' transitions reach the store in the order of their times, though a
+/// visit's enter is decided up to `settleTime` after it: each is held that long.
+struct SettledTransitionTests {
+    @Test func aVisitsEnterDecidedLateIsStoredBeforeLaterLiveChanges() {
+        var tracker = AssetTracker(
+            site: AssetTrackerTests.site(alarms: []), calibrations: AssetTrackerTests.calibrations,
+            lostAfter: .seconds(600), start: AssetTrackerTests.t0)
+        tracker.recordsTransitions = true
+        var released: [ZoneTransition] = []
+        let settle = tracker.visitRules.settleTime
+        for s in 1...240 {
+            let t = AssetTrackerTests.t0 + .seconds(Int64(s))
+            _ = AssetTrackerTests.step(&tracker, at: s <= 120 ? Point(x: 2, y: 5) : Point(x: 8, y: 5), time: t)
+            #expect(tracker.transitions.allSatisfy { $0.time <= t - settle }, "nothing let through unsettled")
+            #expect(tracker.held.allSatisfy { $0.time > t - settle }, "nothing settled kept back")
+            released += tracker.transitions
+            tracker.transitions = []
+        }
+        let kinds = released.map { "\($0.visit ? "visit" : "live") \($0.entered ? "enter" : "exit")" }
+        #expect(kinds == ["live enter", "visit enter", "live exit", "visit exit"], "\(kinds)")
+        #expect(zip(released, released.dropFirst()).allSatisfy { $0.time <= $1.time }, "in the order of their times")
+        var stopping = tracker
+        stopping.releaseSettled(upTo: Timestamp(nanoseconds: .max))
+        #expect(stopping.held.isEmpty)
     }
 }
 

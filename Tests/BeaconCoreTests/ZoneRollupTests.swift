@@ -13,7 +13,8 @@ struct ZoneRollupTests {
     static func stored(_ seq: Int64, _ asset: String, _ entered: Bool, _ hours: Double, zone: String = "dock")
         -> ZoneRollup.Stored
     {
-        ZoneRollup.Stored(seq: seq, ZoneTransition(zone: zone, asset: asset, entered: entered, time: at(hours)))
+        ZoneRollup.Stored(
+            seq: seq, ZoneTransition(zone: zone, asset: asset, entered: entered, time: at(hours), visit: true))
     }
 
     /// Pallet 1 from 22:30 (yesterday, open at the start) to 01:15; cart 7 01:10–02:40, and
@@ -25,7 +26,9 @@ struct ZoneRollupTests {
     ]
 
     static func start() -> ZoneRollup {
-        ZoneRollup(startingAt: at(0.2), open: [ZoneHours.OpenVisit(zone: "dock", asset: "pallet-1", entered: at(-1.5))])
+        ZoneRollup(
+            startingAt: at(0.2),
+            open: [ZoneHours.OpenVisit(zone: "dock", asset: "pallet-1", entered: at(-1.5), visit: true)])
     }
 
     @Test func hoursRolledAsTheyCloseOrAllAtOnceAreTheSame() throws {
@@ -77,7 +80,7 @@ struct ZoneRollupTests {
         let (hours, days) = mark.underWayHours(stored, now: Self.at(1.5))
         (underWay.hours, underWay.days) = (hours, ZoneRollup.DayCounter(days).counting(stored))
         #expect(underWay.hours.count == 1 && underWay.hours[0].visits == 1)
-        #expect(abs(underWay.hours[0].occupancyMean - 0.5) < 1e-9, "inside half of the 30 minutes so far")
+        #expect(abs(underWay.hours[0].assetSeconds - 900) < 1e-9, "on its visit 15 of the 30 minutes so far")
         #expect(underWay.days.count == 1 && underWay.days[0].visits == 1)
         #expect(mark == ZoneRollup(startingAt: Self.at(1), open: []))
     }
@@ -86,19 +89,20 @@ struct ZoneRollupTests {
     /// while stopped) ends now; a membership never counted begins at its enter.
     @Test func aStartMakesTheCountingAgreeWithTheEnginesZones() throws {
         let mark = ZoneRollup(
-            startingAt: Self.at(1), open: [ZoneHours.OpenVisit(zone: "old", asset: "a", entered: Self.at(0.5))])
+            startingAt: Self.at(1),
+            open: [ZoneHours.OpenVisit(zone: "old", asset: "a", entered: Self.at(0.5), visit: true)])
         let open = mark.openVisits(after: [Self.stored(1, "b", true, 1.2)])
         #expect(Set(open.map(\.asset)) == ["a", "b"])
         let fixes = ZoneRollup.reconcile(
             open: open,
             inside: [
-                ZoneHours.OpenVisit(zone: "dock", asset: "b", entered: Self.at(1.2)),
-                ZoneHours.OpenVisit(zone: "dock", asset: "c", entered: Self.at(1.3)),
+                ZoneHours.OpenVisit(zone: "dock", asset: "b", entered: Self.at(1.2), visit: true),
+                ZoneHours.OpenVisit(zone: "dock", asset: "c", entered: Self.at(1.3), visit: true),
             ], at: Self.at(2))
         #expect(
             fixes == [
-                ZoneTransition(zone: "old", asset: "a", entered: false, time: Self.at(2)),
-                ZoneTransition(zone: "dock", asset: "c", entered: true, time: Self.at(1.3)),
+                ZoneTransition(zone: "old", asset: "a", entered: false, time: Self.at(2), visit: true),
+                ZoneTransition(zone: "dock", asset: "c", entered: true, time: Self.at(1.3), visit: true),
             ])
         #expect(ZoneRollup.reconcile(open: open, inside: open, at: Self.at(2)).isEmpty)
     }

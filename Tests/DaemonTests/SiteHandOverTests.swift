@@ -1,3 +1,4 @@
+import BeaconCore
 import Foundation
 import TestSupport
 import Testing
@@ -120,30 +121,38 @@ import Testing
         }
     }
 
-    /// The zone analytics (SPEC §8) on the locator that took over: each visit its engine made
-    /// is counted once across the hand-over, as its own stored zone events give them (read
-    /// when no enter came between two reads of the history: the tags keep walking).
+    /// The zone analytics (SPEC §8, §10) on the locator that took over: each visit its engine
+    /// told is counted once across the hand-over, as its own stored `zone.visit` events give
+    /// them. A visit's end reaches the counting `settleTime` (45 s) after it ended, and the
+    /// tags keep walking: every visit that ended 2 s before that is counted, and none that the
+    /// history does not have.
     static func expectVisitsCountedOnce(_ d: APIDaemon) throws {
         let zones = ["entrance", "checkout", "aisle-3", "stockroom"]
-        func enters() throws -> [String: Int] {
+        let settle = VisitRules().settleTime.seconds
+        func visits(endedBefore limit: Date) throws -> [String: Int] {
             var counts: [String: Int] = [:]
-            for e in try d.history(type: "zone.enter") {
-                counts[(e["data"] as? [String: Any])?["zone"] as? String ?? "", default: 0] += 1
+            for e in try d.history(type: "zone.visit") {
+                let data = e["data"] as? [String: Any] ?? [:]
+                guard let left = RFC3339.parse(data["left"] as? String ?? ""),
+                    Double(left.nanoseconds) / 1e9 < limit.timeIntervalSince1970
+                else { continue }
+                counts[data["zone"] as? String ?? "", default: 0] += 1
             }
             return counts
         }
-        var told: [String: Int] = [:], counted: [String: Int] = [:]
-        try eventually("a quiet moment to compare", timeout: 20) {
-            let before = try enters()
-            for zone in zones {
-                let total = try d.client.request("GET", "/v1/zones/\(zone)/stats?from=1h").object["total"]
-                counted[zone] = (total as? [String: Any])?["visits"] as? Int ?? -1
-            }
-            told = try enters()
-            return before == told
+        try eventually("a visit ended long enough ago to be counted", timeout: 90, every: 1) {
+            try visits(endedBefore: Date().addingTimeInterval(-settle - 2)).values.reduce(0, +) > 0
         }
-        #expect(zones.allSatisfy { counted[$0] == told[$0, default: 0] }, "counted \(counted), told \(told)")
-        #expect(told.values.reduce(0, +) > 0)
+        let sure = try visits(endedBefore: Date().addingTimeInterval(-settle - 2))
+        var counted: [String: Int] = [:]
+        for zone in zones {
+            let total = try d.client.request("GET", "/v1/zones/\(zone)/stats?from=1h").object["total"]
+            counted[zone] = (total as? [String: Any])?["dwell_count"] as? Int ?? -1
+        }
+        let told = try visits(endedBefore: Date.distantFuture)
+        #expect(
+            zones.allSatisfy { sure[$0, default: 0] <= counted[$0]! && counted[$0]! <= told[$0, default: 0] },
+            "counted \(counted), told \(sure) … \(told)")
     }
 
     @Test func theLocatorKilledMidAlertsRepeatsNoneAndLosesNone() throws {

@@ -359,6 +359,37 @@ import Testing
         #expect(try StateStore(directory: dir).loadAlarmFlags() == ["door": false])
     }
 
+    /// v12 (SPEC §10): a file whose analytics counted the live membership keeps its open visits,
+    /// transitions and hours as the live kind; an hour's occupancy is its asset-seconds.
+    @Test func aFileFromBeforeVisitsKeepsItsCountingAsTheLiveKind() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let upTo = StateStore.migrations.firstIndex { $0.name == "v12-visit-analytics" }!
+        let old = try SQLiteDatabase(path: dir + "/beacond.sqlite", migrations: Array(StateStore.migrations[..<upTo]))
+        let hour = Timestamp.seconds(1_763_805_600)
+        try old.write { (db) throws(SQLiteError) in
+            try db.execute(
+                """
+                INSERT INTO zone_rollup_mark VALUES (1, \(hour.nanoseconds), 1, \(hour.nanoseconds), 0);
+                INSERT INTO zone_open VALUES (0, 'dock', 'pallet-1', 5);
+                INSERT INTO zone_transition (zone, asset, entered, time_ns) VALUES ('dock', 'cart-7', 1, 6);
+                INSERT INTO zone_rollup VALUES (3600, 'dock', \(hour.nanoseconds - 3_600_000_000_000), 2, 2, 1,
+                  1800000, NULL, NULL, NULL, '');
+                """)
+        }
+        let store = try StateStore(directory: dir)
+        let mark = try #require(try store.zoneRollupMark())
+        #expect(mark.open == [ZoneHours.OpenVisit(zone: "dock", asset: "pallet-1", entered: Timestamp(nanoseconds: 5))])
+        #expect(try store.zoneTransitions(after: 0).map(\.transition.visit) == [false])
+        let figures = try store.zoneFigures(span: .hours(1), zone: "dock", from: hour - .hours(1), to: hour)
+        #expect(figures.first.map { $0.occupancySeconds == 1800 && abs($0.occupancyMean - 0.5) < 1e-9 } == true)
+        // Both kinds open for one pallet: two rows, read back as they were.
+        var both = mark
+        both.open.append(
+            ZoneHours.OpenVisit(zone: "dock", asset: "pallet-1", entered: Timestamp(nanoseconds: 7), visit: true))
+        try store.saveRollup(both, .init(), keepAfter: hour - .hours(48))
+        #expect(try store.zoneRollupMark()?.open.count == 2)
+    }
+
     @Test func sqliteErrorsNameTheStatementAndTheReason() throws {
         let store = try StateStore(directory: try Executables.temporaryDirectory().path)
         #expect {

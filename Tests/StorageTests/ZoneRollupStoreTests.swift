@@ -24,11 +24,11 @@ import Testing
         while t < midnight + .hours(48) {
             let asset = "asset-\(Int(random.uniform() * 12))"
             if let zone = inside.removeValue(forKey: asset) {
-                out.append(ZoneTransition(zone: zone, asset: asset, entered: false, time: t))
+                out.append(ZoneTransition(zone: zone, asset: asset, entered: false, time: t, visit: true))
             } else {
                 let zone = ["dock", "aisle-1", "aisle-2"][Int(random.uniform() * 3)]
                 inside[asset] = zone
-                out.append(ZoneTransition(zone: zone, asset: asset, entered: true, time: t))
+                out.append(ZoneTransition(zone: zone, asset: asset, entered: true, time: t, visit: true))
             }
             let next = t + .seconds(Int64(30 + random.uniform() * 240))
             t = !stepped && next >= midnight + .hours(5) ? next - .minutes(20) : next
@@ -116,8 +116,8 @@ import Testing
         // And rolls on with it: what is made now is counted in its hour, and counted
         // transitions are forgotten.
         let later = [
-            ZoneTransition(zone: "dock", asset: "late", entered: true, time: back + .minutes(1)),
-            ZoneTransition(zone: "dock", asset: "late", entered: false, time: back + .minutes(40)),
+            ZoneTransition(zone: "dock", asset: "late", entered: true, time: back + .minutes(1), visit: true),
+            ZoneTransition(zone: "dock", asset: "late", entered: false, time: back + .minutes(40), visit: true),
         ]
         try store.commit([], transitions: later)
         #expect(try store.rollZones(at: Self.midnight + .hours(4), keepAfter: .seconds(0)) == true)

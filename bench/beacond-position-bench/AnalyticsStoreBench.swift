@@ -104,7 +104,12 @@ func generatedDay(assets: Int, zones: Int, start: Timestamp, seed: UInt64) -> [[
             }
         }
     }
-    return bySecond
+    // Each change both as the live membership's and as a visit's (SPEC §10): the store holds both.
+    return bySecond.map { second in
+        second.flatMap {
+            [$0, ZoneTransition(zone: $0.zone, asset: $0.asset, entered: $0.entered, time: $0.time, visit: true)]
+        }
+    }
 }
 
 func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {

@@ -9,8 +9,11 @@ public struct ZoneFigures: Sendable, Equatable {
     /// Distinct assets inside at some moment; over a span made of several buckets, the most
     /// any one bucket had (an asset in the zone on two days is one asset each day).
     public var assets: Int
+    /// By the live membership (SPEC §10): `occupancySeconds` over the span's seconds.
     public var occupancyMean: Double
     public var occupancyMax: Int
+    public var occupancySeconds: Double
+    /// Time on visits, all assets together.
     public var assetSeconds: Double
     /// Visits that ended within the span (`bins` holds them), and how long they lasted.
     public var dwellCount: Int { bins.total }
@@ -21,11 +24,12 @@ public struct ZoneFigures: Sendable, Equatable {
 
     public init(
         zone: String, start: Timestamp, length: TimeSpan, visits: Int, assets: Int, occupancyMean: Double,
-        occupancyMax: Int, assetSeconds: Double, dwellP50: Double?, dwellP90: Double?, dwellMax: Double?,
-        bins: DwellBins
+        occupancyMax: Int, occupancySeconds: Double, assetSeconds: Double, dwellP50: Double?, dwellP90: Double?,
+        dwellMax: Double?, bins: DwellBins
     ) {
         (self.zone, self.start, self.length, self.visits, self.assets) = (zone, start, length, visits, assets)
-        (self.occupancyMean, self.occupancyMax, self.assetSeconds) = (occupancyMean, occupancyMax, assetSeconds)
+        (self.occupancyMean, self.occupancyMax, self.occupancySeconds) = (occupancyMean, occupancyMax, occupancySeconds)
+        self.assetSeconds = assetSeconds
         (self.dwellP50, self.dwellP90, self.dwellMax, self.bins) = (dwellP50, dwellP90, dwellMax, bins)
     }
 
@@ -34,8 +38,9 @@ public struct ZoneFigures: Sendable, Equatable {
     public init(_ stats: ZoneHourStats, length: TimeSpan) {
         self.init(
             zone: stats.zone, start: stats.hour, length: length, visits: stats.visits, assets: stats.assets,
-            occupancyMean: stats.occupancyMean, occupancyMax: stats.occupancyMax, assetSeconds: stats.assetSeconds,
-            dwellP50: stats.dwellP50, dwellP90: stats.dwellP90, dwellMax: stats.dwellMax, bins: DwellBins(stats.dwells))
+            occupancyMean: stats.occupancyMean, occupancyMax: stats.occupancyMax,
+            occupancySeconds: stats.occupancySeconds, assetSeconds: stats.assetSeconds, dwellP50: stats.dwellP50,
+            dwellP90: stats.dwellP90, dwellMax: stats.dwellMax, bins: DwellBins(stats.dwells))
     }
 
     public var assetMinutes: Double { assetSeconds / 60 }
@@ -46,17 +51,19 @@ public struct ZoneFigures: Sendable, Equatable {
     public static func span(_ rows: [ZoneFigures], zone: String, start: Timestamp, length: TimeSpan) -> ZoneFigures {
         if rows.count == 1, var only = rows.first {
             (only.start, only.length) = (start, length)
-            only.occupancyMean = length.seconds > 0 ? only.assetSeconds / length.seconds : 0
+            only.occupancyMean = length.seconds > 0 ? only.occupancySeconds / length.seconds : 0
             return only
         }
         var bins = DwellBins()
         for row in rows { bins.merge(row.bins) }
         let assetSeconds = rows.reduce(0) { $0 + $1.assetSeconds }
+        let occupancySeconds = rows.reduce(0) { $0 + $1.occupancySeconds }
         return ZoneFigures(
             zone: zone, start: start, length: length, visits: rows.reduce(0) { $0 + $1.visits },
             assets: rows.map(\.assets).max() ?? 0,
-            occupancyMean: length.seconds > 0 ? assetSeconds / length.seconds : 0,
-            occupancyMax: rows.map(\.occupancyMax).max() ?? 0, assetSeconds: assetSeconds,
+            occupancyMean: length.seconds > 0 ? occupancySeconds / length.seconds : 0,
+            occupancyMax: rows.map(\.occupancyMax).max() ?? 0, occupancySeconds: occupancySeconds,
+            assetSeconds: assetSeconds,
             dwellP50: bins.percentile(0.5), dwellP90: bins.percentile(0.9), dwellMax: bins.max, bins: bins)
     }
 }

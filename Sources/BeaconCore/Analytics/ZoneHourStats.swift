@@ -3,15 +3,19 @@
 public struct ZoneHourStats: Sendable, Equatable {
     public var zone: String
     public var hour: Timestamp
-    /// Enters within the hour.
+    /// Visits that began within the hour (`zone.visit`'s `entered`).
     public var visits = 0
-    /// Distinct assets inside at any moment of the hour (those already inside at its start too).
+    /// Distinct assets on a visit at any moment of the hour (those already on one at its
+    /// start too).
     public var assets = 0
-    /// The time-weighted number of assets inside: asset-seconds over the hour's seconds (over
-    /// the seconds so far, for the hour under way).
+    /// The time-weighted number of assets inside by the live membership: `occupancySeconds`
+    /// over the hour's seconds (over the seconds so far, for the hour under way).
     public var occupancyMean = 0.0
+    /// The most assets inside at once by the live membership.
     public var occupancyMax = 0
-    /// Time spent inside within the hour, by all assets together.
+    /// Time spent inside within the hour by the live membership, by all assets together.
+    public var occupancySeconds = 0.0
+    /// Time spent on visits within the hour, by all assets together.
     public var assetSeconds = 0.0
     /// How long each visit that ended within the hour lasted (its whole length, from its
     /// enter, perhaps hours before), in seconds, ascending.

@@ -1,17 +1,20 @@
 /// The zones' hours (SPEC §8) from what entered and left them: a pure function of the visits
 /// under way at an hour's start and the transitions within it, so that an hour is the same
 /// whenever it is computed — as it closes, after a restart from the stored transitions, or by
-/// a test from the stored `zone.enter`/`zone.exit` events — and a visit open across a restart
-/// is one visit, counted whole.
+/// a test from the stored `zone.visit` and `zone.enter`/`zone.exit` events — and a visit open
+/// across a restart is one visit, counted whole. Visits, assets, dwell and asset-minutes come
+/// from the visits' transitions; the occupancy from the live membership's (SPEC §10).
 public enum ZoneHours {
-    /// A visit under way: an asset in a zone since `entered`.
+    /// A visit under way: an asset in a zone since `entered`; a visit's (`visit`), or the
+    /// live membership's.
     public struct OpenVisit: Sendable, Hashable {
         public var zone: String
         public var asset: String
         public var entered: Timestamp
+        public var visit: Bool
 
-        public init(zone: String, asset: String, entered: Timestamp) {
-            (self.zone, self.asset, self.entered) = (zone, asset, entered)
+        public init(zone: String, asset: String, entered: Timestamp, visit: Bool = false) {
+            (self.zone, self.asset, self.entered, self.visit) = (zone, asset, entered, visit)
         }
     }
 
@@ -66,8 +69,10 @@ public enum ZoneHours {
             for var tally in tallies {
                 let zone = tally.stats.zone
                 stats.append(tally.close(at: end))
-                still += tally.inside.map { OpenVisit(zone: zone, asset: $0.key, entered: $0.value) }
-                    .sorted { ($0.entered, $0.asset) < ($1.entered, $1.asset) }
+                for (visit, inside) in [(false, tally.inside), (true, tally.visiting)] {
+                    still += inside.map { OpenVisit(zone: zone, asset: $0.key, entered: $0.value, visit: visit) }
+                        .sorted { ($0.entered, $0.asset) < ($1.entered, $1.asset) }
+                }
             }
             return (stats, still)
         }
@@ -76,11 +81,14 @@ public enum ZoneHours {
     /// One zone's hour as it is counted.
     struct Tally: Sendable {
         var stats: ZoneHourStats
-        /// Who is inside, since when (their visit's enter).
+        /// Who is inside by the live membership, since when: the occupancy.
         var inside: [String: Timestamp] = [:]
+        /// Whose visit is under way, since its enter: visits, assets, dwell, asset-seconds.
+        var visiting: [String: Timestamp] = [:]
         var seen: Set<String> = []
         var last: Timestamp
-        var integral = 0.0
+        var occupied = 0.0
+        var visited = 0.0
 
         init(zone: String, hour: Timestamp) {
             stats = ZoneHourStats(zone: zone, hour: hour)
@@ -88,31 +96,47 @@ public enum ZoneHours {
         }
 
         mutating func carry(_ visit: OpenVisit) {
-            guard inside[visit.asset] == nil else { return }
-            inside[visit.asset] = visit.entered
-            seen.insert(visit.asset)
-            stats.occupancyMax = max(stats.occupancyMax, inside.count)
+            if visit.visit {
+                guard visiting[visit.asset] == nil else { return }
+                visiting[visit.asset] = visit.entered
+                seen.insert(visit.asset)
+            } else {
+                guard inside[visit.asset] == nil else { return }
+                inside[visit.asset] = visit.entered
+                stats.occupancyMax = max(stats.occupancyMax, inside.count)
+            }
         }
 
         mutating func take(_ t: ZoneTransition, at time: Timestamp) {
-            integral += Double(inside.count) * (time - last).seconds
+            occupied += Double(inside.count) * (time - last).seconds
+            visited += Double(visiting.count) * (time - last).seconds
             last = time
-            if t.entered {
+            if t.visit {
+                if t.entered {
+                    guard visiting[t.asset] == nil else { return }
+                    visiting[t.asset] = time
+                    seen.insert(t.asset)
+                    stats.visits += 1
+                } else if let entered = visiting.removeValue(forKey: t.asset) {
+                    stats.dwells.append(max(0, (time - entered).seconds))
+                }
+            } else if t.entered {
                 guard inside[t.asset] == nil else { return }
                 inside[t.asset] = time
-                seen.insert(t.asset)
-                stats.visits += 1
                 stats.occupancyMax = max(stats.occupancyMax, inside.count)
-            } else if let entered = inside.removeValue(forKey: t.asset) {
-                stats.dwells.append(max(0, (time - entered).seconds))
+            } else {
+                inside[t.asset] = nil
             }
         }
 
         mutating func close(at end: Timestamp) -> ZoneHourStats {
-            integral += Double(inside.count) * (end - max(last, stats.hour)).seconds
-            stats.assetSeconds = integral
+            let rest = (end - max(last, stats.hour)).seconds
+            occupied += Double(inside.count) * rest
+            visited += Double(visiting.count) * rest
+            stats.assetSeconds = visited
+            stats.occupancySeconds = occupied
             let span = (end - stats.hour).seconds
-            stats.occupancyMean = span > 0 ? integral / span : Double(inside.count)
+            stats.occupancyMean = span > 0 ? occupied / span : Double(inside.count)
             stats.assets = seen.count
             stats.dwells.sort()
             return stats

@@ -153,30 +153,36 @@ public struct ZoneRollup: Sendable, Equatable {
     }
 
     /// The transitions that make the counting agree with the engine's zones at a start
-    /// (`inside`: every asset's memberships, since their enter): an open visit the engine no
-    /// longer has (its zone removed or reshaped while stopped, its asset gone) ends at `now`;
-    /// a membership the counting never saw open (states from before the analytics, or kept
-    /// through a full disk) begins at its enter. Nothing when they agree.
+    /// (`inside`: every asset's memberships and visits under way, since their enter): an open
+    /// one the engine no longer has (its zone removed or reshaped while stopped, its asset
+    /// gone, its exit held for ordering when the daemon was killed) ends at `now`; one the
+    /// counting never saw open (states from before the analytics, kept through a full disk,
+    /// or its enter held when the daemon was killed) begins at its enter. Each kind apart;
+    /// nothing when they agree.
     public static func reconcile(open: [ZoneHours.OpenVisit], inside: [ZoneHours.OpenVisit], at now: Timestamp)
         -> [ZoneTransition]
     {
         struct Key: Hashable {
             var zone: String
             var asset: String
+            var visit: Bool
         }
-        let counted = Set(open.map { Key(zone: $0.zone, asset: $0.asset) })
-        let engine = Set(inside.map { Key(zone: $0.zone, asset: $0.asset) })
-        let ended = open.filter { !engine.contains(Key(zone: $0.zone, asset: $0.asset)) }
-            .map { ZoneTransition(zone: $0.zone, asset: $0.asset, entered: false, time: now) }
-        let begun = inside.filter { !counted.contains(Key(zone: $0.zone, asset: $0.asset)) }
-            .map { ZoneTransition(zone: $0.zone, asset: $0.asset, entered: true, time: min($0.entered, now)) }
+        let counted = Set(open.map { Key(zone: $0.zone, asset: $0.asset, visit: $0.visit) })
+        let engine = Set(inside.map { Key(zone: $0.zone, asset: $0.asset, visit: $0.visit) })
+        let ended = open.filter { !engine.contains(Key(zone: $0.zone, asset: $0.asset, visit: $0.visit)) }
+            .map { ZoneTransition(zone: $0.zone, asset: $0.asset, entered: false, time: now, visit: $0.visit) }
+        let begun = inside.filter { !counted.contains(Key(zone: $0.zone, asset: $0.asset, visit: $0.visit)) }
+            .map {
+                ZoneTransition(
+                    zone: $0.zone, asset: $0.asset, entered: true, time: min($0.entered, now), visit: $0.visit)
+            }
         return ended + begun
     }
 }
 
 extension ZoneHourStats {
     /// Nothing happened and nobody was inside: not worth a row.
-    public var isEmpty: Bool { visits == 0 && assets == 0 && dwells.isEmpty }
+    public var isEmpty: Bool { visits == 0 && assets == 0 && dwells.isEmpty && occupancyMax == 0 }
 }
 
 extension ZoneRollup {

@@ -120,14 +120,30 @@ extension BeaconEngine {
         return tracker.heat
     }
 
-    /// The changes of zone membership kept since the last `takeZoneTransitions`, not yet taken.
-    public var pendingZoneTransitions: [ZoneTransition] { tracker?.transitions ?? [] }
+    /// The changes of zone membership kept since the last `takeZoneTransitions`, not yet
+    /// taken, then those still held to settle: in the order of their times.
+    public var pendingZoneTransitions: [ZoneTransition] { (tracker?.transitions ?? []) + (tracker?.held ?? []) }
 
-    /// Every asset's zones now, each since its enter: the visits under way.
+    /// Every asset's zones now, each since its enter, and the visits told as begun, each
+    /// since theirs: what the analytics must have open.
     public var zoneVisitsUnderWay: [ZoneHours.OpenVisit] {
-        savedState().assets.flatMap { asset in
+        let live = savedState().assets.flatMap { asset in
             asset.zones.map { ZoneHours.OpenVisit(zone: $0.zone, asset: asset.asset, entered: $0.since) }
         }
+        return live + (tracker?.visitsUnderWay ?? [])
+    }
+
+    /// At a start, the visits the analytics have open go on from their own enter (the saved
+    /// live state only says since when the asset was inside by the edge rule), so that the
+    /// visit `zone.visit` tells is the one they count.
+    public mutating func resumeCountedVisits(_ open: [ZoneHours.OpenVisit]) {
+        tracker?.resumeCountedVisits(open.filter(\.visit), now: now)
+    }
+
+    /// At a clean stop: every held transition is let through, so that the state store has
+    /// them all (a restart takes the counting up from there).
+    public mutating func releaseAllZoneTransitions() {
+        tracker?.releaseSettled(upTo: Timestamp(nanoseconds: .max))
     }
 
     /// The changes of zone membership since the last call, in order.

@@ -164,9 +164,10 @@ extension AssetTracker {
             states[a].zones[z].inside = true
             states[a].zones[z].since = min(m.since, now)
             states[a].zones[z].dwellFired = Set(m.dwellFired.compactMap { id in alarms.firstIndex { $0.id == id } })
-            // Its visit goes on from where the live state says it began: one visit across the
-            // restart, not a second one begun after it.
-            states[a].zones[z].visits.resume(since: min(m.since, now))
+            // Its visit goes on from where the live state says it began (or the analytics
+            // counted it from: `resumeCountedVisits`): one visit across the restart, not a
+            // second one begun after it.
+            states[a].zones[z].visits.resume(since: min(m.since, now), told: false)
             names.append(zones[z].id)
         }
         guard !names.isEmpty, let position = snapshot.position else { return false }

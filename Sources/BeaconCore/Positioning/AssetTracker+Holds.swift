@@ -16,6 +16,9 @@ extension AssetTracker {
             states[a].hold = states[a].hold?.shifted(by: d)
             for z in states[a].zones.indices { states[a].zones[z].shift(by: d) }
         }
+        // A visit's held enter moves with its smoother's, so that the visit the analytics
+        // count is the one `zone.visit` tells.
+        for i in held.indices { held[i].time = held[i].time + d }
     }
 
     /// While blind, an asset in zones is not lost; when the radios hear again it gets

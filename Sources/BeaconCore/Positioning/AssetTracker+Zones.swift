@@ -69,18 +69,27 @@ extension AssetTracker {
                     zones[z].cells.isEmpty || z >= states[a].zoneMass.count
                     ? (states[a].zones[z].inside ? 0.9 : 0.1) : states[a].zoneMass[z]
             }
-            if let (entered, left) = states[a].zones[z].visits.observe(mass: mass, at: t, rules: visitRules) {
-                tellVisit(a, zone: z, entered: entered, left: left, at: t, events: &events)
-            }
+            let changes = states[a].zones[z].visits.observe(mass: mass, at: t, rules: visitRules)
+            tell(changes, a, zone: z, at: t, events: &events)
         }
     }
 
-    /// Told when decided (up to `visit_lag` after it ended), with its own times in its data.
-    func tellVisit(_ a: Int, zone z: Int, entered: Timestamp, left: Timestamp, at t: Timestamp, events: inout [Event]) {
-        events.append(
-            Event(
-                time: t,
-                payload: .zoneVisit(ZoneVisit(asset: assets[a].id, zone: zones[z].id, entered: entered, left: left))))
+    /// A visit ended is told when decided (up to `visit_lag` after it ended), with its own
+    /// times in its data; both ends are kept for the analytics at their own times.
+    mutating func tell(_ changes: [VisitChange], _ a: Int, zone z: Int, at t: Timestamp, events: inout [Event]) {
+        for change in changes {
+            switch change {
+            case let .began(entered):
+                hold(ZoneTransition(zone: zones[z].id, asset: assets[a].id, entered: true, time: entered, visit: true))
+            case let .ended(entered, left):
+                hold(ZoneTransition(zone: zones[z].id, asset: assets[a].id, entered: false, time: left, visit: true))
+                events.append(
+                    Event(
+                        time: t,
+                        payload: .zoneVisit(
+                            ZoneVisit(asset: assets[a].id, zone: zones[z].id, entered: entered, left: left))))
+            }
+        }
     }
 
     var visitRules: VisitRules { definition.visits }
@@ -99,8 +108,7 @@ extension AssetTracker {
         states[a].belief = nil
         let last = states[a].estimate
         for z in zones.indices {
-            guard let (entered, left) = states[a].zones[z].visits.close(at: t, rules: visitRules) else { continue }
-            tellVisit(a, zone: z, entered: entered, left: left, at: t, events: &events)
+            tell(states[a].zones[z].visits.close(at: t, rules: visitRules), a, zone: z, at: t, events: &events)
         }
         for z in zones.indices where states[a].zones[z].leave(at: t) {
             record(a, zone: z, entered: false, at: t)
@@ -110,17 +118,63 @@ extension AssetTracker {
     }
 
     /// A reload that removed or reshaped a zone, or removed an asset, ends the visits the old
-    /// tracker had there: the analytics count them closed at the reload, not open for ever
-    /// (SPEC §8). A reshaped zone's visits begin again when its new shape places them.
+    /// tracker had there (live, and those told as begun): the analytics count them closed at
+    /// the reload, not open for ever (SPEC §8). A reshaped zone's visits begin again when its
+    /// new shape places them.
     mutating func recordVisitsEnded(by old: AssetTracker, at t: Timestamp) {
         guard recordsTransitions else { return }
         for (o, asset) in old.assets.enumerated() {
             let a = assetIndex[asset.id]
-            for (oz, zone) in old.definition.zones.enumerated() where old.states[o].zones[oz].inside {
+            for (oz, zone) in old.definition.zones.enumerated() {
                 let z = definition.zones.firstIndex(of: zone)
-                if let a, let z, states[a].zones[z].inside { continue }
-                transitions.append(ZoneTransition(zone: zone.id, asset: asset.id, entered: false, time: t))
+                let was = old.states[o].zones[oz]
+                let kept = a.flatMap { a in z.map { states[a].zones[$0] } }
+                if was.inside && kept?.inside != true {
+                    hold(ZoneTransition(zone: zone.id, asset: asset.id, entered: false, time: t))
+                }
+                if was.visits.toldVisit != nil && kept?.visits.toldVisit == nil {
+                    hold(ZoneTransition(zone: zone.id, asset: asset.id, entered: false, time: t, visit: true))
+                }
             }
+        }
+    }
+
+    /// Keeps a transition for the analytics until it has settled (`releaseSettled`).
+    mutating func hold(_ transition: ZoneTransition) {
+        guard recordsTransitions else { return }
+        var i = held.endIndex
+        while i > held.startIndex, held[i - 1].time > transition.time { i -= 1 }
+        held.insert(transition, at: i)
+    }
+
+    /// Lets the held transitions up to `time` into `transitions`, in the order of their times.
+    mutating func releaseSettled(upTo time: Timestamp) {
+        let settled = held.prefix { $0.time <= time }
+        guard !settled.isEmpty else { return }
+        transitions += settled
+        held.removeFirst(settled.count)
+    }
+
+    /// The visits told as begun and not yet ended, each since its enter.
+    var visitsUnderWay: [ZoneHours.OpenVisit] {
+        states.indices.flatMap { a in
+            zones.indices.compactMap { z in
+                states[a].zones[z].visits.toldVisit.map {
+                    ZoneHours.OpenVisit(zone: zones[z].id, asset: assets[a].id, entered: $0, visit: true)
+                }
+            }
+        }
+    }
+
+    /// The analytics' open visits (after a restart): each goes on from its counted enter,
+    /// whatever the live state says (a clean stop stored every visit begun), and ends as any
+    /// other; one whose asset or zone is gone is ended by the counting at the start.
+    mutating func resumeCountedVisits(_ open: [ZoneHours.OpenVisit], now: Timestamp) {
+        for visit in open {
+            guard let a = assetIndex[visit.asset], let z = zones.firstIndex(where: { $0.id == visit.zone }) else {
+                continue
+            }
+            states[a].zones[z].visits.resume(since: min(visit.entered, now), told: true)
         }
     }
 
@@ -138,8 +192,7 @@ extension AssetTracker {
 
     /// Keeps a change of membership for the zone analytics, when they are on (SPEC §8).
     mutating func record(_ a: Int, zone z: Int, entered: Bool, at t: Timestamp) {
-        guard recordsTransitions else { return }
-        transitions.append(ZoneTransition(zone: zones[z].id, asset: assets[a].id, entered: entered, time: t))
+        hold(ZoneTransition(zone: zones[z].id, asset: assets[a].id, entered: entered, time: t))
     }
 
     func applies(_ alarm: Int, to a: Int) -> Bool {

@@ -45,6 +45,10 @@ public struct AssetTracker: Sendable {
     /// (the daemon's; a replay or a benchmark does without), and those not yet taken.
     var recordsTransitions = false
     var transitions: [ZoneTransition] = []
+    /// Transitions kept but not yet let into `transitions`, by time: each waits
+    /// `VisitRules.settleTime` after its time, so that a visit's enter, decided up to that
+    /// late, reaches the store in time order with the rest (`releaseSettled`).
+    var held: [ZoneTransition] = []
     /// With the transitions: where the placed assets were at each tick, since last taken.
     var heat = HeatMap()
     /// Receivers that heard an asset but have no position in `receivers:`, with how many of
@@ -309,6 +313,7 @@ public struct AssetTracker: Sendable {
             tellFound(a, at: t, events: &events)
             publishIfDue(a, estimate, at: t, events: &events)
         }
+        releaseSettled(upTo: t - visitRules.settleTime)
     }
 
 }
@@ -330,7 +335,7 @@ extension AssetTracker {
     /// flag.
     mutating func adopt(from old: AssetTracker) {
         // The analytics' transitions not yet taken, and whether they are kept, go on.
-        (recordsTransitions, transitions, heat) = (old.recordsTransitions, old.transitions, old.heat)
+        (recordsTransitions, transitions, held, heat) = (old.recordsTransitions, old.transitions, old.held, old.heat)
         let sameReceivers = old.receivers == receivers && old.calibrations == calibrations
         // Old alarm index -> new index, for alarms whose dwell alert means the same
         var sameDwell: [Int: Int] = [:]

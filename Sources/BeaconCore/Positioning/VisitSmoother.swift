@@ -22,6 +22,18 @@ public struct VisitRules: Sendable, Equatable {
 
     /// How far past a second the smoother looks before it decides it.
     var lookAhead: TimeSpan { TimeSpan(nanoseconds: max(lag.nanoseconds - rejoin.nanoseconds, 0)) }
+
+    /// How long after its time a visit's enter or exit (or a live change) is held before the
+    /// analytics store it: a visit's enter is known at most `lag + minVisit` after it, so
+    /// held that long every kind reaches the store in the order of its times, and an hour is
+    /// rolled that long after it ends, with all its visits (SPEC §10).
+    public var settleTime: TimeSpan { TimeSpan(nanoseconds: lag.nanoseconds + minVisit.nanoseconds) }
+}
+
+/// What a visit smoother decided: a visit began (known to last `minVisit`), or one ended.
+enum VisitChange: Sendable, Equatable {
+    case began(Timestamp)
+    case ended(entered: Timestamp, left: Timestamp)
 }
 
 /// A visit that has closed: `zone.visit`'s data.
@@ -73,13 +85,18 @@ struct VisitSmoother: Sendable, Equatable {
     /// The visit being decided: when it began, and when it was last seen leaving.
     private var entered: Timestamp?
     private var leftAt: Timestamp?
+    /// Whether the visit under way has been told as begun (it will be a visit).
+    private var told = false
+
+    /// The visit under way that has been told as begun, since its enter.
+    var toldVisit: Timestamp? { told ? entered : nil }
 
     /// True when nothing is pending: no visit open, no second undecided.
     var isIdle: Bool { window.isEmpty && entered == nil }
 
-    /// Takes the mass inside at `t` (nil: no fix this second, so no evidence) and returns the
-    /// visit that this closed, if any.
-    mutating func observe(mass: Double?, at t: Timestamp, rules: VisitRules) -> (entered: Timestamp, left: Timestamp)? {
+    /// Takes the mass inside at `t` (nil: no fix this second, so no evidence) and returns
+    /// what that decided: a visit begun, or closed (one not told as begun is told first).
+    mutating func observe(mass: Double?, at t: Timestamp, rules: VisitRules) -> [VisitChange] {
         let q = Self.switchProbability
         let predicted = forward * (1 - q) + (1 - forward) * q
         var step = Step(time: t, inside: 1, outside: 1, forward: predicted)
@@ -92,14 +109,14 @@ struct VisitSmoother: Sendable, Equatable {
         }
         forward = step.forward
         // Far from the zone with nothing pending: nothing to keep.
-        if isIdle, forward < 0.01, step.inside <= step.outside { return nil }
+        if isIdle, forward < 0.01, step.inside <= step.outside { return [] }
         window.append(step)
-        var closed: (Timestamp, Timestamp)?
+        var changes: [VisitChange] = []
         while let first = window.first, t - first.time >= rules.lookAhead {
             window.removeFirst()
-            if let visit = decide(first, inside: smoothedInside(first), rules: rules) { closed = visit }
+            decide(first, inside: smoothedInside(first), rules: rules, into: &changes)
         }
-        return closed
+        return changes
     }
 
     /// P(inside) at the oldest undecided second given every second after it in the window.
@@ -115,46 +132,53 @@ struct VisitSmoother: Sendable, Equatable {
         return first.forward * bIn > (1 - first.forward) * bOut
     }
 
-    private mutating func decide(_ step: Step, inside: Bool, rules: VisitRules) -> (Timestamp, Timestamp)? {
+    private mutating func decide(_ step: Step, inside: Bool, rules: VisitRules, into changes: inout [VisitChange]) {
         if inside {
-            if entered == nil { entered = step.time }
+            let start = entered ?? step.time
+            entered = start
             leftAt = nil
-            return nil
+            if !told, step.time - start >= rules.minVisit {
+                told = true
+                changes.append(.began(start))
+            }
+            return
         }
-        guard let start = entered else { return nil }
+        guard entered != nil else { return }
         let out = leftAt ?? step.time
         leftAt = out
-        guard step.time - out >= rules.rejoin else { return nil }
-        entered = nil
-        leftAt = nil
-        return out - start >= rules.minVisit ? (start, out) : nil
+        guard step.time - out >= rules.rejoin else { return }
+        end(at: out, rules: rules, into: &changes)
+    }
+
+    /// Ends the visit under way at `left`: told (its beginning first, if not yet) when it
+    /// lasted `minVisit`.
+    private mutating func end(at left: Timestamp, rules: VisitRules, into changes: inout [VisitChange]) {
+        guard let start = entered else { return }
+        if told || left - start >= rules.minVisit {
+            if !told { changes.append(.began(start)) }
+            changes.append(.ended(entered: start, left: left))
+        }
+        (entered, leftAt, told) = (nil, nil, false)
     }
 
     /// The asset is gone (lost, or its zone removed): a visit open ends at `t`, decided now.
-    mutating func close(at t: Timestamp, rules: VisitRules) -> (entered: Timestamp, left: Timestamp)? {
-        var closed: (Timestamp, Timestamp)?
-        for step in window {
-            if let visit = decide(step, inside: step.forward > 0.5, rules: rules) { closed = visit }
-        }
+    mutating func close(at t: Timestamp, rules: VisitRules) -> [VisitChange] {
+        var changes: [VisitChange] = []
+        for step in window { decide(step, inside: step.forward > 0.5, rules: rules, into: &changes) }
         window = []
         forward = 0
-        defer {
-            entered = nil
-            leftAt = nil
-        }
-        guard let start = entered else { return closed }
-        let end = leftAt ?? t
-        return end - start >= rules.minVisit ? (start, end) : closed
+        end(at: leftAt ?? t, rules: rules, into: &changes)
+        return changes
     }
 
-    /// After a restart, for an asset the saved live state has inside since `since`: the visit
-    /// is open from then, and the belief starts sure of it (the evidence after the restart
-    /// ends it as any other).
-    mutating func resume(since: Timestamp) {
+    /// After a restart, for an asset the saved live state has inside since `since`, or that
+    /// the analytics counted on a visit since then (`told`): the visit is open from then, and
+    /// the belief starts sure of it (the evidence after the restart ends it as any other). One
+    /// not counted yet is told as begun, from `since`, once it has lasted `minVisit`.
+    mutating func resume(since: Timestamp, told: Bool) {
         window = []
         forward = 0.99
-        entered = since
-        leftAt = nil
+        (entered, leftAt, self.told) = (since, nil, told)
     }
 
     mutating func shift(by d: TimeSpan) {

@@ -10,8 +10,11 @@ import Synchronization
 /// The zone analytics' writer (SPEC §8), on a thread of its own: every `every` it adds the
 /// heat the engine gathered to the hour under way, and rolls the hours (and days) that have
 /// ended into the state store (`ZoneRollup`). The transitions themselves are written by the
-/// engine's turns, with the states they led to; this service only sums them, so a stop or a
-/// crash loses no visit, and at most `every` of heat.
+/// engine's turns, with the states they led to, once they have settled (a visit's enter is
+/// known up to `VisitRules.settleTime` after it); this service only sums them, an hour that
+/// long after it ended, so that every visit begun in it is counted in it. A `kill -9` loses
+/// the transitions still settling: the next start makes the counting agree with the engine's
+/// zones (`ZoneRollup.reconcile`).
 final class ZoneAnalytics: DaemonService, Sendable {
     let name = "analytics"
     /// Stops before the engine does: the last heat is taken from a running engine.
@@ -22,6 +25,8 @@ final class ZoneAnalytics: DaemonService, Sendable {
     private let publisher: EventPublisher
     private let clock: @Sendable () -> Timestamp
     private let retention: Mutex<TimeSpan>
+    /// How long after an hour's end it is rolled: `VisitRules.settleTime`.
+    private let settle: Mutex<TimeSpan>
     private let logger: Logger
     private let wake = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
@@ -36,11 +41,12 @@ final class ZoneAnalytics: DaemonService, Sendable {
     private let startQueued = Atomic<Bool>(false)
 
     init(
-        store: StateStore, engine: LiveEngine, publisher: EventPublisher, retention: TimeSpan,
+        store: StateStore, engine: LiveEngine, publisher: EventPublisher, analytics: AnalyticsSettings,
         clock: @escaping @Sendable () -> Timestamp, logger: Logger
     ) {
         (self.store, self.engine, self.publisher, self.clock, self.logger) = (store, engine, publisher, clock, logger)
-        self.retention = Mutex(retention)
+        retention = Mutex(analytics.retention)
+        settle = Mutex(analytics.visits.settleTime)
     }
 
     func start() throws { threads.spawn(named: "beacond-analytics") { [self] in run() } }
@@ -55,6 +61,7 @@ final class ZoneAnalytics: DaemonService, Sendable {
     func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata {
         guard reload.running.analytics != old.analytics else { return [:] }
         retention.withLock { $0 = reload.running.analytics.retention }
+        settle.withLock { $0 = reload.running.analytics.visits.settleTime }
         return ["analytics": "changed"]
     }
 
@@ -90,7 +97,10 @@ final class ZoneAnalytics: DaemonService, Sendable {
                 }
             }
             guard publisher.held.events == 0 else { return }
-            guard try store.rollZones(at: now, keepAfter: now - retention.withLock { $0 }) != nil else {
+            guard
+                try store.rollZones(
+                    at: now, settle: settle.withLock { $0 }, keepAfter: now - retention.withLock { $0 }) != nil
+            else {
                 return try startCounting()
             }
             if let took = failures.withLock({ $0.succeeded(at: now) }) {
@@ -160,17 +170,20 @@ extension LiveDaemon {
     func startZoneAnalytics(store: StateStore, engine: inout BeaconEngine, at now: Timestamp) {
         engine.recordsZoneTransitions = true
         guard store.openFailure == nil else { return }
-        let inside = engine.zoneVisitsUnderWay
         do {
-            guard let mark = try store.zoneRollupMark() else {
+            let mark = try store.zoneRollupMark()
+            let stored = try mark.map { try store.zoneTransitions(after: $0.throughSeq) } ?? []
+            let counted = mark?.openVisits(after: stored) ?? []
+            engine.resumeCountedVisits(counted)
+            let inside = engine.zoneVisitsUnderWay
+            guard mark != nil else {
                 try store.saveRollup(
                     ZoneRollup(
                         startingAt: now, open: inside, throughSeq: store.lastZoneTransitionSeq()),
                     .init(), keepAfter: now - config.analytics.retention)
                 return
             }
-            let stored = try store.zoneTransitions(after: mark.throughSeq)
-            let fixes = ZoneRollup.reconcile(open: mark.openVisits(after: stored), inside: inside, at: now)
+            let fixes = ZoneRollup.reconcile(open: counted, inside: inside, at: now)
             try store.appendTransitions(fixes)
             if !fixes.isEmpty {
                 logger.info(
