@@ -84,7 +84,7 @@ let package = Package(
             name: "beacond",
             dependencies: [
                 "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Crypto", "Storage", "Publishing", "API",
-                "HTTPServer",
+                "APIModel", "HTTPServer",
                 logging, "Simulation", "Systemd", "POSIX", "MQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

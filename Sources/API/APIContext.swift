@@ -72,8 +72,8 @@ public struct APIContext: Sendable {
     public var runtime: @Sendable () -> RuntimeStatus
     public var errors: RecentErrors
     public var clock: @Sendable () -> Timestamp
-    /// Remote sightings: handed to the engine like the local adapters' batches.
-    /// Hands sightings to the engine; false when it is too far behind to take them.
+    /// Remote sightings, handed to the engine like the local adapters' batches; false when it
+    /// is too far behind to take them.
     public var ingest: @Sendable ([Sighting]) -> Bool
     /// The daemon's log (the journal, and `errors` for warnings).
     public var logger: Logger

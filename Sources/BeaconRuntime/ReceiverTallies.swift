@@ -7,15 +7,15 @@ import BeaconCore
 /// positions of a whole corner of the store worse without a single error anywhere; its age
 /// growing is the one sign, and an alert on it is the fix. Counted on the engine's thread as
 /// batches are taken, a run of one receiver's sightings at a time (a batch is usually one
-/// adapter's), so it costs a string comparison per sighting, not a dictionary update.
+/// adapter's), so it costs a comparison per sighting, not a dictionary update.
 public struct ReceiverTallies: Sendable {
     public struct Tally: Sendable, Equatable {
         public var sightings: Int
         public var lastHeard: Timestamp
     }
 
-    /// Names kept at most, as the engine's own receiver table: relays inventing names cannot
-    /// grow it.
+    /// Names kept at most (fewer than the engine's 1,024 receivers: past it, a made-up name
+    /// is not tallied): relays inventing names cannot grow it.
     public static let limit = 256
     public private(set) var byReceiver: [String: Tally] = [:]
 
@@ -24,14 +24,19 @@ public struct ReceiverTallies: Sendable {
     public mutating func count(_ batch: [Sighting]) {
         var start = 0
         while start < batch.count {
-            let name = batch[start].receiver
+            // A run shares the receiver's interned id (a name past the table's limit, its text):
+            // the name is made once per run, not per sighting.
+            let first = batch[start]
+            let text = first.receiverID == .unlisted ? first.receiver : nil
             var end = start + 1
-            var last = batch[start].time
-            while end < batch.count, batch[end].receiver == name {
+            var last = first.time
+            while end < batch.count, batch[end].receiverID == first.receiverID,
+                text == nil || batch[end].receiver == text
+            {
                 last = max(last, batch[end].time)
                 end += 1
             }
-            add(name, end - start, at: last)
+            add(text ?? first.receiver, end - start, at: last)
             start = end
         }
     }

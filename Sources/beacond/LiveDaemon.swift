@@ -19,10 +19,9 @@ import Systemd
 /// `beacond --config PATH`: wires BlueZ, the engine and the outputs (state store, webhooks,
 /// the Unix-socket API and its event stream), and runs until SIGTERM or SIGINT.
 ///
-/// Threads: the scanner reads D-Bus, the engine takes batches and fires timers, the API
-/// server answers on its socket, and each webhook delivers on its own. Shutdown runs in
-/// order: the scanner hands over its last batch, the engine takes a final turn and saves
-/// region states, then webhooks make a last delivery attempt and the API closes.
+/// Its services start in the order `run` lists them and stop in reverse (the input hands
+/// over its last batch, the engine takes a final turn and saves its states, the webhooks
+/// make a last attempt, the API closes last); ARCHITECTURE.md lists them and the threads.
 struct LiveDaemon {
     let config: Config
     /// `ConfigDigest` of the text `config` was loaded from.

@@ -101,9 +101,9 @@ extension BeaconEngine {
 }
 
 extension BeaconEngine {
-    /// Whether the tracker keeps each change of zone membership for the zone analytics (SPEC
-    /// §8): the daemon turns it on and takes them after every turn (`takeZoneTransitions`);
-    /// left off, nothing is kept.
+    /// Whether the tracker keeps each change of zone membership and each visit's enter and
+    /// exit for the zone analytics (SPEC §8, §10): the daemon turns it on and takes those that
+    /// have settled after every turn (`takeZoneTransitions`); left off, nothing is kept.
     public var recordsZoneTransitions: Bool {
         get { tracker?.recordsTransitions ?? recordsZoneTransitionsWhenPlaced }
         set {

@@ -8,10 +8,6 @@ extension AssetTracker {
         case value(UInt64)
         case text(String)
 
-        init(_ text: String) {
-            self = Sighting.addressValue(Array(text.utf8)).map { .value($0) } ?? .text(text)
-        }
-
         init(_ sighting: Sighting) {
             self = sighting.rare?.address.map { .text($0) } ?? .value(sighting.addressValue)
         }
@@ -20,11 +16,6 @@ extension AssetTracker {
     /// Addresses learned at most; past it the table starts afresh (a flood of made-up
     /// addresses cannot grow it, and real tags teach theirs again with their next frame).
     static let learnedAddressLimit = 4096
-
-    /// An identity frame of asset `a` came from `address`.
-    public mutating func learn(address: String, asset a: Int) {
-        learn(LearnedAddress(address), asset: a)
-    }
 
     /// An identity frame of asset `a` came from the sighting's address.
     public mutating func learn(addressOf sighting: Sighting, asset a: Int) {
@@ -37,7 +28,10 @@ extension AssetTracker {
         learnedAddresses[address] = a
     }
 
-    /// A telemetry frame from the sighting's address (`telemetry(_:address:at:events:)`).
+    /// A telemetry frame (TLM, Ruuvi) from the sighting's address at `t`: kept on the asset
+    /// whose tag sends from it. False when it is no asset's, or the frame is not telemetry.
+    /// Its battery falling below `battery_low` raises `asset.battery_low`, once per fall: re-armed
+    /// only once it has read back above the margin for `TagRules.rearmAfter`.
     @discardableResult
     public mutating func telemetry(
         _ frame: BeaconFrame, from sighting: Sighting, at t: Timestamp, events: inout [Event]
@@ -45,18 +39,6 @@ extension AssetTracker {
         -> Bool
     {
         guard let a = asset(of: sighting) ?? learnedAddresses[LearnedAddress(sighting)] else { return false }
-        return telemetry(frame, asset: a, at: t, events: &events)
-    }
-
-    /// A telemetry frame (TLM, Ruuvi) from `address` at `t`: kept on the asset whose tag
-    /// sends from it. False when it is no asset's, or the frame is not telemetry.
-    /// Its battery falling below `battery_low` raises `asset.battery_low`, once per fall: re-armed
-    /// only once it has read back above the margin for `TagRules.rearmAfter`.
-    @discardableResult
-    public mutating func telemetry(_ frame: BeaconFrame, address: String, at t: Timestamp, events: inout [Event])
-        -> Bool
-    {
-        guard let a = asset(address: address) ?? learnedAddresses[LearnedAddress(address)] else { return false }
         return telemetry(frame, asset: a, at: t, events: &events)
     }
 

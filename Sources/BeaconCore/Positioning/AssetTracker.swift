@@ -193,8 +193,9 @@ public struct AssetTracker: Sendable {
     /// `publish_interval`.
     public var tickInterval: TimeSpan { min(settings.publishInterval, .seconds(1)) }
 
-    /// The asset whose tag sends from this address, if any (address tags only).
-    public func asset(address: String) -> Int? {
+    /// The asset whose tag sends from this address given as text (a sighting whose address
+    /// has no 48-bit form), if any.
+    func asset(address: String) -> Int? {
         guard !byAddress.isEmpty else { return nil }
         if let a = byAddress[address] { return a }
         return address.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) ? byAddress[address.uppercased()] : nil
