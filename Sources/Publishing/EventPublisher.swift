@@ -119,7 +119,9 @@ public final class EventPublisher: @unchecked Sendable {
         for event in events {
             let id = ids.withLock { $0.next(for: event.time) }
             let json = CloudEvent.text(event, id: id, gatewayID: gateway)
-            let e = StateStore.StoredEvent(id: id, type: "beacond." + event.payload.kind, time: event.time, body: json)
+            let type = "beacond." + event.payload.kind
+            let key = SiteDecision.handedOver(type: type) ? SiteDecision.key(payload: event.payload) : nil
+            let e = StateStore.StoredEvent(id: id, type: type, time: event.time, body: json, key: key)
             stored.append(e)
             // The class decides (`EventClass`); a position's subject is its asset, what the
             // outputs conflate by.

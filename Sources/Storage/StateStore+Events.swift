@@ -8,12 +8,16 @@ extension StateStore {
         public var type: String
         public var time: Timestamp
         public var body: String
+        /// Its hand-over key (`SiteDecision.key(payload:)`) when the publisher made it from the
+        /// engine's value; nil for one read back from the file.
+        public var key: String?
 
-        public init(id: String, type: String, time: Timestamp, body: String) {
+        public init(id: String, type: String, time: Timestamp, body: String, key: String? = nil) {
             self.id = id
             self.type = type
             self.time = time
             self.body = body
+            self.key = key
         }
     }
 

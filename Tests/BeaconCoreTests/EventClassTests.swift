@@ -58,4 +58,13 @@ import Testing
             #expect(SiteDecision.handedOver(type: "beacond." + kind) == (c == .alert), "\(kind)")
         }
     }
+
+    /// Issue 54: the hand-over key made from the engine's value is the one read from the
+    /// CloudEvent it wrote, for every kind, so the engine's thread parses no JSON per alert.
+    @Test func theKeyFromThePayloadIsTheKeyReadFromItsCloudEvent() {
+        for payload in Self.payloads {
+            let body = CloudEvent.text(Event(time: Self.t, payload: payload), id: "e1", gatewayID: "gw1")
+            #expect(SiteDecision.key(payload: payload) == SiteDecision.key(body: body), "\(payload.kind)")
+        }
+    }
 }

@@ -54,6 +54,20 @@ public struct SiteDecision: Sendable, Equatable {
         (try? JSONParser.parse(body)).flatMap(key(event:))
     }
 
+    /// The key of an event as the engine made it, the same text `key(body:)` reads from its
+    /// CloudEvent: made from the value on the engine's thread, where parsing the JSON written
+    /// a moment before cost a parse per alert (issue 54).
+    public static func key(payload: EventPayload) -> String {
+        var zone = ""
+        var alarm = ""
+        switch payload {
+        case let .zone(alert): (zone, alarm) = (alert.zone, alert.alarm)
+        case let .zoneVisit(visit): zone = visit.zone
+        default: break
+        }
+        return ["beacond." + payload.kind, CloudEvent.subject(payload), zone, alarm].joined(separator: "|")
+    }
+
     /// The key of a CloudEvent already parsed.
     static func key(event: JSONValue) -> String? {
         guard let type = event["type"]?.stringValue, let subject = event["subject"]?.stringValue else { return nil }

@@ -26,7 +26,7 @@ extension SiteLink {
         let isLocator = gate.isLocator
         var decisions: [SiteDecision] = []
         for event in events where SiteDecision.handedOver(type: event.type) {
-            guard let key = SiteDecision.key(body: event.body) else { continue }
+            guard let key = event.key ?? SiteDecision.key(body: event.body) else { continue }
             let theirs = matcher.withLock {
                 $0.madeHere(id: event.id, key: key, time: event.time, wait: !isLocator, at: now)
             }
