@@ -133,6 +133,37 @@ import Testing
         #expect(gw1.stop() == 0)
     }
 
+    /// SPEC §10: a visit reaches the broker on `events/zone.visit`, under its history id.
+    @Test func aVisitReachesTheBrokerOnItsTopic() throws {
+        let broker = try PrivateBroker()
+        let wms = try MQTTSubscriber(broker, topics: [Self.events + "zone.visit"])
+        let gw1 = try APIDaemon(
+            extra: Self.site(broker) + "analytics: {visit_lag: 10s, rejoin: 1s, min_visit: 1s}\n", gatewayID: "gw1")
+        try gw1.start()
+        try Self.walk(gw1, to: (2, 5), until: "zone.enter") { !Self.zoneEvents($0).isEmpty }
+        // Long enough in the dock to be a visit (a few seconds are not).
+        let positions = try gw1.history(type: "asset.position").count
+        try Self.walk(gw1, to: (2, 5), until: "ten positions in the dock") {
+            $0.filter { $0["type"] as? String == "beacond.asset.position" }.count >= positions + 10
+        }
+        let told = try Self.walkUntilVisit(gw1)
+        let published = try wms.waitUntil("events/zone.visit") { !$0.isEmpty }
+        #expect(Self.firstArrivals(Self.ids(published, prefix: Self.events + "zone.visit")) == [told])
+        #expect(gw1.stop() == 0)
+    }
+
+    /// Walks the pallet out of the dock until its visit is told; the visit's id.
+    static func walkUntilVisit(_ d: APIDaemon) throws -> String {
+        let isVisit = { (e: [String: Any]) in e["type"] as? String == "beacond.zone.visit" }
+        var history: [[String: Any]] = []
+        try eventually("zone.visit", timeout: 30, every: 0.2) {
+            try d.post(AssetAPITests.sightings(at: (8, 5)))
+            history = try d.history()
+            return history.contains(where: isVisit)
+        }
+        return try #require(history.first(where: isVisit)?["id"] as? String)
+    }
+
     /// Each id once, where it first arrived.
     static func firstArrivals(_ ids: [String]) -> [String] {
         var seen = Set<String>()

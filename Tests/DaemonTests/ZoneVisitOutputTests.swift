@@ -4,7 +4,8 @@ import Testing
 
 /// SPEC §10: `zone.visit` goes wherever the other events go. The live daemon on a simulated
 /// floor with one zone and no alarm at all (visits need none): its visits reach the history,
-/// the live stream and a webhook, each with the data the contract documents.
+/// the live stream and a webhook, each with the data the contract documents, and the zone's
+/// roll-ups count them.
 @Suite struct ZoneVisitOutputTests {
     static func config(_ receiver: WebhookReceiver) -> String {
         """
@@ -59,6 +60,18 @@ import Testing
         let ids = Set(visits.compactMap { $0["id"] as? String })
         try receiver.waitUntil("the visits delivered", timeout: 30) { _ in ids.isSubset(of: Set(receiver.acceptedIDs)) }
         #expect(receiver.delivered.allSatisfy { $0["type"] as? String == "beacond.zone.visit" })
+        // A clean stop stores every visit's end still settling: started again without input,
+        // the roll-ups count as many visits ended as the history tells, with their dwells.
+        #expect(d.stop() == 0)
+        try d.start(arguments: ["--no-print-events"])
+        let told = try d.history(type: "zone.visit").compactMap {
+            ($0["data"] as? [String: Any])?["dwell_s"] as? Double
+        }
+        let total = try d.client.request("GET", "/v1/zones/west/stats?from=3h").object["total"] as? [String: Any]
+        #expect(total?["dwell_count"] as? Int == told.count, "\(String(describing: total)) against \(told)")
+        #expect(
+            abs((total?["dwell_max_s"] as? Double ?? -1) - (told.max() ?? -2)) < 0.002, "\(String(describing: total))")
+        #expect((total?["visits"] as? Int ?? 0) >= told.count)
         #expect(d.stop() == 0)
     }
 }
