@@ -90,12 +90,22 @@ import Testing
 
         /// The whole answer to `GET path`, whatever its status.
         func answer(_ path: String) throws -> HTTPResponse {
-            let head = "GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n"
+            try answer("GET", path)
+        }
+
+        /// The request as a peer of `uid` would send it on the socket (a root peer by default).
+        func request(_ method: String, _ path: String, body: String = "", uid: UInt32 = 0) throws -> HTTPRequest {
+            let length = body.isEmpty ? "" : "Content-Length: \(body.utf8.count)\r\n"
+            let head = "\(method) \(path) HTTP/1.1\r\nHost: x\r\n\(length)\r\n"
             guard case let .done(parsed, _) = try HTTPRequestParser.head(Array(head.utf8)[...]) else {
                 throw RelayBackpressureTests.ParseFailure()
             }
-            let reply = router.handle(
-                HTTPRequest(head: parsed, body: [], peer: PeerCredentials(pid: 1, uid: 0, gid: 0)))
+            return HTTPRequest(head: parsed, body: Array(body.utf8), peer: PeerCredentials(pid: 1, uid: uid, gid: uid))
+        }
+
+        /// The whole answer to `method path` with `body` from a peer of `uid`, whatever its status.
+        func answer(_ method: String, _ path: String, body: String = "", uid: UInt32 = 0) throws -> HTTPResponse {
+            let reply = router.handle(try request(method, path, body: body, uid: uid))
             let response: HTTPResponse
             switch reply {
             case let .response(r): response = r

@@ -1,10 +1,10 @@
-import BeaconCore
 import Foundation
 import Simulation
 import Synchronization
 import TestSupport
 import Testing
 
+@testable import BeaconCore
 @testable import Storage
 
 /// The zone roll-ups in a real state file: the analytics' tick (`rollZones`) counts a day

@@ -66,11 +66,12 @@ public struct ZoneRollup: Sendable, Equatable {
     }
 
     /// Rolls every hour that ended by `now`, and the days they close, from `stored` (the
-    /// transitions after `dayFromSeq`, in order, held at once: the reference the state store's
-    /// streamed roll is tested against). An hour takes, in order, the transitions not yet
-    /// counted up to the first made at or after its end; one made earlier than the hour (a
-    /// clock stepped back) is counted in it, at its start.
-    public mutating func roll(_ stored: [Stored], now: Timestamp) -> Rolled {
+    /// transitions after `dayFromSeq`, in order, held at once). Not used by the daemon: the
+    /// reference the tests check the state store's streamed roll against (`@testable`). An
+    /// hour takes, in order, the transitions not yet counted up to the first made at or after
+    /// its end; one made earlier than the hour (a clock stepped back) is counted in it, at its
+    /// start.
+    mutating func roll(_ stored: [Stored], now: Timestamp) -> Rolled {
         let (hours, days) = rollHours(stored, now: now)
         var rolled = Rolled()
         rolled.hours = hours
@@ -224,6 +225,7 @@ extension ZoneRollup {
             days.flatMap { $0.counter.finish().stats.filter { !$0.isEmpty } }
         }
 
+        /// The days from every transition at once: `roll`'s, the tests' reference.
         func counting(_ stored: [Stored]) -> [ZoneHourStats] {
             var counter = self
             for s in stored { counter.take(s) }
