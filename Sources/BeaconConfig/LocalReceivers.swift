@@ -32,14 +32,26 @@ public struct LocalReceivers: Sendable {
         return joined.utf8.count <= Identifier.maxBytes ? joined : adapter
     }
 
-    /// The sightings under their receiver ids.
+    /// The sightings under their receiver ids. A batch is mostly one adapter's: the new id is
+    /// worked out once per run of the same adapter, by its interned id, not through its name
+    /// per sighting (a name is a lookup in the process's table, under its lock).
     public func rename(_ batch: [Sighting]) -> [Sighting] {
         guard renames else { return batch }
-        return batch.map { s in
-            var s = s
-            s.receiver = receiver(adapter: s.receiver)
-            return s
+        var out = batch
+        var run: (from: ReceiverID, to: ReceiverID?, text: String)?
+        for i in out.indices {
+            let id = out[i].receiverID
+            guard id != .unlisted else {
+                out[i].receiver = receiver(adapter: out[i].receiver)
+                continue
+            }
+            if run?.from != id {
+                let renamed = receiver(adapter: id.name)
+                run = (id, ReceiverID(renamed), renamed)
+            }
+            if let to = run!.to { out[i].receiverID = to } else { out[i].receiver = run!.text }
         }
+        return out
     }
 
     /// The receivers the simulator plays on this gateway: those the site file gives it.

@@ -254,10 +254,11 @@ public final class BlueZScanner: @unchecked Sendable {
         batchStarted = t
         guard !batch.isEmpty else { return }
         // The silence watchdog needs to know each adapter was heard: once per run of
-        // sightings from one adapter, not once per sighting.
-        var previous: String?
-        for sighting in batch where sighting.receiver != previous {
-            previous = sighting.receiver
+        // sightings from one adapter, not once per sighting, its name looked up once per run
+        // (a name is a lookup in the process's table, under its lock).
+        var previous: ReceiverID?
+        for sighting in batch where sighting.receiverID != previous || sighting.receiverID == .unlisted {
+            previous = sighting.receiverID
             heard(adapter: sighting.receiver, at: t)
         }
         output(.sightings(batch))
