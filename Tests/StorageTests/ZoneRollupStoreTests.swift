@@ -128,6 +128,40 @@ import Testing
         #expect(try store.zoneTransitions(after: 0).map(\.transition) == later)
     }
 
+    /// SPEC §10: a visit's end is stored when `zone.visit` is told, up to `settleTime` after
+    /// it. The hour it ended in is rolled that long after its end, with it; rolled at its end
+    /// (no settle, as before), the hour closed without it and the dwell went to the next.
+    @Test func anHourRollsOnlyOnceItsVisitsHaveSettled() throws {
+        let settle = VisitRules().settleTime
+        let hour = Self.midnight + .hours(5)
+        var dwellHours: [TimeSpan: [Timestamp]] = [:]
+        for wait in [settle, TimeSpan.seconds(0)] {
+            let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+            try store.saveRollup(ZoneRollup(startingAt: hour, open: []), .init(), keepAfter: .seconds(0))
+            let enter = ZoneTransition(
+                zone: "dock", asset: "cart", entered: true, time: hour + .minutes(50), visit: true)
+            try store.commit([], transitions: [enter])
+            // 10 s after the hour: its visit's end (at 59:50) is not told yet.
+            let rolledEarly = try store.rollZones(
+                at: hour + .minutes(60) + .seconds(10), settle: wait, keepAfter: .seconds(0))
+            #expect(rolledEarly == (wait == .seconds(0)))
+            let exit = ZoneTransition(
+                zone: "dock", asset: "cart", entered: false, time: hour + .minutes(60) - .seconds(10), visit: true)
+            try store.commit([], transitions: [exit])
+            #expect(
+                try store.rollZones(at: hour + .minutes(61), settle: wait, keepAfter: .seconds(0))
+                    == (wait != .seconds(0)))
+            _ = try store.rollZones(at: hour + .minutes(121), settle: wait, keepAfter: .seconds(0))
+            let rows = try store.zoneFigures(span: ZoneRollup.hour, zone: "dock", from: hour, to: hour + .hours(2))
+            dwellHours[wait] = rows.filter { $0.dwellCount > 0 }.map(\.start)
+            if wait == settle {
+                #expect(rows.first.map { $0.start == hour && $0.visits == 1 && $0.dwellMax == 590 } == true, "\(rows)")
+            }
+        }
+        #expect(dwellHours[settle] == [hour], "the dwell in the hour the visit ended")
+        #expect(dwellHours[.seconds(0)] == [hour + .hours(1)], "rolled unsettled, it went to the next hour")
+    }
+
     /// Issue 51, item 10: an answer read the figures, the mark and the transitions in three
     /// transactions, so a roll between them dropped an hour from it. Answers read while the
     /// analytics roll an hour at a time must each count every visit of the two days.
