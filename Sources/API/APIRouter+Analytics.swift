@@ -27,7 +27,7 @@ extension APIRouter {
         case let other?:
             return Reply.error(400, "bad_bucket", "bucket: expected hour or day, got \"\(other.prefix(40))\"")
         }
-        let from = bucket == ZoneRollup.hour ? ZoneHourStats.hour(of: span.from) : ZoneRollup.day(of: span.from)
+        let from = bucket == ZoneRollup.hour ? ZoneBucketStats.hour(of: span.from) : ZoneRollup.day(of: span.from)
         let count = Int(((span.to - from).seconds / bucket.seconds).rounded(.up))
         guard count <= Self.maxBuckets else {
             return Reply.error(
@@ -94,7 +94,7 @@ extension APIRouter {
             return Reply.error(503, "no_state_store", "the state store is unavailable, so there are no analytics")
         }
         do {
-            let from = ZoneHourStats.hour(of: span.from)
+            let from = ZoneBucketStats.hour(of: span.from)
             let map = try store.heat(level: level, from: from, to: span.to)
             return Reply.json(HeatMapAnswer(map, from: from, to: span.to, level: level).json)
         } catch {

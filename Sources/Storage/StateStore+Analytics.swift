@@ -117,12 +117,12 @@ extension StateStore {
 
     /// The days' figures, counted from their stored transitions as they are read (of one zone
     /// only when given): a day's transitions are not held at once.
-    public func countDays(_ days: [ZoneRollup.Day], zone: String? = nil) throws -> [ZoneHourStats] {
+    public func countDays(_ days: [ZoneRollup.Day], zone: String? = nil) throws -> [ZoneBucketStats] {
         try db.read { (db) throws(SQLiteError) in try Self.countDays(days, zone: zone, in: db) }
     }
 
     static func countDays(_ days: [ZoneRollup.Day], zone: String?, in db: SQLiteConnection) throws(SQLiteError)
-        -> [ZoneHourStats]
+        -> [ZoneBucketStats]
     {
         var counter = ZoneRollup.DayCounter(days)
         guard let seqs = counter.seqs else { return [] }

@@ -114,10 +114,11 @@ struct ZoneHoursTests {
     /// Nearest-rank percentiles: values that occurred.
     @Test func percentilesAreValuesThatOccurred() {
         let values = (1...10).map(Double.init)
-        #expect(ZoneHourStats.percentile(values, 0.5) == 5 && ZoneHourStats.percentile(values, 0.9) == 9)
-        #expect(ZoneHourStats.percentile([7], 0.9) == 7 && ZoneHourStats.percentile([], 0.5) == nil)
+        #expect(ZoneBucketStats.percentile(values, 0.5) == 5 && ZoneBucketStats.percentile(values, 0.9) == 9)
+        #expect(ZoneBucketStats.percentile([7], 0.9) == 7 && ZoneBucketStats.percentile([], 0.5) == nil)
         #expect(
-            ZoneHourStats.hour(of: Self.at(59.9)) == Self.hour && ZoneHourStats.hour(of: Self.at(60)) == Self.at(60))
+            ZoneBucketStats.hour(of: Self.at(59.9)) == Self.hour && ZoneBucketStats.hour(of: Self.at(60)) == Self.at(60)
+        )
     }
 }
 

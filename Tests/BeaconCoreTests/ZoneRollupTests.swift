@@ -33,8 +33,8 @@ struct ZoneRollupTests {
 
     @Test func hoursRolledAsTheyCloseOrAllAtOnceAreTheSame() throws {
         var byHour = Self.start()
-        var hours: [ZoneHourStats] = []
-        var days: [ZoneHourStats] = []
+        var hours: [ZoneBucketStats] = []
+        var days: [ZoneBucketStats] = []
         for h in stride(from: 0.5, through: 25.5, by: 0.5) {
             // What a restart would read: the transitions after the day under way began.
             let rolled = byHour.roll(Self.day.filter { $0.seq > byHour.dayFromSeq }, now: Self.at(h))
@@ -47,7 +47,7 @@ struct ZoneRollupTests {
         #expect(atOnce == byHour)
 
         // 00:00–02:00 the pallet, 01:00–03:00 the cart, 23:00–00:00 and 00:00–01:00 the cart.
-        #expect(hours.map { ZoneHourStats.hour(of: $0.hour) } == [0, 1, 2, 23, 24].map { Self.at($0) })
+        #expect(hours.map { ZoneBucketStats.hour(of: $0.hour) } == [0, 1, 2, 23, 24].map { Self.at($0) })
         #expect(hours.map(\.visits) == [0, 1, 0, 1, 0])
         #expect(hours[1].dwells == [9900], "the pallet's whole visit, 2 h 45 min, ends at 01:15")
         #expect(hours[2].dwells == [5400] && hours[4].dwells == [2400])
@@ -145,7 +145,7 @@ struct ZoneRollupTests {
     @Test func dwellBinsGiveThePercentileWithinOnePercentAndKeepTheMax() throws {
         let dwells = (1...500).map { Double($0 * 7) }
         let bins = DwellBins(dwells)
-        let exact = ZoneHourStats.percentile(dwells, 0.9)!
+        let exact = ZoneBucketStats.percentile(dwells, 0.9)!
         #expect(abs(bins.percentile(0.9)! - exact) / exact < 0.01)
         #expect(bins.max == 3500 && bins.total == 500)
         #expect(DwellBins(text: bins.text) == bins)

@@ -144,7 +144,7 @@ func analyticsStoreBench(assets: Int = 1_000, zones: Int = 50, days: Int = 90) {
                 heat.add(Point(x: random.uniform() * 60, y: random.uniform() * 40), level: 0, for: .seconds(30))
             }
             let h0 = threadCPU()
-            try! store.addHeat(heat, hour: ZoneHourStats.hour(of: now))
+            try! store.addHeat(heat, hour: ZoneBucketStats.hour(of: now))
             heatCPU += threadCPU() - h0
             // What `ZoneAnalytics.tick` does: a roll only when an hour has ended.
             let r0 = threadCPU()
@@ -241,8 +241,8 @@ func timeReport(_ store: StateStore, zones: Int, days: Int, end: Timestamp) {
 }
 
 /// A stored row as the roll-up it came from, at another start (the dwells from its bins).
-func stats(of f: ZoneFigures, at start: Timestamp) -> ZoneHourStats {
-    var s = ZoneHourStats(zone: f.zone, hour: start)
+func stats(of f: ZoneFigures, at start: Timestamp) -> ZoneBucketStats {
+    var s = ZoneBucketStats(zone: f.zone, hour: start)
     (s.visits, s.assets, s.occupancyMax, s.assetSeconds) = (f.visits, f.assets, f.occupancyMax, f.assetSeconds)
     s.occupancyMean = f.occupancyMean
     var dwells: [Double] = []

@@ -452,7 +452,7 @@ func scale() {
             let batch = engine.takeZoneTransitions()
             transitions += batch.count
             try! store.commit([], transitions: batch)
-            try! store.addHeat(engine.takeHeatMap(), hour: ZoneHourStats.hour(of: sim.now))
+            try! store.addHeat(engine.takeHeatMap(), hour: ZoneBucketStats.hour(of: sim.now))
         }
         busy += Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         count += step.sightings.count

@@ -1,5 +1,5 @@
 /// A zone's figures over one hour, one day, or a report's whole span (SPEC §8), as they are
-/// stored and answered: `ZoneHourStats` without the list of every visit's dwell, which is
+/// stored and answered: `ZoneBucketStats` without the list of every visit's dwell, which is
 /// kept as exact p50, p90 and max and as `DwellBins` for spans made of several.
 public struct ZoneFigures: Sendable, Equatable {
     public var zone: String
@@ -35,7 +35,7 @@ public struct ZoneFigures: Sendable, Equatable {
 
     /// An hour's or a day's figures (`length`: how long the bucket is, though the last may
     /// be under way: its occupancy is over the time so far).
-    public init(_ stats: ZoneHourStats, length: TimeSpan) {
+    public init(_ stats: ZoneBucketStats, length: TimeSpan) {
         self.init(
             zone: stats.zone, start: stats.hour, length: length, visits: stats.visits, assets: stats.assets,
             occupancyMean: stats.occupancyMean, occupancyMax: stats.occupancyMax,

@@ -27,7 +27,7 @@ public enum ZoneHours {
     /// enter of an asset already inside, or an exit of one not inside, changes nothing.
     public static func compute(
         hour: Timestamp, until: Timestamp, zones: [String], open: [OpenVisit], transitions: [ZoneTransition]
-    ) -> (stats: [ZoneHourStats], open: [OpenVisit]) {
+    ) -> (stats: [ZoneBucketStats], open: [OpenVisit]) {
         var counter = Counter(hour: hour, until: until, zones: zones, open: open)
         for t in transitions { counter.take(t) }
         return counter.finish()
@@ -63,8 +63,8 @@ public enum ZoneHours {
         }
 
         /// Each zone's figures, in the order zones were first named, and the visits open at the end.
-        public func finish() -> (stats: [ZoneHourStats], open: [OpenVisit]) {
-            var stats: [ZoneHourStats] = []
+        public func finish() -> (stats: [ZoneBucketStats], open: [OpenVisit]) {
+            var stats: [ZoneBucketStats] = []
             var still: [OpenVisit] = []
             for var tally in tallies {
                 let zone = tally.stats.zone
@@ -80,7 +80,7 @@ public enum ZoneHours {
 
     /// One zone's hour as it is counted.
     struct Tally: Sendable {
-        var stats: ZoneHourStats
+        var stats: ZoneBucketStats
         /// Who is inside by the live membership, since when: the occupancy.
         var inside: [String: Timestamp] = [:]
         /// Whose visit is under way, since its enter: visits, assets, dwell, asset-seconds.
@@ -91,7 +91,7 @@ public enum ZoneHours {
         var visited = 0.0
 
         init(zone: String, hour: Timestamp) {
-            stats = ZoneHourStats(zone: zone, hour: hour)
+            stats = ZoneBucketStats(zone: zone, hour: hour)
             last = hour
         }
 
@@ -129,7 +129,7 @@ public enum ZoneHours {
             }
         }
 
-        mutating func close(at end: Timestamp) -> ZoneHourStats {
+        mutating func close(at end: Timestamp) -> ZoneBucketStats {
             let rest = (end - max(last, stats.hour)).seconds
             occupied += Double(inside.count) * rest
             visited += Double(visiting.count) * rest

@@ -33,7 +33,7 @@ public struct ZoneRollup: Sendable, Equatable {
     /// Counting starts at `now`'s hour with the visits under way (a first start, or a state
     /// file from before the analytics): they are counted from their enter, whole.
     public init(startingAt now: Timestamp, open: [ZoneHours.OpenVisit], throughSeq: Int64 = 0) {
-        nextHour = ZoneHourStats.hour(of: now)
+        nextHour = ZoneBucketStats.hour(of: now)
         self.throughSeq = throughSeq
         self.open = open
         day = Self.day(of: nextHour)
@@ -59,8 +59,8 @@ public struct ZoneRollup: Sendable, Equatable {
     /// What rolling made: the hours and days that closed (only those where something was
     /// inside or happened), to be stored with the mark that moved on.
     public struct Rolled: Sendable, Equatable {
-        public var hours: [ZoneHourStats] = []
-        public var days: [ZoneHourStats] = []
+        public var hours: [ZoneBucketStats] = []
+        public var days: [ZoneBucketStats] = []
         public var isEmpty: Bool { hours.isEmpty && days.isEmpty }
         public init() {}
     }
@@ -88,9 +88,9 @@ public struct ZoneRollup: Sendable, Equatable {
     /// `stored` (the transitions after `throughSeq` suffice), and the days they closed, left
     /// for a `DayCounter` to count from the stored transitions as they are read.
     public mutating func rollHours(_ stored: [Stored], now: Timestamp, atMost: Int = .max)
-        -> (hours: [ZoneHourStats], days: [Day])
+        -> (hours: [ZoneBucketStats], days: [Day])
     {
-        var hours: [ZoneHourStats] = []
+        var hours: [ZoneBucketStats] = []
         var days: [Day] = []
         var next = stored.firstIndex { $0.seq > throughSeq } ?? stored.endIndex
         var rolled = 0
@@ -121,7 +121,7 @@ public struct ZoneRollup: Sendable, Equatable {
     /// counted once: those after `throughSeq` in the hours from here. False when the mark is
     /// not ahead of `now`'s hour.
     public mutating func reanchor(at now: Timestamp) -> Bool {
-        let hour = ZoneHourStats.hour(of: now)
+        let hour = ZoneBucketStats.hour(of: now)
         guard nextHour > hour else { return false }
         nextHour = hour
         (day, dayFromSeq, dayOpen) = (Self.day(of: hour), throughSeq, open)
@@ -131,7 +131,7 @@ public struct ZoneRollup: Sendable, Equatable {
     /// The hours not rolled yet, up to `now` (the last one so far), from the transitions after
     /// `throughSeq`, and the days to count (with a `DayCounter`): those that ended by `now` and
     /// the one under way, up to `now`. What an answer adds to the stored roll-ups.
-    public func underWayHours(_ stored: [Stored], now: Timestamp) -> (hours: [ZoneHourStats], days: [Day]) {
+    public func underWayHours(_ stored: [Stored], now: Timestamp) -> (hours: [ZoneBucketStats], days: [Day]) {
         var copy = self
         var (hours, days) = copy.rollHours(stored, now: now)
         if now > copy.nextHour {
@@ -181,7 +181,7 @@ public struct ZoneRollup: Sendable, Equatable {
     }
 }
 
-extension ZoneHourStats {
+extension ZoneBucketStats {
     /// Nothing happened and nobody was inside: not worth a row.
     public var isEmpty: Bool { visits == 0 && assets == 0 && dwells.isEmpty && occupancyMax == 0 }
 }
@@ -221,12 +221,12 @@ extension ZoneRollup {
         }
 
         /// The days' figures (those where something was inside or happened), day after day.
-        public func finish() -> [ZoneHourStats] {
+        public func finish() -> [ZoneBucketStats] {
             days.flatMap { $0.counter.finish().stats.filter { !$0.isEmpty } }
         }
 
         /// The days from every transition at once: `roll`'s, the tests' reference.
-        func counting(_ stored: [Stored]) -> [ZoneHourStats] {
+        func counting(_ stored: [Stored]) -> [ZoneBucketStats] {
             var counter = self
             for s in stored { counter.take(s) }
             return counter.finish()

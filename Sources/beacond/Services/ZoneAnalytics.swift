@@ -91,7 +91,7 @@ final class ZoneAnalytics: DaemonService, Sendable {
                 return
             }
             if !taken.isEmpty {
-                do { try store.addHeat(taken, hour: ZoneHourStats.hour(of: now)) } catch {
+                do { try store.addHeat(taken, hour: ZoneBucketStats.hour(of: now)) } catch {
                     heat.putBack(taken)
                     throw error
                 }

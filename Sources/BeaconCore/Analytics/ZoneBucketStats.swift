@@ -1,6 +1,8 @@
-/// One zone's hour (SPEC §8): how busy it was and how long things stayed. Hours are UTC
-/// hours, `hour` their start.
-public struct ZoneHourStats: Sendable, Equatable {
+/// One zone's bucket — an hour, a day, or the part of either under way (SPEC §8) — as it is
+/// counted: how busy it was and how long things stayed, with every dwell that ended in it.
+/// `ZoneFigures` is the same as it is stored (the dwells as percentiles and bins). Buckets
+/// start on UTC hours and days, `hour` their start.
+public struct ZoneBucketStats: Sendable, Equatable {
     public var zone: String
     public var hour: Timestamp
     /// Visits that began within the hour (`zone.visit`'s `entered`).
