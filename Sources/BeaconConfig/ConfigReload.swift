@@ -48,7 +48,8 @@ extension BeaconEngine {
         let new = reload.running
         if new.monitoring != old.monitoring { updateMonitoring(new.monitoring) }
         var (events, summary) = reconfigureRegions(from: old.clients, to: new.clients, at: t)
-        summary.siteReplaced = reconfigureSite(new.siteModel, calibrations: new.engineConfiguration.receivers, at: t)
+        summary.siteReplaced = reconfigureSite(
+            new.siteModel, calibrations: new.engineConfiguration.receivers, at: t, events: &events)
         return (events, summary)
     }
 }

@@ -83,4 +83,28 @@ import Testing
         #expect(Self.alerts(events).isEmpty)
         #expect(engine.tracker?.fixes.first?.fix?.zones == ["left"])
     }
+
+    /// SPEC §10: a visit under way in a zone the reload removes is told as ended there
+    /// (`zone.visit`), and its exit kept for the analytics; the zone kept, nothing is told.
+    @Test func aVisitInAZoneTheReloadRemovesIsToldAtTheReload() throws {
+        var old = AssetTracker(
+            site: T.site(alarms: []), calibrations: T.calibrations, lostAfter: .seconds(60), start: T.t0)
+        old.recordsTransitions = true
+        for s in 0..<60 { _ = T.step(&old, at: Point(x: 2, y: 3), time: T.t0 + .seconds(Int64(s))) }
+        let reload = T.t0 + .seconds(60)
+        var withoutZone = T.site(alarms: [])
+        withoutZone.zones.removeFirst()
+        for (site, told) in [(T.site(alarms: []), false), (withoutZone, true)] {
+            var fresh = AssetTracker(site: site, calibrations: T.calibrations, lostAfter: .seconds(60), start: reload)
+            fresh.adopt(from: old)
+            var events: [Event] = []
+            fresh.endVisits(leftBy: old, at: reload, events: &events)
+            let visits = events.compactMap { if case let .zoneVisit(v) = $0.payload { v } else { nil } }
+            #expect(visits.count == (told ? 1 : 0), "\(visits)")
+            guard told, let visit = visits.first else { continue }
+            #expect(visit.zone == "left" && visit.left == reload && visit.dwell >= .seconds(50), "\(visit)")
+            let exits = fresh.held.filter { $0.visit && !$0.entered }
+            #expect(exits.map(\.time) == [reload], "the analytics' exit at the reload")
+        }
+    }
 }

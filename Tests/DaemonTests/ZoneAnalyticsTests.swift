@@ -186,6 +186,9 @@ import Testing
             return after["dwell_count"] as? Int == 3
         }
         #expect(after["visits"] as? Int == 3)
+        // And it is told as ended there, as the roll-ups count it.
+        let told = try Self.fromHistory(d)
+        #expect(told.visits == 3 && told.dwells.count == 3, "\(told)")
         #expect(try d.client.request("GET", "/v1/zones/nowhere/stats").status == 404)
         #expect(d.stop() == 0)
     }

@@ -43,9 +43,20 @@ extension BeaconEngine {
 
     /// Replaces receivers, assets, zones, alarms and positioning settings. Assets that still
     /// exist keep their readings, position and zone states (no second zone.enter) when the
-    /// receivers and zones they refer to are unchanged. False when nothing changed.
+    /// receivers and zones they refer to are unchanged. False when nothing changed. The visits
+    /// the change ended are dropped (`reconfigureSite(_:calibrations:at:events:)` tells them).
     public mutating func reconfigureSite(
         _ site: SiteConfiguration, calibrations: [String: ReceiverCalibration], at t: Timestamp
+    ) -> Bool {
+        var ended: [Event] = []
+        return reconfigureSite(site, calibrations: calibrations, at: t, events: &ended)
+    }
+
+    /// `reconfigureSite`, telling in `events` the visits it ended (`zone.visit`): a visit in a
+    /// zone the change removed or reshaped, or of an asset it removed, ends at the reload.
+    public mutating func reconfigureSite(
+        _ site: SiteConfiguration, calibrations: [String: ReceiverCalibration], at t: Timestamp,
+        events: inout [Event]
     ) -> Bool {
         configuredReceivers = Self.named(site, calibrations)
         if calibration?.covers(site.receivers, uuid: site.calibrationUUID) != true {
@@ -59,7 +70,7 @@ extension BeaconEngine {
         fresh.recordsTransitions = recordsZoneTransitionsWhenPlaced
         if let old {
             fresh.adopt(from: old)
-            fresh.recordVisitsEnded(by: old, at: t)
+            fresh.endVisits(leftBy: old, at: t, events: &events)
         }
         tracker = fresh.isEmpty ? nil : fresh
         nextPositionTick = tracker.map { _ in now + fresh.tickInterval }

@@ -77,17 +77,22 @@ extension AssetTracker {
     /// A visit ended is told when decided (up to `visit_lag` after it ended), with its own
     /// times in its data; both ends are kept for the analytics at their own times.
     mutating func tell(_ changes: [VisitChange], _ a: Int, zone z: Int, at t: Timestamp, events: inout [Event]) {
+        tell(changes, asset: assets[a].id, zone: zones[z].id, at: t, events: &events)
+    }
+
+    mutating func tell(
+        _ changes: [VisitChange], asset: String, zone: String, at t: Timestamp, events: inout [Event]
+    ) {
         for change in changes {
             switch change {
             case let .began(entered):
-                hold(ZoneTransition(zone: zones[z].id, asset: assets[a].id, entered: true, time: entered, visit: true))
+                hold(ZoneTransition(zone: zone, asset: asset, entered: true, time: entered, visit: true))
             case let .ended(entered, left):
-                hold(ZoneTransition(zone: zones[z].id, asset: assets[a].id, entered: false, time: left, visit: true))
+                hold(ZoneTransition(zone: zone, asset: asset, entered: false, time: left, visit: true))
                 events.append(
                     Event(
-                        time: t,
-                        payload: .zoneVisit(
-                            ZoneVisit(asset: assets[a].id, zone: zones[z].id, entered: entered, left: left))))
+                        time: t, payload: .zoneVisit(ZoneVisit(asset: asset, zone: zone, entered: entered, left: left)))
+                )
             }
         }
     }
@@ -117,24 +122,24 @@ extension AssetTracker {
         states[a].estimate?.zones = []
     }
 
-    /// A reload that removed or reshaped a zone, or removed an asset, ends the visits the old
-    /// tracker had there (live, and those told as begun): the analytics count them closed at
-    /// the reload, not open for ever (SPEC §8). A reshaped zone's visits begin again when its
-    /// new shape places them.
-    mutating func recordVisitsEnded(by old: AssetTracker, at t: Timestamp) {
-        guard recordsTransitions else { return }
+    /// A reload that removed or reshaped a zone, or removed an asset, ends what the old
+    /// tracker had there: the live membership (the analytics count it closed at the reload,
+    /// not open for ever, SPEC §8) and the visit under way, told as `zone.visit` as a loss
+    /// tells it (SPEC §10). A reshaped zone's visits begin again when its new shape places
+    /// them.
+    mutating func endVisits(leftBy old: AssetTracker, at t: Timestamp, events: inout [Event]) {
         for (o, asset) in old.assets.enumerated() {
             let a = assetIndex[asset.id]
             for (oz, zone) in old.definition.zones.enumerated() {
-                let z = definition.zones.firstIndex(of: zone)
-                let was = old.states[o].zones[oz]
-                let kept = a.flatMap { a in z.map { states[a].zones[$0] } }
+                let kept = a.flatMap { a in definition.zones.firstIndex(of: zone).map { states[a].zones[$0] } }
+                var was = old.states[o].zones[oz]
                 if was.inside && kept?.inside != true {
                     hold(ZoneTransition(zone: zone.id, asset: asset.id, entered: false, time: t))
                 }
-                if was.visits.toldVisit != nil && kept?.visits.toldVisit == nil {
-                    hold(ZoneTransition(zone: zone.id, asset: asset.id, entered: false, time: t, visit: true))
-                }
+                guard kept == nil else { continue }
+                tell(
+                    was.visits.close(at: t, rules: old.visitRules), asset: asset.id, zone: zone.id, at: t,
+                    events: &events)
             }
         }
     }
