@@ -32,24 +32,18 @@ public struct LocalReceivers: Sendable {
         return joined.utf8.count <= Identifier.maxBytes ? joined : adapter
     }
 
-    /// The sightings under their receiver ids. A batch is mostly one adapter's: the new id is
-    /// worked out once per run of the same adapter, by its interned id, not through its name
-    /// per sighting (a name is a lookup in the process's table, under its lock).
+    /// The sightings under their receiver ids: the new one worked out once per run of one
+    /// adapter's sightings (`Sighting.receiverRuns`), not through its name per sighting.
     public func rename(_ batch: [Sighting]) -> [Sighting] {
         guard renames else { return batch }
         var out = batch
-        var run: (from: ReceiverID, to: ReceiverID?, text: String)?
-        for i in out.indices {
-            let id = out[i].receiverID
-            guard id != .unlisted else {
-                out[i].receiver = receiver(adapter: out[i].receiver)
-                continue
+        for run in Sighting.receiverRuns(batch) {
+            let renamed = receiver(adapter: run.name)
+            if let id = ReceiverID(renamed), batch[run.range.lowerBound].receiverID != .unlisted {
+                for i in run.range { out[i].receiverID = id }
+            } else {
+                for i in run.range { out[i].receiver = renamed }
             }
-            if run?.from != id {
-                let renamed = receiver(adapter: id.name)
-                run = (id, ReceiverID(renamed), renamed)
-            }
-            if let to = run!.to { out[i].receiverID = to } else { out[i].receiver = run!.text }
         }
         return out
     }

@@ -22,22 +22,9 @@ public struct ReceiverTallies: Sendable {
     public init() {}
 
     public mutating func count(_ batch: [Sighting]) {
-        var start = 0
-        while start < batch.count {
-            // A run shares the receiver's interned id (a name past the table's limit, its text):
-            // the name is made once per run, not per sighting.
-            let first = batch[start]
-            let text = first.receiverID == .unlisted ? first.receiver : nil
-            var end = start + 1
-            var last = first.time
-            while end < batch.count, batch[end].receiverID == first.receiverID,
-                text == nil || batch[end].receiver == text
-            {
-                last = max(last, batch[end].time)
-                end += 1
-            }
-            add(text ?? first.receiver, end - start, at: last)
-            start = end
+        for run in Sighting.receiverRuns(batch) {
+            let last = batch[run.range].lazy.map(\.time).max()!
+            add(run.name, run.range.count, at: last)
         }
     }
 

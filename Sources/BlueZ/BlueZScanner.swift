@@ -254,13 +254,8 @@ public final class BlueZScanner: @unchecked Sendable {
         batchStarted = t
         guard !batch.isEmpty else { return }
         // The silence watchdog needs to know each adapter was heard: once per run of
-        // sightings from one adapter, not once per sighting, its name looked up once per run
-        // (a name is a lookup in the process's table, under its lock).
-        var previous: ReceiverID?
-        for sighting in batch where sighting.receiverID != previous || sighting.receiverID == .unlisted {
-            previous = sighting.receiverID
-            heard(adapter: sighting.receiver, at: t)
-        }
+        // sightings from one adapter, not once per sighting.
+        for run in Sighting.receiverRuns(batch) { heard(adapter: run.name, at: t) }
         output(.sightings(batch))
         batch.removeAll(keepingCapacity: true)
     }
