@@ -4,14 +4,13 @@ import BeaconCore
 /// on every gateway, while the site's engine needs one name per receiver (SPEC §6.1,
 /// `receivers[].gateway/adapter`).
 ///
-/// An adapter the site file names as this gateway's gets its receiver's id. One it does not
+/// The scanner asks once per device record (`BlueZScanner.receiverName`), so sightings are
+/// made under these names. An adapter the site file names as this gateway's gets its receiver's id. One it does not
 /// name keeps its adapter name on a gateway alone (as before sites), and in a site becomes
 /// `<gateway>.<adapter>`, so that two gateways' `hci0` are not taken for one receiver.
 public struct LocalReceivers: Sendable {
     private let byAdapter: [String: String]
     private let prefix: String?
-    /// Some adapter gets another name: decided once, not per batch.
-    private let renames: Bool
 
     public init(config: Config) {
         var names: [String: String] = [:]
@@ -20,7 +19,6 @@ public struct LocalReceivers: Sendable {
         }
         byAdapter = names
         prefix = config.site == nil ? nil : config.gateway.id + "."
-        renames = prefix != nil || names.contains { $0.key != $0.value }
     }
 
     /// The receiver id of adapter `adapter` of this gateway.
@@ -30,22 +28,6 @@ public struct LocalReceivers: Sendable {
         let joined = prefix + adapter
         // Ids are at most 64 bytes: an over-long pair keeps the adapter's name.
         return joined.utf8.count <= Identifier.maxBytes ? joined : adapter
-    }
-
-    /// The sightings under their receiver ids: the new one worked out once per run of one
-    /// adapter's sightings (`Sighting.receiverRuns`), not through its name per sighting.
-    public func rename(_ batch: [Sighting]) -> [Sighting] {
-        guard renames else { return batch }
-        var out = batch
-        for run in Sighting.receiverRuns(batch) {
-            let renamed = receiver(adapter: run.name)
-            if let id = ReceiverID(renamed), batch[run.range.lowerBound].receiverID != .unlisted {
-                for i in run.range { out[i].receiverID = id }
-            } else {
-                for i in run.range { out[i].receiver = renamed }
-            }
-        }
-        return out
     }
 
     /// The receivers the simulator plays on this gateway: those the site file gives it.

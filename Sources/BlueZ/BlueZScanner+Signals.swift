@@ -72,13 +72,20 @@ extension BlueZScanner {
         var found = devices.index(forKey: device)
         if found == nil {
             guard wants(device.adapter) else { return }
-            devices[device] = DeviceRecord(device: device, lastHeard: clock())
+            devices[device] = record(for: device)
             found = devices.index(forKey: device)
         }
         guard let index = found, devices.values[index].apply(update) else { return }
         let t = clock()
         devices.values[index].lastHeard = t
         if let sighting = devices.values[index].sighting(at: t) { batch.append(sighting) }
+    }
+
+    /// A new device's record, its sightings under its adapter's receiver name.
+    private func record(for device: DevicePath) -> DeviceRecord {
+        let record = DeviceRecord(device: device, receiver: receiverName(device.adapter), lastHeard: clock())
+        adapterOfReceiver[record.template.receiver] = device.adapter
+        return record
     }
 
     /// An object with its interfaces: monitor managers are noted first, so an adapter's
@@ -101,7 +108,7 @@ extension BlueZScanner {
                 deviceChanged(path: path, properties: properties)
             } else if let device = DevicePath(path), devices[device] == nil, wants(device.adapter) {
                 // Objects from GetManagedObjects: cached, but their RSSI is old news, not a sighting.
-                var record = DeviceRecord(device: device, lastHeard: clock())
+                var record = record(for: device)
                 _ = record.apply(DeviceUpdate(properties))
                 devices[device] = record
             }

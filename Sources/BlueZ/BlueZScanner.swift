@@ -29,6 +29,10 @@ public final class BlueZScanner: @unchecked Sendable {
     let clock: @Sendable () -> Timestamp
     let output: @Sendable (ScannerOutput) -> Void
     let logger: Logger
+    /// The name an adapter's sightings go under: its receiver's id in the site (SPEC §6.1),
+    /// asked once when a device record is made, so a sighting leaves the scanner under the
+    /// name the engine knows and is never renamed on the way.
+    let receiverName: @Sendable (_ adapter: String) -> String
 
     private let stopRequested = Atomic<Bool>(false)
     /// D-Bus signals handled (the engine summary, the ingest benchmark).
@@ -56,16 +60,21 @@ public final class BlueZScanner: @unchecked Sendable {
     /// The receivers this gateway's adapters advertise as now (`calibration.advertise`).
     public let advertisingReceivers = Mutex<[String]>([])
     var devices: [DevicePath: DeviceRecord] = [:]
+    /// The adapter behind each receiver name the records give (for the silence watchdog).
+    var adapterOfReceiver: [String: String] = [:]
     var batch: [Sighting] = []
     /// When the current batch was started (the last flush).
     var batchStarted: Timestamp
     var nextSweep: Timestamp
 
+    /// - Parameter receiverName: the name of each adapter's receiver (by default its own).
     public init(
         settings: ScannerSettings, clock: @escaping @Sendable () -> Timestamp,
+        receiverName: @escaping @Sendable (_ adapter: String) -> String = { $0 },
         output: @escaping @Sendable (ScannerOutput) -> Void, logger: Logger
     ) {
         self.settings = settings
+        self.receiverName = receiverName
         self.clock = clock
         self.output = output
         self.logger = logger
@@ -255,7 +264,9 @@ public final class BlueZScanner: @unchecked Sendable {
         guard !batch.isEmpty else { return }
         // The silence watchdog needs to know each adapter was heard: once per run of
         // sightings from one adapter, not once per sighting.
-        for run in Sighting.receiverRuns(batch) { heard(adapter: run.name, at: t) }
+        for run in Sighting.receiverRuns(batch) {
+            if let adapter = adapterOfReceiver[run.name] { heard(adapter: adapter, at: t) }
+        }
         output(.sightings(batch))
         batch.removeAll(keepingCapacity: true)
     }

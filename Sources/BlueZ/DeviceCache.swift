@@ -9,16 +9,18 @@ import CDBus
 /// only what changed, so a sighting is built from this merged view.
 struct DeviceRecord {
     var adapter: String
-    /// What each sighting of it carries, made once: the adapter's interned name, the address
-    /// read into its flat form, the data of the last advertisement.
-    private var template: Sighting
+    /// What each sighting of it carries, made once: the receiver's id in the site (the
+    /// adapter's name mapped when the record is made, not per sighting), the address read
+    /// into its flat form, the data of the last advertisement.
+    private(set) var template: Sighting
 
-    init(device: DevicePath, lastHeard: Timestamp) {
+    /// `receiver`: the name its adapter's sightings go under (`BlueZScanner.receiverName`).
+    init(device: DevicePath, receiver: String, lastHeard: Timestamp) {
         adapter = device.adapter
         self.lastHeard = lastHeard
         template = Sighting(
-            time: lastHeard, receiver: ReceiverID(device.adapter) ?? .unlisted, address: device.address, rssi: 0)
-        if template.receiverID == .unlisted { template.receiver = device.adapter }
+            time: lastHeard, receiver: ReceiverID(receiver) ?? .unlisted, address: device.address, rssi: 0)
+        if template.receiverID == .unlisted { template.receiver = receiver }
     }
 
     var rssi: Int?
@@ -26,12 +28,14 @@ struct DeviceRecord {
     var kept = false
     var lastHeard: Timestamp
 
-    /// Merges what changed; returns true when it includes an advertisement (RSSI,
-    /// manufacturer or service data).
+    /// Merges what a signal changed; returns true when it includes an advertisement (RSSI,
+    /// manufacturer or service data). The advertisement data is taken as the signal's read
+    /// made it (`AdvertisementData.take`), not copied entry by entry.
     mutating func apply(_ update: DeviceUpdate) -> Bool {
         if let v = update.rssi { rssi = v }
-        if update.manufacturer != nil || update.service != nil {
-            template.data.replace(manufacturerWith: update.manufacturer, serviceWith: update.service)
+        if update.manufacturerChanged || update.serviceChanged {
+            template.data.take(
+                update.data, manufacturerChanged: update.manufacturerChanged, serviceChanged: update.serviceChanged)
         }
         if let v = update.txPower { template.txPower = v }
         if let v = update.name { template.name = v }

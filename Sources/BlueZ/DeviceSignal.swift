@@ -83,11 +83,11 @@ package struct DeviceSignal: Equatable {
             case (.addressType, "s"): update.addressType = r.string()
             case (.kept, "b"): if r.u32() == 1 { update.kept = true }
             case (.manufacturerData, "a{qv}"):
-                guard let data = manufacturerData(&r) else { return nil }
-                update.manufacturer = data
+                guard manufacturerData(&r, into: &update.data) else { return nil }
+                update.manufacturerChanged = true
             case (.serviceData, "a{sv}"):
-                guard let data = serviceData(&r) else { return nil }
-                update.service = data
+                guard serviceData(&r, into: &update.data) else { return nil }
+                update.serviceChanged = true
             default:
                 guard r.skip(signature) != nil else { return nil }
             }
@@ -96,21 +96,17 @@ package struct DeviceSignal: Equatable {
     }
 
     /// ManufacturerData's `a{qv}`, each `ay` written where it lies into the update's data.
-    private static func manufacturerData(_ r: inout WireReader) -> AdvertisementData? {
-        var data = AdvertisementData()
-        let read = byteValues(&r, key: { $0.u16() }) { company, bytes in
+    private static func manufacturerData(_ r: inout WireReader, into data: inout AdvertisementData) -> Bool {
+        byteValues(&r, key: { $0.u16() }) { company, bytes in
             data.appendManufacturer(company: company, payload: bytes)
         }
-        return read ? data : nil
     }
 
     /// ServiceData's `a{sv}`, the same way.
-    private static func serviceData(_ r: inout WireReader) -> AdvertisementData? {
-        var data = AdvertisementData()
-        let read = byteValues(&r, key: { $0.stringSpan() }) { uuid, bytes in
+    private static func serviceData(_ r: inout WireReader, into data: inout AdvertisementData) -> Bool {
+        byteValues(&r, key: { $0.stringSpan() }) { uuid, bytes in
             data.appendService(uuid: uuid, payload: bytes)
         }
-        return read ? data : nil
     }
 
     /// An `a{Kv}` whose variants hold `ay` (other variants are skipped): the shape of both
@@ -138,7 +134,7 @@ extension DeviceSignal {
     /// The sighting this signal gives for a device it is the first news of, as the scanner
     /// builds one (for the fuzzer: the bytes from the bus through to the engine).
     package func sighting(at t: Timestamp) -> Sighting? {
-        var record = DeviceRecord(device: device, lastHeard: t)
+        var record = DeviceRecord(device: device, receiver: device.adapter, lastHeard: t)
         guard record.apply(update) else { return nil }
         return record.sighting(at: t)
     }

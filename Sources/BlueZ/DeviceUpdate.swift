@@ -10,10 +10,13 @@ import CDBus
 /// wire (the signal stream).
 package struct DeviceUpdate: Equatable {
     var rssi: Int?
-    /// ManufacturerData as it came (its entries only), when it changed.
-    var manufacturer: AdvertisementData?
-    /// ServiceData as it came, when it changed.
-    var service: AdvertisementData?
+    /// The ManufacturerData and ServiceData that came, in one value as the device's record
+    /// keeps them: taken by the record as they are (`DeviceRecord.apply`).
+    var data = AdvertisementData()
+    /// Whether ManufacturerData came (possibly empty), replacing the device's.
+    var manufacturerChanged = false
+    /// Whether ServiceData came, replacing the device's.
+    var serviceChanged = false
     var txPower: Int?
     var name: String?
     var address: String?
@@ -21,18 +24,26 @@ package struct DeviceUpdate: Equatable {
     /// Paired, trusted or connected: the operator's device, never removed by beacond.
     var kept = false
 
-    var isAdvertisement: Bool { rssi != nil || manufacturer != nil || service != nil }
+    var isAdvertisement: Bool { rssi != nil || manufacturerChanged || serviceChanged }
 
-    /// The changed ManufacturerData as arrays (the tests' form).
+    /// The changed ManufacturerData as arrays (the tests' form); nil when it did not change.
     var manufacturerData: [ManufacturerDatum]? {
-        get { manufacturer?.manufacturerData }
-        set { manufacturer = newValue.map { AdvertisementData(manufacturerData: $0, serviceData: []) } }
+        get { manufacturerChanged ? data.manufacturerData : nil }
+        set {
+            let service = data.serviceData
+            data = AdvertisementData(manufacturerData: newValue ?? [], serviceData: service)
+            manufacturerChanged = newValue != nil
+        }
     }
 
     /// The changed ServiceData as arrays.
     var serviceData: [ServiceDatum]? {
-        get { service?.serviceData }
-        set { service = newValue.map { AdvertisementData(manufacturerData: [], serviceData: $0) } }
+        get { serviceChanged ? data.serviceData : nil }
+        set {
+            let manufacturer = data.manufacturerData
+            data = AdvertisementData(manufacturerData: manufacturer, serviceData: newValue ?? [])
+            serviceChanged = newValue != nil
+        }
     }
 
     /// The Device1 properties beacond reads.

@@ -131,11 +131,11 @@ struct LiveDaemon {
                 publishForeign: { batch in site?.publishForeign(batch) })
             inputStatus = { $0.simulated = true }
         } else {
+            let receivers = LocalReceivers(config: config)
             let scanner = BlueZScanner(
                 settings: Self.scannerSettings(config), clock: WallClock.now,
-                output: RadioInput.output(
-                    engine: engine, receivers: LocalReceivers(config: config), sightings: own, adapters: adapters,
-                    logger: logger),
+                receiverName: { receivers.receiver(adapter: $0) },
+                output: RadioInput.output(engine: engine, sightings: own, adapters: adapters, logger: logger),
                 logger: logger)
             input = RadioInput(scanner: scanner, logger: logger) { services.serviceEnded("bluez") }
             inputStatus = { status in

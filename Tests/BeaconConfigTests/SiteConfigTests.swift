@@ -132,14 +132,6 @@ import Testing
         #expect(names.receiver(adapter: "hci0") == "rx-front")
         #expect(names.receiver(adapter: "hci1") == "hci1")
         #expect(names.receiver(adapter: "hci2") == "gw1.hci2")
-        let heard = Sighting(time: .seconds(1), receiver: "hci0", address: "AA:BB:CC:DD:EE:FF", rssi: -60)
-        #expect(names.rename([heard]).map(\.receiver) == ["rx-front"])
-        // Runs of several adapters in one batch, each renamed as its own.
-        let batch = ["hci0", "hci0", "hci2", "hci1", "hci0", "hci2"].map {
-            Sighting(time: .seconds(1), receiver: $0, address: "AA:BB:CC:DD:EE:FF", rssi: -60)
-        }
-        #expect(
-            names.rename(batch).map(\.receiver) == ["rx-front", "rx-front", "gw1.hci2", "hci1", "rx-front", "gw1.hci2"])
         #expect(LocalReceivers.simulated(config) == ["rx-front", "hci1"])
     }
 
@@ -147,8 +139,6 @@ import Testing
         let config = try ConfigLoader.load(yaml: "gateway: {id: gw1}\n", file: "x")
         let names = LocalReceivers(config: config)
         #expect(names.receiver(adapter: "hci0") == "hci0")
-        let heard = Sighting(time: .seconds(1), receiver: "hci0", address: "AA:BB:CC:DD:EE:FF", rssi: -60)
-        #expect(names.rename([heard]) == [heard])
     }
 }
 

@@ -243,6 +243,21 @@ public struct AdvertisementData: Sendable {
         self = merged
     }
 
+    /// Takes the entries of one signal that changed manufacturer data, service data or both
+    /// (`fresh` holds what it brought), keeping this value's entries of a kind it left alone.
+    /// Why: on the scanner's path the signal is read straight into a value, and when nothing
+    /// of the other kind is kept (an iBeacon has no service data) that value is taken as it
+    /// is, not entry by entry (`replace`).
+    public mutating func take(_ fresh: AdvertisementData, manufacturerChanged: Bool, serviceChanged: Bool) {
+        let keepsManufacturer = !manufacturerChanged && manufacturerEnd > 0
+        let keepsService = !serviceChanged && byteCount > Int(manufacturerEnd)
+        guard keepsManufacturer || keepsService else {
+            self = fresh
+            return
+        }
+        replace(manufacturerWith: manufacturerChanged ? fresh : nil, serviceWith: serviceChanged ? fresh : nil)
+    }
+
     private mutating func append(service e: Entry) {
         let copy = { (out: UnsafeMutableRawBufferPointer) in
             if e.payload.count > 0 {

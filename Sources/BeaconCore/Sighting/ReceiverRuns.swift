@@ -3,8 +3,8 @@ extension Sighting {
     /// made once per run.
     ///
     /// Why: a name is a lookup in the process's table, under its lock (`ReceiverNames`), and
-    /// a batch is mostly one adapter's; the scanner, the site's renaming and the tallies each
-    /// went through it per sighting. A run is cut where the interned id changes, or, for names
+    /// a batch is mostly one adapter's; the scanner's watchdog and the tallies each went
+    /// through it per sighting. A run is cut where the interned id changes, or, for names
     /// past the table's limit (`ReceiverID.unlisted`), where the text does.
     public static func receiverRuns(_ batch: [Sighting]) -> [(name: String, range: Range<Int>)] {
         var runs: [(name: String, range: Range<Int>)] = []

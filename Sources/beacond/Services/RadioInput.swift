@@ -32,16 +32,16 @@ final class RadioInput: DaemonService, Sendable {
         self.ended = ended
     }
 
-    /// Sightings in batches to `sightings` under their receiver ids (to the engine, and to the
-    /// site when there is one); an adapter's change to the stream, and going blind (or
-    /// hearing again) to the engine and the log.
+    /// Sightings in batches to `sightings`, as the scanner made them under their receiver ids
+    /// (to the engine, and to the site when there is one); an adapter's change to the stream,
+    /// and going blind (or hearing again) to the engine and the log.
     static func output(
-        engine: LiveEngine, receivers: LocalReceivers, sightings: @escaping @Sendable ([Sighting]) -> Void,
-        adapters: AdapterStates, logger: Logger
+        engine: LiveEngine, sightings: @escaping @Sendable ([Sighting]) -> Void, adapters: AdapterStates,
+        logger: Logger
     ) -> @Sendable (ScannerOutput) -> Void {
         { output in
             switch output {
-            case let .sightings(batch): sightings(receivers.rename(batch))
+            case let .sightings(batch): sightings(batch)
             case let .adapter(status, t):
                 let blind = adapters.update(status)
                 engine.submit(.external(Event(time: t, payload: status.event)))
