@@ -7,7 +7,11 @@ import CCrypto
 public enum HMACSHA256 {
     /// The MAC of `message` under `key`, as lower-case hex.
     public static func hex(key: [UInt8], message: [UInt8]) -> String? {
-        guard let mac = mac(key: key, message: message) else { return nil }
+        mac(key: key, message: message).map { hex($0) }
+    }
+
+    /// A MAC as lower-case hex.
+    public static func hex(_ mac: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(64)

@@ -23,10 +23,11 @@ public final class HTTPBatchTransport: BatchTransport, Sendable {
     }
 
     public func send(_ batch: [StateStore.OutboxEntry], timeout: TimeSpan) throws(DeliveryFailure) {
-        let body = Array(("[" + batch.map(\.body).joined(separator: ",") + "]").utf8)
-        let headers = try Self.headers(settings, body: body, at: clock(), messageID: Self.messageID(batch))
+        let request = try SignedRequest(
+            settings, events: batch.lazy.map(\.body), at: clock(), messageID: Self.messageID(batch))
         let outcome = currentPoster().post(
-            url: settings.url, body: body, headers: headers, timeoutMillis: Int(timeout.nanoseconds / 1_000_000))
+            url: settings.url, body: request.body, headers: request.headers,
+            timeoutMillis: Int(timeout.nanoseconds / 1_000_000))
         switch outcome {
         case let .status(code) where (200..<300).contains(code): return
         case let .status(code): throw .status(code)
@@ -48,38 +49,6 @@ public final class HTTPBatchTransport: BatchTransport, Sendable {
             poster = made
             return made
         }
-    }
-
-    /// A delivery's headers. `messageID` names the batch, the same on every retry of it (a
-    /// Standard Webhooks receiver de-duplicates by `webhook-id`).
-    /// The request's headers, signed when the webhook has a secret; fails only when libcrypto
-    /// cannot be loaded to sign (then retried as an unreachable receiver is).
-    static func headers(_ settings: WebhookWorker.Settings, body: [UInt8], at t: Timestamp, messageID: String)
-        throws(DeliveryFailure) -> [String]
-    {
-        var headers = [
-            "Content-Type: application/cloudevents-batch+json", "User-Agent: beacond",
-            "X-Beacond-Webhook: \(settings.id)",
-        ]
-        if let gateway = settings.gateway { headers.append("X-Beacond-Gateway: \(gateway)") }
-        guard let secret = settings.secret else { return headers }
-        let timestamp = String(t.nanoseconds / 1_000_000_000)
-        let cannotSign = DeliveryFailure.unreachable("cannot sign: \(AES128.unavailableReason ?? "libcrypto failed")")
-        switch settings.signature {
-        case .beacond:
-            guard let signature = HMACSHA256.hex(key: secret, message: Array((timestamp + ".").utf8) + body) else {
-                throw cannotSign
-            }
-            headers.append("X-Beacond-Timestamp: \(timestamp)")
-            headers.append("X-Beacond-Signature: sha256=\(signature)")
-        case .standard:
-            let signed = Array("\(messageID).\(timestamp).".utf8) + body
-            guard let mac = HMACSHA256.mac(key: secret, message: signed) else { throw cannotSign }
-            headers.append("webhook-id: \(messageID)")
-            headers.append("webhook-timestamp: \(timestamp)")
-            headers.append("webhook-signature: v1,\(Base64.encode(mac))")
-        }
-        return headers
     }
 
     /// A batch's message id: its first and last events' ids, so a retry of the same events

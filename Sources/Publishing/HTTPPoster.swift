@@ -25,7 +25,7 @@ final class HTTPPoster: @unchecked Sendable {
     /// any thread).
     func abort(at millis: Int64) { beacond_http_client_set_deadline(client, millis) }
 
-    func post(url: String, body: [UInt8], headers: [String], timeoutMillis: Int) -> Outcome {
+    func post(url: String, body: ArraySlice<UInt8>, headers: [String], timeoutMillis: Int) -> Outcome {
         guard let client else {
             return .failed(beacond_http_unavailable_reason().map { String(cString: $0) } ?? "libcurl could not start")
         }

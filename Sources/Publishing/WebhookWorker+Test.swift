@@ -38,15 +38,14 @@ extension WebhookWorker {
     /// and sent even to a webhook disabled by a 410, to check its receiver before re-enabling
     /// it. Waits up to the webhook's `timeout`.
     public func sendTest(_ event: String, at t: Timestamp) -> TestResult {
-        let body = Array(("[" + event + "]").utf8)
-        let headers: [String]
+        let request: SignedRequest
         do {
-            headers = try HTTPBatchTransport.headers(settings, body: body, at: t, messageID: "test_\(t.nanoseconds)")
+            request = try SignedRequest(settings, events: [event], at: t, messageID: "test_\(t.nanoseconds)")
         } catch {
             return TestResult(status: nil, error: error.description, millis: 0)
         }
         let outcome = HTTPPoster().post(
-            url: settings.url, body: body, headers: headers,
+            url: settings.url, body: request.body, headers: request.headers,
             timeoutMillis: Int(settings.timeout.nanoseconds / 1_000_000))
         let millis = (clock() - t).seconds * 1000
         switch outcome {
