@@ -151,6 +151,13 @@ let package = Package(
                 "API", "APIModel", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Logs", "Publishing",
                 "Storage",
             ]),
+        // One advertisement through every step of ARCHITECTURE.md's path, in process.
+        .testTarget(
+            name: "AdvertisementPathTests",
+            dependencies: [
+                "BlueZ", "BlueZFixtures", "CDBus", "BeaconCore", "Publishing", "Storage", "Logs", "TestSupport",
+            ]
+        ),
         .testTarget(name: "HTTPServerTests", dependencies: ["BeaconCore", "HTTPServer", "Logs", "TestSupport"]),
         .testTarget(
             name: "PublishingTests",
