@@ -11,6 +11,13 @@ let package = Package(
         .executable(name: "beacond", targets: ["beacond"]),
         .executable(name: "beaconctl", targets: ["beaconctl"]),
         .library(name: "BeaconCore", targets: ["BeaconCore"]),
+        // For the benchmarks' package (Benchmarks/), which measures the modules as they are.
+        .library(
+            name: "BeaconModules",
+            targets: [
+                "BeaconConfig", "BeaconRuntime", "BlueZ", "Logs", "MQTT", "POSIX", "Publishing", "Simulation",
+                "Storage",
+            ]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -96,36 +103,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Benchmarks and load tools live in bench/ with their scripts, out of Sources/ (the
-        // daemon's modules). Release-build throughput and memory benchmark; see BENCHMARKS.md.
-        .executableTarget(
-            name: "beacond-bench", dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation"],
-            path: "bench/beacond-bench"),
-        // Site benchmark: other gateways' batches on a real broker, and a tag walked across a zone.
-        .executableTarget(
-            name: "beacond-site-bench",
-            dependencies: [
-                "BeaconConfig", "BeaconCore", "MQTT", "POSIX", .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "bench/beacond-site-bench"),
-        // Publishing benchmark: durable events/s through the outbox, sighting-to-webhook latency.
-        .executableTarget(
-            name: "beacond-publish-bench",
-            dependencies: ["BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage"],
-            path: "bench/beacond-publish-bench"),
-        // Positioning benchmark: error against truth and a centroid baseline, zone alerts, cost.
-        .executableTarget(
-            name: "beacond-position-bench",
-            dependencies: ["BeaconCore", "BeaconConfig", "BeaconRuntime", "Simulation", "Storage"],
-            path: "bench/beacond-position-bench"),
-        // D-Bus ingest benchmark: a fast bluetoothd stand-in (the BlueZ tests' emitter too), and
-        // beacond's scanner + engine as a receiver.
+        // The BlueZ tests' fast bluetoothd stand-in, and the D-Bus ingest benchmark's
+        // (bench/dbus-ingest.py). The benchmarks themselves are a package of their own,
+        // Benchmarks/, out of the graph the daemon and its tests build.
         .executableTarget(
             name: "bluez-emitter", dependencies: ["CDBus", "BlueZ", "BlueZFixtures"], path: "bench/bluez-emitter",
             swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(
-            name: "beacond-dbus-bench", dependencies: ["BlueZ", "BeaconRuntime", "BeaconCore", "Logs"],
-            path: "bench/beacond-dbus-bench", swiftSettings: [.swiftLanguageMode(.v5)]),
         // libFuzzer's driver when fuzz/run links it in; otherwise absent, and beacond-fuzz replays files.
         .target(name: "CFuzzer"),
         // The parsers of what comes from outside (sightings, config, HTTP) under libFuzzer; see fuzz/README.md.

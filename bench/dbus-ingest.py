@@ -6,7 +6,7 @@ Two modes per receiver: "queued" (the receiver is stopped with SIGSTOP while the
 sends COUNT signals into the bus, then resumed and timed as it drains them: the receiver
 alone) and "live" (the receiver reads while the emitter sends). Needs a release build of
 bluez-emitter and beacond-dbus-bench, and `pip install dbus-fast`.
-  swift build -c release --product bluez-emitter --product beacond-dbus-bench
+  swift build -c release --product bluez-emitter && swift build -c release --package-path Benchmarks --product beacond-dbus-bench
   python3 bench/dbus-ingest.py [COUNT] [ROUNDS]
 """
 import json
@@ -19,6 +19,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELEASE = os.path.join(ROOT, '.build', 'release')
+BENCH_RELEASE = os.path.join(ROOT, 'Benchmarks', '.build', 'release')
 COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 
@@ -72,7 +73,7 @@ def main():
                                    stdout=subprocess.PIPE, text=True, env=env)
         readline(emitter, 'ready')
         receivers = {
-            'beacond': [os.path.join(RELEASE, 'beacond-dbus-bench'), str(COUNT)],
+            'beacond': [os.path.join(BENCH_RELEASE, 'beacond-dbus-bench'), str(COUNT)],
             'dbus-fast': [sys.executable, os.path.join(ROOT, 'bench', 'dbus_fast_receiver.py'), str(COUNT)],
         }
         try:

@@ -4,7 +4,7 @@ trace (10,000 iBeacons heard by 4 receivers, 50 clients x 20 regions), in CPU se
 peak RSS, beside Home Assistant's `ibeacon-ble` parsing the same lines and beside the engine
 alone (`beacond-bench`).
 
-    swift build -c release --product beacond --product beacond-bench
+    swift build -c release --product beacond && swift build -c release --package-path Benchmarks --product beacond-bench
     python3 -m venv /tmp/habench && /tmp/habench/bin/pip install ibeacon-ble==1.2.0   # optional
     python3 bench/replay-ingest.py [--lines 1000000] [--runs 7] [--ha /tmp/habench/bin/python] [--build DIR]
 """
@@ -85,7 +85,10 @@ def home_assistant(python, trace, lines):
 
 
 def engine_alone(trace, config):
+    # The benchmarks' own package (Benchmarks/); a tree from before it kept them with beacond.
     binary = os.path.join(BUILD, "beacond-bench")
+    if not os.path.exists(binary):
+        binary = os.path.join(ROOT, "Benchmarks/.build/release/beacond-bench")
     out = subprocess.run([binary, "--trace", trace, "--config", config], capture_output=True, text=True, check=True)
     line = out.stdout.strip()
     return float(line.split(" in ")[1].split(" CPU-s")[0]), float(line.split("reader alone took ")[1].split(" CPU-s")[0])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 28's site figures, against a real mosquitto and a release beacond as the locator.
 
-    swift build -c release --product beacond && swift build -c release --product beacond-site-bench
+    swift build -c release --product beacond && swift build -c release --package-path Benchmarks --product beacond-site-bench
     python3 bench/site.py ingest [gateways=50] [rate=100000] [seconds=20]
     python3 bench/site.py walk [crossings=12]
     python3 bench/site.py walk-alone [crossings=12]
@@ -22,7 +22,7 @@ import json, os, re, shutil, socket, subprocess, sys, tempfile, time
 from simstore import free_port
 
 BEACOND = ".build/release/beacond"
-BENCH = ".build/release/beacond-site-bench"
+BENCH = "Benchmarks/.build/release/beacond-site-bench"
 
 
 def broker(d):

@@ -2,7 +2,7 @@
 // SLOWSYNC_MS milliseconds more (default 20) before it syncs. For measuring what a slow card
 // does to beacond's alerts (BENCHMARKS.md, "Publishing on a slow card"); not shipped.
 //   cc -shared -fPIC -O2 -o /tmp/slowsync.so bench/slowsync.c -ldl
-//   LD_PRELOAD=/tmp/slowsync.so SLOWSYNC_MS=50 .build/release/beacond-publish-bench 20000 300
+//   LD_PRELOAD=/tmp/slowsync.so SLOWSYNC_MS=50 Benchmarks/.build/release/beacond-publish-bench 20000 300
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>

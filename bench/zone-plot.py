@@ -4,7 +4,7 @@ the live edge rule said (zone.enter/zone.exit), and the visits beacond told (zon
 the belief's mass inside beneath. Input: the file `BENCH_PLOT=file,asset,zone` makes
 (`beacond-position-bench zones`); no dependencies beyond Python.
 
-  BENCH_SEEDS=1 BENCH_PLOT=/tmp/plot.txt,4,2 .build/release/beacond-position-bench zones 1
+  BENCH_SEEDS=1 BENCH_PLOT=/tmp/plot.txt,4,2 Benchmarks/.build/release/beacond-position-bench zones 1
   python3 bench/zone-plot.py /tmp/plot.txt 1200 1800 > docs/zone-membership.svg
 """
 import sys
