@@ -7,7 +7,7 @@ public enum Executables {
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// An executable built next to the running test binary (`beacond`, `beacond-bench`, …).
+    /// An executable built next to the running test binary (`beacond`, `beaconctl`, `bluez-emitter`, …).
     public static func built(_ name: String) -> URL {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var dir = exe.deletingLastPathComponent()
