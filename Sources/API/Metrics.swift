@@ -175,7 +175,7 @@ extension MetricsText {
     /// Each receiver's sightings and the age of its last one: the configured receivers always
     /// (a silent one is what an alert looks for), and every other one heard.
     mutating func receivers(
-        _ tallies: [String: ReceiverTallies.Tally], configured: [String], now: Timestamp, started: Timestamp
+        _ tallies: [String: ReceiverTally], configured: [String], now: Timestamp, started: Timestamp
     ) {
         let names = Set(configured).union(tallies.keys).sorted()
         family(.receiverSightingsTotal)

@@ -8,7 +8,7 @@ import Synchronization
 /// Inputs are queued under a lock and handled in batches by `run()`'s thread; the producer
 /// (the D-Bus thread) never waits for the engine, and a flood of sightings cannot starve the
 /// timers: every turn ends with `advance(to: now)`.
-/// `@unchecked Sendable`: `BeaconEngine` and the receivers' tallies are touched on the engine's
+/// `@unchecked Sendable`: `BeaconEngine` (with its receivers' tallies) is touched on the engine's
 /// thread only (`perform` runs there too); inputs and the glance others read are behind locks.
 public final class LiveEngine: @unchecked Sendable {
     public enum Input: Sendable {
@@ -47,8 +47,6 @@ public final class LiveEngine: @unchecked Sendable {
     /// Sightings the engine has processed, for metrics and benchmarks.
     public let sightingsIngested = Atomic<Int>(0)
     private let timingState = Mutex(Timing())
-    /// Sightings per receiver, counted on the engine's thread.
-    private var receivers = ReceiverTallies()
 
     /// How much time the engine's turns take, for `/metrics` (measured on the daemon's clock).
     public struct Timing: Sendable {
@@ -67,8 +65,8 @@ public final class LiveEngine: @unchecked Sendable {
         public var beacons: Int
         public var clients: Int
         public var unplacedReceivers: [String: Int]
-        /// Each receiver's sightings and when it was last heard (`ReceiverTallies`).
-        public var receivers: [String: ReceiverTallies.Tally] = [:]
+        /// Each receiver's sightings and when it was last heard (`BeaconEngine.tally`).
+        public var receivers: [String: ReceiverTally]
         /// When the engine last answered or ended a turn (nil: neither yet).
         public var lastTurn: Timestamp?
         /// The same moment as time since boot (`LiveEngine.elapsed`), when the daemon gives it:
@@ -81,6 +79,7 @@ public final class LiveEngine: @unchecked Sendable {
             beacons = engine.beaconCount
             clients = engine.clientIDs.count
             unplacedReceivers = engine.tracker?.unplacedReceivers ?? [:]
+            receivers = engine.receiverTallies
             self.lastTurn = lastTurn
             lastTurnElapsed = elapsed
         }
@@ -95,9 +94,7 @@ public final class LiveEngine: @unchecked Sendable {
     public func glance(waiting timeout: TimeSpan) -> Glance {
         let elapsed = hooks.elapsed
         return perform(timeout: timeout) { [self] engine, now in
-            var glance = Glance(engine, lastTurn: now, elapsed: elapsed?())
-            glance.receivers = receivers.byReceiver  // on the engine's thread, which counts them
-            return (glance, [])
+            (Glance(engine, lastTurn: now, elapsed: elapsed?()), [])
         } ?? glance
     }
 
@@ -222,7 +219,7 @@ public final class LiveEngine: @unchecked Sendable {
                 engine.prepare(batch)
                 for sighting in batch { events += engine.ingest(sighting, notAfter: now) }
                 sightingsIngested.add(batch.count, ordering: .relaxed)
-                receivers.count(batch)
+                engine.tally(batch)
             case let .external(event):
                 events += engine.advance(to: event.time)
                 events.append(event)
@@ -274,8 +271,7 @@ public final class LiveEngine: @unchecked Sendable {
                 $0.busy = TimeSpan(nanoseconds: $0.busy.nanoseconds + took.nanoseconds)
                 $0.lastTurn = took
             }
-            var glance = Glance(engine, lastTurn: started + took, elapsed: elapsed?())
-            glance.receivers = receivers.byReceiver
+            let glance = Glance(engine, lastTurn: started + took, elapsed: elapsed?())
             glanceState.withLock { $0 = glance }
             onTurn?(started + took)
         }

@@ -30,6 +30,7 @@ extension BeaconEngine {
         receiverIDs[name] = id
         receiverNames.append(name)
         receiverCalibration.append(calibrations[name])
+        receiverHeard.append(ReceiverTally(sightings: 0, lastHeard: Timestamp(nanoseconds: 0)))
         if !configuredReceivers.contains(name) { unconfiguredReceivers += 1 }
         return id
     }

@@ -51,6 +51,8 @@ public struct BeaconEngine: Sendable {
     /// `ReceiverID.index` → the engine's receiver number, or -1 when not yet seen here.
     var slotOfReceiverID: [Int32] = []
     var receiverCalibration: [ReceiverCalibration?] = []
+    /// Each receiver's sightings and when it was last heard (`tally`).
+    var receiverHeard: [ReceiverTally] = []
     let calibrations: [String: ReceiverCalibration]
     /// The receivers the configuration names (a position or a calibration): each always gets
     /// its place, however many made-up names a relay sent first (issue 51, item 5). Only the
