@@ -41,3 +41,30 @@ import Testing
         #expect(tallies["rx-front"] == ReceiverTally(sightings: 1, lastHeard: Self.t0 + .seconds(3)))
     }
 }
+
+/// The engine's receiver table holds each receiver's place among the site's: found once, and
+/// found again when a reload places a receiver that had none.
+@Suite struct ReceiverPlaceTests {
+    typealias T = AssetTrackerTests
+
+    static func heardByE(_ engine: inout BeaconEngine, at t: Timestamp) {
+        _ = engine.ingest(Sighting(time: t, receiver: "e", address: "AA:00:00:00:00:01", rssi: -60))
+    }
+
+    @Test func aReceiverAReloadPlacesIsUsedFromThenOn() throws {
+        let site = T.site(alarms: [])
+        var engine = BeaconEngine(
+            configuration: EngineConfiguration(receivers: T.calibrations, site: site), start: T.t0)
+        Self.heardByE(&engine, at: T.t0 + .seconds(1))
+        #expect(engine.tracker?.unplacedReceivers["e"] == 1, "heard, not placed")
+
+        var placed = site
+        placed.receivers.append(SiteReceiver(id: "e", position: Point(x: 5, y: 5), level: 0))
+        let changed = engine.reconfigureSite(placed, calibrations: T.calibrations, at: T.t0 + .seconds(2))
+        #expect(changed)
+        Self.heardByE(&engine, at: T.t0 + .seconds(3))
+        let tracker = try #require(engine.tracker)
+        #expect(tracker.unplacedReceivers["e"] == nil)
+        #expect(tracker.states[0].readings[4] != nil, "its reading kept at its place, the fifth receiver")
+    }
+}

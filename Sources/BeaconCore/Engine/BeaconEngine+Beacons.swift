@@ -31,6 +31,7 @@ extension BeaconEngine {
         receiverNames.append(name)
         receiverCalibration.append(calibrations[name])
         receiverHeard.append(ReceiverTally(sightings: 0, lastHeard: Timestamp(nanoseconds: 0)))
+        receiverPlace.append(tracker?.receiverIndex[name] ?? -1)
         if !configuredReceivers.contains(name) { unconfiguredReceivers += 1 }
         return id
     }

@@ -73,6 +73,7 @@ extension BeaconEngine {
             fresh.endVisits(leftBy: old, at: t, events: &events)
         }
         tracker = fresh.isEmpty ? nil : fresh
+        receiverPlace = receiverNames.map { tracker?.receiverIndex[$0] ?? -1 }
         nextPositionTick = tracker.map { _ in now + fresh.tickInterval }
         // Beacons re-learn which asset they are on their next sighting.
         for i in records.indices where records[i] != nil {

@@ -53,6 +53,9 @@ public struct BeaconEngine: Sendable {
     var receiverCalibration: [ReceiverCalibration?] = []
     /// Each receiver's sightings and when it was last heard (`tally`).
     var receiverHeard: [ReceiverTally] = []
+    /// Each receiver's place among the site's placed receivers (`AssetTracker.receiverIndex`),
+    /// -1 when it has none: found once, not by name at every sighting of an asset.
+    var receiverPlace: [Int] = []
     let calibrations: [String: ReceiverCalibration]
     /// The receivers the configuration names (a position or a calibration): each always gets
     /// its place, however many made-up names a relay sent first (issue 51, item 5). Only the
@@ -207,8 +210,9 @@ public struct BeaconEngine: Sendable {
         var tagged = tracker?.asset(of: sighting)
         if tagged == nil, tracker != nil { tagged = tracker!.resolve(sighting) }
         if let asset = tagged {
+            let receiver = Int(internReceiver(sighting))
             tracker!.observe(
-                asset: asset, receiver: receiverNames[Int(internReceiver(sighting))], rssi: sighting.rssi,
+                asset: asset, place: receiverPlace[receiver], receiver: receiverNames[receiver], rssi: sighting.rssi,
                 frameRSSIAt1m: nil, at: now)
         }
         switch BeaconDecoder.decode(sighting) {
@@ -242,9 +246,8 @@ public struct BeaconEngine: Sendable {
         if let asset = records[Int(slot)]!.asset {
             tracker!.learn(addressOf: sighting, asset: Int(asset))
             tracker!.observe(
-                asset: Int(asset), receiver: receiverNames[Int(receiver)], rssi: sighting.rssi,
-                frameRSSIAt1m: frame.rssiAt1m,
-                at: t)
+                asset: Int(asset), place: receiverPlace[Int(receiver)], receiver: receiverNames[Int(receiver)],
+                rssi: sighting.rssi, frameRSSIAt1m: frame.rssiAt1m, at: t)
         }
         guard case let .ibeacon(id) = identity else { return }
         if id.uuid == calibration?.uuid {

@@ -231,12 +231,24 @@ public struct AssetTracker: Sendable {
     /// A reading of asset `asset` by a receiver. Receivers without a known position are
     /// counted (`unplacedReceivers`), not used.
     public mutating func observe(asset: Int, receiver: String, rssi: Int, frameRSSIAt1m: Int?, at t: Timestamp) {
-        guard let r = receiverIndex[receiver] else {
+        observe(
+            asset: asset, place: receiverIndex[receiver] ?? -1, receiver: receiver, rssi: rssi,
+            frameRSSIAt1m: frameRSSIAt1m, at: t)
+    }
+
+    /// The same with the receiver's place among the site's (`receiverIndex`, -1 for none)
+    /// found already: the engine keeps it in its receiver table, so a sighting costs no
+    /// lookup by name here (issue 54).
+    mutating func observe(
+        asset: Int, place: Int, receiver: String, rssi: Int, frameRSSIAt1m: Int?, at t: Timestamp
+    ) {
+        guard place >= 0 else {
             if unplacedReceivers[receiver] != nil || unplacedReceivers.count < Self.unplacedLimit {
                 unplacedReceivers[receiver, default: 0] += 1
             }
             return
         }
+        let r = place
         states[asset].lastHeard = t
         states[asset].hold = nil
         if states[asset].missingSince != nil, states[asset].heardAgainAt == nil { states[asset].heardAgainAt = t }
