@@ -132,7 +132,7 @@ public final class LiveEngine: @unchecked Sendable {
     private var steps = ClockStepDetector()
     private var engine: BeaconEngine
     private let clock: @Sendable () -> Timestamp
-    private let commit: @Sendable ([Event], EngineSnapshot?) -> Void
+    private let commit: @Sendable ([Event], EngineSnapshot?, [ZoneTransition]) -> Void
     private let savesState: Bool
     private var lastPersisted: Timestamp?
     /// Region states and assets' zones are saved at least this often (last-seen times move on
@@ -150,7 +150,7 @@ public final class LiveEngine: @unchecked Sendable {
         hooks: Hooks = Hooks(), publish: @escaping @Sendable ([Event]) -> Void,
         persist: (@Sendable (EngineSnapshot) -> Void)? = nil
     ) {
-        self.init(engine: engine, clock: clock, savingState: persist != nil, hooks: hooks) { events, state in
+        self.init(engine: engine, clock: clock, savingState: persist != nil, hooks: hooks) { events, state, _ in
             if !events.isEmpty { publish(events) }
             if let state { persist?(state) }
         }
@@ -161,10 +161,15 @@ public final class LiveEngine: @unchecked Sendable {
     ///   - commit: receives each turn's events, in order, on the engine's thread, and with
     ///     them the region states and assets' zones to save when they are due: the daemon
     ///     writes both in one transaction, so that a crash cannot keep an alert and lose the
-    ///     state it moved to (`StateStore.commit`).
+    ///     state it moved to (`StateStore.commit`). With them, apart, the zone transitions
+    ///     the turn released (SPEC §8): in a busy store that is every tick, and when they rode
+    ///     in the snapshot each forced a full one (issue 54: 60 saves a minute instead of 12
+    ///     at 1,000 tags, BENCHMARKS.md).
     public init(
         engine: BeaconEngine, clock: @escaping @Sendable () -> Timestamp, savingState: Bool, hooks: Hooks = Hooks(),
-        commit: @escaping @Sendable (_ events: [Event], _ state: EngineSnapshot?) -> Void
+        commit:
+            @escaping @Sendable (_ events: [Event], _ state: EngineSnapshot?, _ transitions: [ZoneTransition]) ->
+            Void
     ) {
         self.hooks = hooks
         self.engine = engine
@@ -230,6 +235,7 @@ public final class LiveEngine: @unchecked Sendable {
         }
         events += engine.advance(to: now)
         var state: EngineSnapshot?
+        var transitions: [ZoneTransition] = []
         if savesState {
             let stateChanged = events.contains {
                 switch $0.payload {
@@ -237,19 +243,18 @@ public final class LiveEngine: @unchecked Sendable {
                 case .regionFailed, .ranging, .beaconProximity, .adapterState, .assetPosition, .zoneVisit: return false
                 }
             }
-            let transitions = engine.takeZoneTransitions()
+            transitions = engine.takeZoneTransitions()
             if !transitions.isEmpty {
                 zoneVisitCounts.withLock { counts in
                     for t in transitions where t.entered && t.visit { counts[t.zone, default: 0] += 1 }
                 }
             }
-            if stateChanged || !transitions.isEmpty || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
+            if stateChanged || lastPersisted.map({ now - $0 >= Self.persistInterval }) ?? true {
                 state = engine.savedState()
-                state!.transitions = transitions
                 lastPersisted = now
             }
         }
-        if !events.isEmpty || state != nil { commit(events, state) }
+        if !events.isEmpty || state != nil || !transitions.isEmpty { commit(events, state, transitions) }
     }
 
     /// Loops until `stop()`: waits for input or the engine's next deadline, then takes a turn.
@@ -279,9 +284,8 @@ public final class LiveEngine: @unchecked Sendable {
         if savesState {
             var last = engine.savedState()
             engine.releaseAllZoneTransitions()
-            last.transitions = engine.takeZoneTransitions()
             last.final = true
-            commit([], last)
+            commit([], last, engine.takeZoneTransitions())
         }
         finished.store(true, ordering: .relaxed)
         // Anyone still waiting in perform() gets an answer.

@@ -107,11 +107,11 @@ public final class EventPublisher: @unchecked Sendable {
     public var countsByType: [String: Int] { byType.withLock { $0 } }
 
     /// Called on the engine's thread with each batch, in order, and with the engine's states
-    /// when they are to be saved: stored with the events in one transaction (see `onStates`).
-    /// Positions are not stored (SPEC §4.4): the history keeps them in memory and the outputs
-    /// conflate them.
-    public func publish(_ events: [Event], states: EngineSnapshot? = nil) {
-        guard !events.isEmpty || states != nil else { return }
+    /// when they are to be saved and the zone transitions the turn released: stored with the
+    /// events in one transaction (see `onStates`). Positions are not stored (SPEC §4.4): the
+    /// history keeps them in memory and the outputs conflate them.
+    public func publish(_ events: [Event], states: EngineSnapshot? = nil, transitions: [ZoneTransition] = []) {
+        guard !events.isEmpty || states != nil || !transitions.isEmpty else { return }
         var stored: [StateStore.StoredEvent] = []
         var positions: [Position] = []
         stored.reserveCapacity(events.count)
@@ -133,7 +133,8 @@ public final class EventPublisher: @unchecked Sendable {
         }
         byType.withLock { counts in for e in stored { counts[e.type, default: 0] += 1 } }
         let now = clock()
-        let deferrable = states == nil && events.allSatisfy { EventClass($0.payload).isSuperseded }
+        let deferrable =
+            states == nil && transitions.isEmpty && events.allSatisfy { EventClass($0.payload).isSuperseded }
         let batch = group.withLock { g -> (events: [StateStore.StoredEvent], positions: [Position])? in
             // Held back: measurements, within their window, and positions behind held ones.
             if deferrable, store != nil, g.since.map({ now - $0 < Self.groupWindow }) ?? writes {
@@ -146,16 +147,17 @@ public final class EventPublisher: @unchecked Sendable {
             return (g.events + stored, g.positions + positions)
         }
         guard let batch else { return }
-        deliver(batch.events, positions: batch.positions, states: states, now: now)
+        deliver(batch.events, positions: batch.positions, states: states, transitions: transitions, now: now)
     }
 
     /// Stores what is not a position, then tells everyone of all of it, in order: standard
     /// output, the listeners, the webhooks (a position goes to each in memory, `offer`).
     private func deliver(
-        _ batch: [StateStore.StoredEvent], positions: [Position], states: EngineSnapshot?, now: Timestamp
+        _ batch: [StateStore.StoredEvent], positions: [Position], states: EngineSnapshot?,
+        transitions: [ZoneTransition] = [], now: Timestamp
     ) {
         let durable = positions.isEmpty ? batch : batch.filter { !EventClass(type: $0.type).isState }
-        let (routed, saved) = storeDurably(durable, states: states, now: now)
+        let (routed, saved) = storeDurably(durable, states: states, transitions: transitions, now: now)
         if let states, let saved { hooks.onStates?(states, saved.error) }
         if !positions.isEmpty, let store {
             store.remember(positions.map(\.event))
@@ -192,7 +194,9 @@ public final class EventPublisher: @unchecked Sendable {
     public func retryHeld(now force: Bool = false) {
         flushGroup(force: force)
         if force { durable.withLock { $0.nextAttempt = nil } }
-        if storeDurably([], states: nil, now: clock()).routed { for worker in workers { worker.notify() } }
+        if storeDurably([], states: nil, transitions: [], now: clock()).routed {
+            for worker in workers { worker.notify() }
+        }
     }
 
     /// Events held in memory because the state store could not write them, and those given
@@ -224,7 +228,7 @@ public final class EventPublisher: @unchecked Sendable {
         var episode = FailureEpisode()
         var nextAttempt: Timestamp?
         var droppedTotal = 0
-        /// Zone transitions (SPEC §8) the store could not take, written with the next states:
+        /// Zone transitions (SPEC §8) the store could not take, written with the next write:
         /// in memory only (they are not alerts), the oldest forgotten past `transitionLimit`.
         var heldTransitions: [ZoneTransition] = []
     }
@@ -239,24 +243,26 @@ public final class EventPublisher: @unchecked Sendable {
     }
 
     /// Writes `fresh` events, after any held ones, to the history and the webhooks' outboxes,
-    /// and `states`, in one transaction. When the store cannot write (a full disk), the events
+    /// and `states` and `transitions` (after any held), in one transaction. When the store cannot write (a full disk), the events
     /// are held in memory in order (and copied by `onHold`) and written, with what comes after
     /// them, once it can: nothing made while the disk was full is lost unless the hold
     /// overflows. `routed` when a webhook got events; `saved` when states were given.
-    private func storeDurably(_ fresh: [StateStore.StoredEvent], states: EngineSnapshot?, now: Timestamp)
-        -> (routed: Bool, saved: StatesSaved?)
-    {
+    private func storeDurably(
+        _ fresh: [StateStore.StoredEvent], states: EngineSnapshot?, transitions freshTransitions: [ZoneTransition],
+        now: Timestamp
+    ) -> (routed: Bool, saved: StatesSaved?) {
         guard let store else { return (false, nil) }
         let workers = self.workers
         return durable.withLock { d in
-            let transitions = d.heldTransitions + (states?.transitions ?? [])
+            let transitions = d.heldTransitions + freshTransitions
             if !d.held.isEmpty, let next = d.nextAttempt, now < next {
                 hold(fresh, in: &d)
                 holdTransitions(transitions, in: &d)
                 return (false, states.map { _ in StatesSaved(error: NotTried()) })
             }
             let batch = d.held.isEmpty ? fresh : d.held.events + fresh
-            guard !batch.isEmpty || states != nil else { return (false, nil) }
+            // Held transitions wait for the next write; fresh ones make one.
+            guard !batch.isEmpty || states != nil || !freshTransitions.isEmpty else { return (false, nil) }
             var routed = false
             do {
                 // Alerts reach the disk before anyone is told of them; ranging and proximity,
@@ -268,9 +274,9 @@ public final class EventPublisher: @unchecked Sendable {
                         let targets = workers.filter { !$0.isDisabled && $0.settings.events.matches(type: event.type) }
                         if !targets.isEmpty { routed = true }
                         return targets.map(\.settings.id)
-                    }, regions: states?.regions, assets: states?.assets, transitions: states == nil ? [] : transitions,
+                    }, regions: states?.regions, assets: states?.assets, transitions: transitions,
                     final: states?.final ?? false)
-                if states != nil { d.heldTransitions = [] }
+                d.heldTransitions = []
             } catch {
                 holdTransitions(transitions, in: &d)
                 // States alone: the daemon tells of their failure (`onStates`).

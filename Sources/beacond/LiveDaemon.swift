@@ -108,8 +108,8 @@ struct LiveDaemon {
         // A turn's events and the states they moved to are written in one transaction.
         let engine = LiveEngine(
             engine: core.engine, clock: WallClock.now, savingState: true, hooks: EngineLoop.hooks(logger: logger)
-        ) { events, state in
-            publisher.publish(events, states: state)
+        ) { events, state, transitions in
+            publisher.publish(events, states: state, transitions: transitions)
         }
         let adapters = AdapterStates()
         let running = RunningConfig(config, digest: configDigest, at: started)

@@ -120,9 +120,9 @@ func latency() throws {
         engine: BeaconEngine(
             configuration: EngineConfiguration(monitoring: settings, clients: clients, receivers: [:]), start: now()),
         clock: now, savingState: true
-    ) { events, state in
+    ) { events, state, transitions in
         // As the daemon does: a turn's events and the states they moved to in one commit.
-        publisher.publish(events, states: state)
+        publisher.publish(events, states: state, transitions: transitions)
     }
     Thread { engine.run() }.start()
     Thread { hook.run() }.start()

@@ -186,17 +186,13 @@ extension AssetTracker {
 public struct EngineSnapshot: Sendable {
     public var regions: [RegionSnapshot]
     public var assets: [AssetSnapshot]
-    /// The changes of zone membership since the last snapshot, when the analytics keep them
-    /// (SPEC §8): saved with the memberships they led to, so the two always agree.
-    public var transitions: [ZoneTransition]
     /// The last save, at a clean stop: every asset's latest position is written, however
     /// recently the last one was (SPEC §4.4).
     public var final = false
 
-    public init(regions: [RegionSnapshot], assets: [AssetSnapshot], transitions: [ZoneTransition] = []) {
+    public init(regions: [RegionSnapshot], assets: [AssetSnapshot]) {
         self.regions = regions
         self.assets = assets
-        self.transitions = transitions
     }
 }
 
