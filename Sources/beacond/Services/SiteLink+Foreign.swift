@@ -12,25 +12,13 @@ import Synchronization
 /// every gateway (each keeps the whole store's state, as with the gateways' batches); the
 /// locator alone decides and delivers what follows from them.
 extension SiteLink {
-    /// What each foreign receiver gave, for `/v1/status` and `/metrics`.
-    struct ForeignTally {
-        var sightings = 0
-        var lastHeard: Timestamp?
-    }
-
     /// A message on one of their topics (the client's thread); false when the topic is none
     /// of theirs.
     func foreignMessage(topic: String, payload: UnsafeRawBufferPointer) -> Bool {
         let now = clock()
         guard let outcome = foreign.take(topic: topic, payload: payload, at: now) else { return false }
         foreignLastMessage.withLock { $0[outcome.system] = now }
-        if let s = outcome.sighting {
-            engine.submit(.sightings([s]))
-            foreignTallies.withLock {
-                $0[s.receiver, default: ForeignTally()].sightings += 1
-                $0[s.receiver]!.lastHeard = now
-            }
-        }
+        if let s = outcome.sighting { engine.submit(.sightings([s])) }
         counters.withLock { c in
             if outcome.sighting != nil { c.sightingsReceived += 1 }
             if let reason = outcome.dropped { c.dropped[reason, default: 0] += 1 }
@@ -94,16 +82,17 @@ extension SiteLink {
         }
     }
 
-    /// Each mapped receiver with what it gave, for the site's status.
+    /// Each mapped receiver with what it gave, for the site's status: counted where every
+    /// receiver is, in the engine's receiver table (`BeaconEngine.tally`), as of its last turn.
     var foreignReceivers: [StatusReport.Site.ForeignReceiver] {
-        let tallies = foreignTallies.withLock { $0 }
+        let tallies = engine.glance.receivers
         let settings = site.foreign
         return settings.receiverIDs.sorted().map { id in
             var r = StatusReport.Site.ForeignReceiver()
             r.receiver = id
             if let (system, name) = settings.name(of: id) { (r.system, r.name) = (system.rawValue, name) }
             r.sightings = tallies[id]?.sightings ?? 0
-            r.lastHeard = tallies[id]?.lastHeard.map(RFC3339.format)
+            r.lastHeard = tallies[id].map { RFC3339.format($0.lastHeard) }
             return r
         }
     }

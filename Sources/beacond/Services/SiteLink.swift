@@ -35,7 +35,6 @@ final class SiteLink: DaemonService, @unchecked Sendable {
     /// ESPresense's and OpenMQTTGateway's messages (`SiteLink+Foreign`): like `intake`, the
     /// MQTT client's thread's alone.
     var foreign: ForeignIntake
-    let foreignTallies = Mutex<[String: ForeignTally]>([:])
     /// When each system's topic last carried a message, and the connection whose silence on
     /// them was told (`SiteLink+Foreign`).
     let foreignLastMessage = Mutex<[ForeignIntake.System: Timestamp]>([:])
