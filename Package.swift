@@ -134,6 +134,13 @@ let package = Package(
                 "API", "APIModel", "HTTPServer", "BeaconRuntime", "BeaconConfig", "BeaconCore", "Logs", "Publishing",
                 "Storage",
             ]),
+        // The daemon's services in process: their logic driven with the times a test gives.
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: [
+                "beacond", "BeaconConfig", "BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage",
+                "TestSupport",
+            ]),
         // One advertisement through every step of ARCHITECTURE.md's path, in process.
         .testTarget(
             name: "AdvertisementPathTests",
