@@ -176,6 +176,12 @@ import Testing
         // proxy, which the check does not use): a warning, not a failure.
         try d.post([APIDaemon.sighting(major: 1)])
         try good.waitUntil("the first event") { _ in good.acceptedIDs.count == 1 }
+        // The receiver logs a request before it answers: killed at once, its answer could be
+        // lost and the event not delivered. Killed once the daemon counts it delivered.
+        try eventually("crm's delivery acknowledged") {
+            let hooks = try d.client.request("GET", "/v1/status").object["webhooks"] as? [[String: Any]] ?? []
+            return hooks.first { $0["id"] as? String == "crm" }?["delivered"] as? Int == 1
+        }
         kill(good.process.processIdentifier, SIGKILL)
         good.process.waitUntilExit()
         // The daemon answers reachability from a probe at most a second old (issue 38 #17).
