@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "AdvertisementPathTests",
             dependencies: [
-                "BlueZ", "BlueZFixtures", "CDBus", "BeaconCore", "Publishing", "Storage", "Logs", "TestSupport",
+                "BlueZ", "BlueZFixtures", "BeaconCore", "Publishing", "Storage", "Logs", "TestSupport",
             ]
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["BeaconCore", "HTTPServer", "Logs", "TestSupport"]),

@@ -4,6 +4,17 @@ import CDBus
 /// Builds Device1 `PropertiesChanged` signals the way bluetoothd sends them, for the parser
 /// tests and for `bluez-emitter`, the benchmark's stand-in for bluetoothd.
 public enum DeviceSignalFixture {
+    /// A message's wire bytes as libdbus marshals them (what the signal stream reads), and
+    /// the message released.
+    public static func wireBytes(consuming message: OpaquePointer) -> [UInt8] {
+        defer { dbus_message_unref(message) }
+        var data: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        _ = dbus_message_marshal(message, &data, &length)
+        defer { dbus_free(data) }
+        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+    }
+
     /// `PropertiesChanged(interface, {RSSI, ManufacturerData, …}, [])` on a device path.
     /// The caller owns the returned message (`dbus_message_unref`).
     public static func propertiesChanged(

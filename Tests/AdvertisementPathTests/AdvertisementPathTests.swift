@@ -1,6 +1,5 @@
 import BeaconCore
 import BlueZFixtures
-import CDBus
 import Foundation
 import Logs
 import Storage
@@ -41,15 +40,10 @@ import Testing
     static let payload: [UInt8] = [0x02, 0x15] + Array(repeating: 0xAB, count: 16) + [0, 42, 0, 7, 0xC5]
 
     static func wire() -> [UInt8] {
-        let m = DeviceSignalFixture.propertiesChanged(
-            path: "/org/bluez/hci0/dev_C3_11_22_33_44_55", interface: "org.bluez.Device1", rssi: -61,
-            manufacturerData: [(0x004C, payload)], serviceData: [], name: nil, paired: false, uuids: [])
-        defer { dbus_message_unref(m) }
-        var data: UnsafeMutablePointer<CChar>? = nil
-        var length: Int32 = 0
-        _ = dbus_message_marshal(m, &data, &length)
-        defer { dbus_free(data) }
-        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+        DeviceSignalFixture.wireBytes(
+            consuming: DeviceSignalFixture.propertiesChanged(
+                path: "/org/bluez/hci0/dev_C3_11_22_33_44_55", interface: "org.bluez.Device1", rssi: -61,
+                manufacturerData: [(0x004C, payload)], serviceData: [], name: nil, paired: false, uuids: []))
     }
 
     @Test func oneAdvertisementFromTheWireToAWebhooksRequest() throws {

@@ -11,16 +11,12 @@ import Testing
 
     /// PropertiesChanged with RSSI, ManufacturerData, ServiceData, Name, Paired and UUIDs (skipped).
     static func marshalled(interface: String = "org.bluez.Device1") -> [UInt8] {
-        let m = DeviceSignalFixture.propertiesChanged(
-            path: "/org/bluez/hci0/dev_C3_11_22_33_44_55", interface: interface, rssi: -67,
-            manufacturerData: [(0x004C, payload)], serviceData: [("0000feaa-0000-1000-8000-00805f9b34fb", [0, 0xE7])],
-            name: "tag", paired: true, uuids: ["0000feaa-0000-1000-8000-00805f9b34fb"])
-        defer { dbus_message_unref(m) }
-        var data: UnsafeMutablePointer<CChar>? = nil
-        var length: Int32 = 0
-        _ = dbus_message_marshal(m, &data, &length)
-        defer { dbus_free(data) }
-        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+        DeviceSignalFixture.wireBytes(
+            consuming: DeviceSignalFixture.propertiesChanged(
+                path: "/org/bluez/hci0/dev_C3_11_22_33_44_55", interface: interface, rssi: -67,
+                manufacturerData: [(0x004C, payload)],
+                serviceData: [("0000feaa-0000-1000-8000-00805f9b34fb", [0, 0xE7])],
+                name: "tag", paired: true, uuids: ["0000feaa-0000-1000-8000-00805f9b34fb"]))
     }
 
     @Test func parsesTheSignalBeacondSubscribesTo() throws {
