@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: [
-                "beacond", "BeaconConfig", "BeaconCore", "BeaconRuntime", "Logs", "Publishing", "Storage",
+                "beacond", "BeaconConfig", "BeaconCore", "BeaconRuntime", "BlueZ", "Logs", "Publishing", "Storage",
                 "TestSupport",
             ]),
         // One advertisement through every step of ARCHITECTURE.md's path, in process.

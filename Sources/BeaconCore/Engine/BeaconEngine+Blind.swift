@@ -6,6 +6,9 @@
 /// `exit_timeout` to be heard, as after a restart; what is not heard then exits, dated
 /// `exit_timeout` after its last sighting.
 extension BeaconEngine {
+    /// Whether the gateway's own radios are blind now (`setBlind`).
+    public var isBlind: Bool { blind }
+
     public mutating func setBlind(_ isBlind: Bool) {
         guard isBlind != blind else { return }
         blind = isBlind
