@@ -44,6 +44,8 @@ import Testing
         #expect(blind() == false)
         output(.adapter(Self.state("hci0", hearing: false), at: Self.start + .seconds(1)))
         #expect(blind() == true)
+        // Published at the end of the turn that answered `blind()`.
+        try eventually("both states published") { published.kinds.withLock { $0 }.count >= 2 }
         #expect(published.kinds.withLock { $0 } == ["adapter.state", "adapter.state"])
         output(.adapter(Self.state("hci0", hearing: true), at: Self.start + .seconds(2)))
         #expect(blind() == false)
