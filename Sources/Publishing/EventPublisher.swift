@@ -120,7 +120,7 @@ public final class EventPublisher: @unchecked Sendable {
             let id = ids.withLock { $0.next(for: event.time) }
             let json = CloudEvent.text(event, id: id, gatewayID: gateway)
             let type = "beacond." + event.payload.kind
-            let key = SiteDecision.handedOver(type: type) ? SiteDecision.key(payload: event.payload) : nil
+            let key = SiteDecision.handedOver(type: type) ? HandOverKey(payload: event.payload) : nil
             let e = StateStore.StoredEvent(id: id, type: type, time: event.time, body: json, key: key)
             stored.append(e)
             // The class decides (`EventClass`); a position's subject is its asset, what the

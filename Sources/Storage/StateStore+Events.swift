@@ -8,11 +8,11 @@ extension StateStore {
         public var type: String
         public var time: Timestamp
         public var body: String
-        /// Its hand-over key (`SiteDecision.key(payload:)`) when the publisher made it from the
-        /// engine's value; nil for one read back from the file.
-        public var key: String?
+        /// Its hand-over key when the publisher made it from the engine's value; nil for one
+        /// read back from the file.
+        public var key: HandOverKey?
 
-        public init(id: String, type: String, time: Timestamp, body: String, key: String? = nil) {
+        public init(id: String, type: String, time: Timestamp, body: String, key: HandOverKey? = nil) {
             self.id = id
             self.type = type
             self.time = time

@@ -5,9 +5,9 @@ import Testing
 /// consumer is told alternates as an asset's visits do, whichever gateway's engine made it.
 struct DecidedZonesTests {
     static func key(_ kind: String, _ asset: String = "tag-06", zone: String = "entrance", alarm: String = "traffic")
-        -> String
+        -> HandOverKey
     {
-        "beacond.zone.\(kind)|\(asset)|\(zone)|\(alarm)"
+        HandOverKey(type: "beacond.zone.\(kind)", subject: asset, zone: zone, alarm: alarm)
     }
 
     /// The hand-over test's case: the last locator told an enter; this gateway's engine saw
@@ -35,10 +35,13 @@ struct DecidedZonesTests {
         #expect(!ledger.repeats(key: Self.key("enter", "tag-07"), id: "new"))
         #expect(!ledger.repeats(key: Self.key("enter", zone: "checkout"), id: "new"))
         #expect(!ledger.repeats(key: Self.key("enter", alarm: "dock-watch"), id: "new"))
-        ledger.decided(key: "beacond.asset.missing|tag-06||", id: "D5", time: .seconds(5))
-        #expect(!ledger.repeats(key: "beacond.asset.missing|tag-06||", id: "new"))
-        #expect(DecidedZones.parse(key: "beacond.zone.enterd|a|z|x") == nil)
-        #expect(DecidedZones.parse(key: "beacond.zone.exit|a|z|x")?.place == "a|z|x")
+        let missing = HandOverKey(type: "beacond.asset.missing", subject: "tag-06")
+        ledger.decided(key: missing, id: "D5", time: .seconds(5))
+        #expect(!ledger.repeats(key: missing, id: "new"))
+        #expect(DecidedZones.parse(key: HandOverKey(text: "beacond.zone.enterd|a|z|x")!) == nil)
+        #expect(
+            DecidedZones.parse(key: HandOverKey(text: "beacond.zone.exit|a|z|x")!)?.place
+                == DecidedZones.Place(asset: "a", zone: "z", alarm: "x"))
     }
 
     /// The same alert told again — a locator that decided it, lost the broker before it was

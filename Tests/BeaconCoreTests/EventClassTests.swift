@@ -64,7 +64,9 @@ import Testing
     @Test func theKeyFromThePayloadIsTheKeyReadFromItsCloudEvent() {
         for payload in Self.payloads {
             let body = CloudEvent.text(Event(time: Self.t, payload: payload), id: "e1", gatewayID: "gw1")
-            #expect(SiteDecision.key(payload: payload) == SiteDecision.key(body: body), "\(payload.kind)")
+            let key = HandOverKey(payload: payload)
+            #expect(key == HandOverKey(body: body), "\(payload.kind)")
+            #expect(HandOverKey(text: key.text) == key, "the wire's text reads back: \(key.text)")
         }
     }
 }

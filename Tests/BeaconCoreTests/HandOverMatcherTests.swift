@@ -15,18 +15,18 @@ import Testing
     static func decision(_ id: String, _ type: String, _ asset: String, zone: String, at t: Double) -> SiteDecision {
         let body = body(type, asset, zone: zone, at: t, id: id)
         return SiteDecision(
-            id: id, key: SiteDecision.key(body: body)!, time: Fixture.at(t),
+            id: id, key: HandOverKey(body: body)!, time: Fixture.at(t),
             enqueuedAt: Fixture.at(t) + .milliseconds(10),
             body: body)
     }
 
     @Test func theKeyIsTypeSubjectZoneAndAlarmNotPositionOrTime() {
-        let a = SiteDecision.key(body: Self.body("zone.enter", "cart-1", zone: "dock", at: 1))
-        let b = SiteDecision.key(body: Self.body("zone.enter", "cart-1", zone: "dock", at: 2.5))
-        #expect(a == "beacond.zone.enter|cart-1|dock|traffic" && a == b)
-        #expect(a != SiteDecision.key(body: Self.body("zone.exit", "cart-1", zone: "dock", at: 1)))
-        #expect(a != SiteDecision.key(body: Self.body("zone.enter", "cart-1", zone: "aisle", at: 1)))
-        #expect(SiteDecision.key(body: "not json") == nil)
+        let a = HandOverKey(body: Self.body("zone.enter", "cart-1", zone: "dock", at: 1))
+        let b = HandOverKey(body: Self.body("zone.enter", "cart-1", zone: "dock", at: 2.5))
+        #expect(a?.text == "beacond.zone.enter|cart-1|dock|traffic" && a == b)
+        #expect(a != HandOverKey(body: Self.body("zone.exit", "cart-1", zone: "dock", at: 1)))
+        #expect(a != HandOverKey(body: Self.body("zone.enter", "cart-1", zone: "aisle", at: 1)))
+        #expect(HandOverKey(body: "not json") == nil)
         #expect(
             SiteDecision.handedOver(type: "beacond.zone.enter") && SiteDecision.handedOver(type: "beacond.region.exit"))
         #expect(!SiteDecision.handedOver(type: "beacond.asset.position"))
@@ -77,13 +77,14 @@ import Testing
         }
         #expect(m.held == HandOverMatcher.limit)
         // The oldest went first: cart-0's decision is gone, the newest is kept.
-        let key0 = SiteDecision.key(body: Self.body("zone.enter", "cart-0", zone: "dock", at: 1))!
+        let key0 = HandOverKey(body: Self.body("zone.enter", "cart-0", zone: "dock", at: 1))!
         #expect(m.madeHere(id: "O", key: key0, time: Fixture.at(1), wait: false, at: Fixture.at(2)) == nil)
-        let newest = SiteDecision.key(
+        let newest = HandOverKey(
             body: Self.body("zone.enter", "cart-\(HandOverMatcher.limit + 4)", zone: "dock", at: 1))!
         #expect(m.madeHere(id: "O", key: newest, time: Fixture.at(1), wait: false, at: Fixture.at(2)) != nil)
         // A minute on, nothing is held.
-        _ = m.madeHere(id: "P", key: "k", time: Fixture.at(100), wait: false, at: Fixture.at(100))
+        _ = m.madeHere(
+            id: "P", key: HandOverKey(type: "k", subject: "k"), time: Fixture.at(100), wait: false, at: Fixture.at(100))
         #expect(m.held == 0)
     }
 
@@ -97,7 +98,7 @@ import Testing
         #expect(SiteDecision.decisions(in: text + "\n{\"id\":\"x\"}") == nil)
         // A key that does not match its body: refused (a standby would pair the wrong alert).
         var wrong = decisions[0]
-        wrong.key = "beacond.zone.exit|tag-14|aisle-3|traffic"
+        wrong.key = HandOverKey(text: "beacond.zone.exit|tag-14|aisle-3|traffic")!
         #expect(SiteDecision.decisions(in: wrong.line) == nil)
         // Ids are ids: a line cannot smuggle SQL or topic levels in.
         var badID = decisions[0]

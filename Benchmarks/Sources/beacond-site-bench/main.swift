@@ -208,7 +208,8 @@ func matcher(flood: Int) {
     func decision(_ i: Int) -> SiteDecision {
         let body = "{\"type\":\"beacond.zone.enter\",\"subject\":\"tag-\(i)\",\"data\":{\"zone\":\"dock\"}}"
         return SiteDecision(
-            id: "F\(i)", key: "beacond.zone.enter|tag-\(i)|dock|", time: start, enqueuedAt: start, body: body)
+            id: "F\(i)", key: HandOverKey(type: "beacond.zone.enter", subject: "tag-\(i)", zone: "dock"), time: start,
+            enqueuedAt: start, body: body)
     }
     let made = (0..<(HandOverMatcher.limit + flood)).map(decision)
     // Within one second of one another: no trim runs between them, as in a burst.
@@ -219,7 +220,8 @@ func matcher(flood: Int) {
         _ = m.decided(made[i], at: start)
         if i % 100 == 0 {
             let t = SystemClock.monotonic
-            _ = m.madeHere(id: "O\(i)", key: "beacond.zone.exit|cart|dock|", time: start, wait: true, at: start)
+            let key = HandOverKey(type: "beacond.zone.exit", subject: "cart", zone: "dock")
+            _ = m.madeHere(id: "O\(i)", key: key, time: start, wait: true, at: start)
             engineSide.append(Double(SystemClock.monotonic - t) / 1000)
         }
     }

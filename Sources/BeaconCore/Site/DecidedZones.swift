@@ -16,40 +16,51 @@ public struct DecidedZones: Sendable {
         case enter, dwell, exit
     }
 
+    /// Where a zone alert is about: an asset, a zone, an alarm.
+    public struct Place: Hashable, Sendable {
+        public var asset: String
+        public var zone: String
+        public var alarm: String
+
+        public init(asset: String, zone: String, alarm: String) {
+            (self.asset, self.zone, self.alarm) = (asset, zone, alarm)
+        }
+    }
+
     /// Per place, the last alert decided, its event id (the same alert told again, as a new
     /// locator tells what it holds, is not a repeat of itself) and its time.
-    private var last: [String: (alert: Alert, id: String, time: Timestamp)] = [:]
+    private var last: [Place: (alert: Alert, id: String, time: Timestamp)] = [:]
     /// At most this many places are kept (decisions come from the network): past it, all are
     /// forgotten, and the next alerts are taken as they come.
     public static let limit = 100_000
 
     public init() {}
 
-    /// A zone alert's place and kind from a `SiteDecision.key`
-    /// (`beacond.zone.<kind>|<asset>|<zone>|<alarm>`); nil for any other event.
-    public static func parse(key: String) -> (place: Substring, alert: Alert)? {
-        guard key.hasPrefix("beacond.zone."), let bar = key.firstIndex(of: "|") else { return nil }
-        let kind = key[key.index(key.startIndex, offsetBy: 13)..<bar]
-        guard let alert = Alert(rawValue: String(kind)) else { return nil }
-        return (key[key.index(after: bar)...], alert)
+    /// A zone alert's place and kind from its key (type `beacond.zone.<kind>`, the asset its
+    /// subject); nil for any other event.
+    public static func parse(key: HandOverKey) -> (place: Place, alert: Alert)? {
+        guard key.type.hasPrefix("beacond.zone."), let alert = Alert(rawValue: String(key.type.dropFirst(13))) else {
+            return nil
+        }
+        return (Place(asset: key.subject, zone: key.zone, alarm: key.alarm), alert)
     }
 
     /// A locator decided the alert `id` of `key` at `time` (this gateway or another). One
     /// older than what is known for its place changes nothing: a decision replayed late (or
     /// a stale one sent on purpose) must not undo a newer one.
-    public mutating func decided(key: String, id: String, time: Timestamp) {
+    public mutating func decided(key: HandOverKey, id: String, time: Timestamp) {
         guard let (place, alert) = Self.parse(key: key) else { return }
-        if let known = last[String(place)], known.time > time { return }
-        if last.count >= Self.limit, last[String(place)] == nil { last.removeAll() }
-        last[String(place)] = (alert, id, time)
+        if let known = last[place], known.time > time { return }
+        if last.count >= Self.limit, last[place] == nil { last.removeAll() }
+        last[place] = (alert, id, time)
     }
 
     /// Whether the alert of `key` would tell the consumer nothing new, or contradict what it
     /// was told: an enter or a dwell while it is inside by the last decision (an enter or a
     /// dwell), an exit while outside. False for a place nothing was decided for yet, for the
     /// last decided alert itself (`id`), and for any other event.
-    public func repeats(key: String, id: String) -> Bool {
-        guard let (place, alert) = Self.parse(key: key), let (previous, decidedID, _) = last[String(place)],
+    public func repeats(key: HandOverKey, id: String) -> Bool {
+        guard let (place, alert) = Self.parse(key: key), let (previous, decidedID, _) = last[place],
             decidedID != id
         else { return false }
         switch alert {

@@ -3,7 +3,7 @@
 /// be ahead of the locator's (its own sightings reach it 250 ms before the locator's batch
 /// does) or behind it.
 ///
-/// Two events are the same alert when their `SiteDecision.key`s are equal and their times
+/// Two events are the same alert when their `HandOverKey`s are equal and their times
 /// within `tolerance`; of several candidates, the oldest is taken, so that an enter, exit,
 /// enter of one asset in one zone pair up in order. What stays unpaired for `keep` is
 /// forgotten: an own alert that the locator never decided is delivered under its own id if
@@ -18,8 +18,8 @@ public struct HandOverMatcher: Sendable {
         var serial: Int
     }
 
-    private var decisions: [String: [(decision: SiteDecision, seen: Timestamp, serial: Int)]] = [:]
-    private var own: [String: [Own]] = [:]
+    private var decisions: [HandOverKey: [(decision: SiteDecision, seen: Timestamp, serial: Int)]] = [:]
+    private var own: [HandOverKey: [Own]] = [:]
     private var count = 0
     private var lastTrim: Timestamp?
     /// Every entry in the order it arrived (its serial, key and side), so that the oldest is
@@ -27,7 +27,7 @@ public struct HandOverMatcher: Sendable {
     /// each insert past it a scan of 20,000 keys under the lock the engine's thread takes for
     /// every stored alert (issue 51, item 8). Entries paired or trimmed since are skipped when
     /// met; the queue is compacted as its head advances.
-    private var arrivals: [(serial: Int, key: String, mine: Bool)] = []
+    private var arrivals: [(serial: Int, key: HandOverKey, mine: Bool)] = []
     private var head = 0
     private var nextSerial = 0
 
@@ -64,7 +64,7 @@ public struct HandOverMatcher: Sendable {
 
     /// This gateway's engine made the alert `id`: the locator's decision of it when one came
     /// already (paired and forgotten). Otherwise, when `wait`, it waits for one.
-    public mutating func madeHere(id: String, key: String, time: Timestamp, wait: Bool, at now: Timestamp)
+    public mutating func madeHere(id: String, key: HandOverKey, time: Timestamp, wait: Bool, at now: Timestamp)
         -> SiteDecision?
     {
         trim(at: now)
@@ -83,7 +83,7 @@ public struct HandOverMatcher: Sendable {
     }
 
     /// The next serial, queued as arriving now.
-    private mutating func arrived(_ key: String, mine: Bool) -> Int {
+    private mutating func arrived(_ key: HandOverKey, mine: Bool) -> Int {
         nextSerial += 1
         arrivals.append((nextSerial, key, mine))
         return nextSerial

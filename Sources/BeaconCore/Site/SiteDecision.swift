@@ -13,7 +13,7 @@ public struct SiteDecision: Sendable, Equatable {
     /// The locator's CloudEvents id.
     public var id: String
     /// What makes two gateways' events the same alert: type, subject, zone and alarm.
-    public var key: String
+    public var key: HandOverKey
     /// The event's time.
     public var time: Timestamp
     /// When the locator put it in its outbox (its clock): its `delivered` marks count in these.
@@ -23,7 +23,7 @@ public struct SiteDecision: Sendable, Equatable {
     /// The gateway that decided it (the topic it came on; not in the message).
     public var decider = ""
 
-    public init(id: String, key: String, time: Timestamp, enqueuedAt: Timestamp, body: String) {
+    public init(id: String, key: HandOverKey, time: Timestamp, enqueuedAt: Timestamp, body: String) {
         self.id = id
         self.key = key
         self.time = time
@@ -42,38 +42,10 @@ public struct SiteDecision: Sendable, Equatable {
     /// A stored event of this gateway's as a decision (its time read from the body); nil when
     /// the body is not a CloudEvent.
     public init?(id: String, body: String, enqueuedAt: Timestamp) {
-        guard let key = Self.key(body: body), let event = try? JSONParser.parse(body),
+        guard let event = try? JSONParser.parse(body), let key = HandOverKey(event: event),
             let time = event["time"]?.stringValue.flatMap(RFC3339.parse)
         else { return nil }
         self.init(id: id, key: key, time: time, enqueuedAt: enqueuedAt, body: body)
-    }
-
-    /// The key of a stored CloudEvent: `type|subject|zone|alarm` (the zone and alarm of a zone
-    /// alert; a region's client and id are its subject). nil when the body is not one.
-    public static func key(body: String) -> String? {
-        (try? JSONParser.parse(body)).flatMap(key(event:))
-    }
-
-    /// The key of an event as the engine made it, the same text `key(body:)` reads from its
-    /// CloudEvent: made from the value on the engine's thread, where parsing the JSON written
-    /// a moment before cost a parse per alert (issue 54).
-    public static func key(payload: EventPayload) -> String {
-        var zone = ""
-        var alarm = ""
-        switch payload {
-        case let .zone(alert): (zone, alarm) = (alert.zone, alert.alarm)
-        case let .zoneVisit(visit): zone = visit.zone
-        default: break
-        }
-        return ["beacond." + payload.kind, CloudEvent.subject(payload), zone, alarm].joined(separator: "|")
-    }
-
-    /// The key of a CloudEvent already parsed.
-    static func key(event: JSONValue) -> String? {
-        guard let type = event["type"]?.stringValue, let subject = event["subject"]?.stringValue else { return nil }
-        let data = event["data"]
-        return [type, subject, data?["zone"]?.stringValue ?? "", data?["alarm"]?.stringValue ?? ""]
-            .joined(separator: "|")
     }
 }
 
@@ -83,7 +55,7 @@ extension SiteDecision {
         var w = JSONTextWriter(capacity: body.utf8.count + 128)
         w.openObject()
         w.member("id", id)
-        w.member("key", key)
+        w.member("key", key.text)
         w.member("time", time.unixSeconds)
         w.member("enqueued", enqueuedAt.unixSeconds)
         w.member("body", body)
@@ -103,9 +75,9 @@ extension SiteDecision {
         var out: [SiteDecision] = []
         for line in payload.split(separator: "\n", omittingEmptySubsequences: true) {
             guard let v = try? JSONParser.parse(String(line)), let id = v["id"]?.stringValue,
-                Identifier.problem(id) == nil, let key = v["key"]?.stringValue, let time = v["time"]?.numberValue,
+                Identifier.problem(id) == nil, let text = v["key"]?.stringValue, let time = v["time"]?.numberValue,
                 let enqueued = v["enqueued"]?.numberValue, let body = v["body"]?.stringValue,
-                let event = try? JSONParser.parse(body), SiteDecision.key(event: event) == key,
+                let event = try? JSONParser.parse(body), let key = HandOverKey(event: event), key.text == text,
                 source == nil || event["source"]?.stringValue == source,
                 let time = Timestamp(unixSeconds: time),
                 let enqueued = Timestamp(unixSeconds: enqueued)

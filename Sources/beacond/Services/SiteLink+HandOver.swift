@@ -26,7 +26,7 @@ extension SiteLink {
         let isLocator = gate.isLocator
         var decisions: [SiteDecision] = []
         for event in events where SiteDecision.handedOver(type: event.type) {
-            guard let key = event.key ?? SiteDecision.key(body: event.body) else { continue }
+            guard let key = event.key ?? HandOverKey(body: event.body) else { continue }
             let theirs = matcher.withLock {
                 $0.madeHere(id: event.id, key: key, time: event.time, wait: !isLocator, at: now)
             }
@@ -44,7 +44,7 @@ extension SiteLink {
     /// recorded as decided, unless it repeats the site's last decision for its place — then it
     /// is taken out of every outbox (its engine saw the asset leave and come back where the
     /// last locator did not), counted as `repeated_alert` and logged.
-    private func decide(_ id: String, key: String, time: Timestamp, at now: Timestamp) -> Bool {
+    private func decide(_ id: String, key: HandOverKey, time: Timestamp, at now: Timestamp) -> Bool {
         let repeats = decidedZones.withLock { ledger in
             if ledger.repeats(key: key, id: id) { return true }
             ledger.decided(key: key, id: id, time: time)
