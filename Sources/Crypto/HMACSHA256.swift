@@ -5,11 +5,6 @@ import CCrypto
 /// one it replaced, BENCHMARKS.md). Nil only when libcrypto cannot be loaded
 /// (`AES128.unavailableReason`): the delivery then fails with that reason and is retried.
 public enum HMACSHA256 {
-    /// The MAC of `message` under `key`, as lower-case hex.
-    public static func hex(key: [UInt8], message: [UInt8]) -> String? {
-        mac(key: key, message: message).map { hex($0) }
-    }
-
     /// A MAC as lower-case hex.
     public static func hex(_ mac: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
