@@ -65,8 +65,10 @@ public final class LiveEngine: @unchecked Sendable {
         public var beacons: Int
         public var clients: Int
         public var unplacedReceivers: [String: Int]
-        /// Each receiver's sightings and when it was last heard (`BeaconEngine.tally`).
-        public var receivers: [String: ReceiverTally]
+        /// Each receiver's sightings and when it was last heard (`BeaconEngine.tally`), by name:
+        /// made when asked, from the table kept at the turn.
+        public var receivers: [String: ReceiverTally] { BeaconEngine.byName(receiverTable) }
+        private var receiverTable: (names: [String], tallies: [ReceiverTally])
         /// When the engine last answered or ended a turn (nil: neither yet).
         public var lastTurn: Timestamp?
         /// The same moment as time since boot (`LiveEngine.elapsed`), when the daemon gives it:
@@ -79,7 +81,7 @@ public final class LiveEngine: @unchecked Sendable {
             beacons = engine.beaconCount
             clients = engine.clientIDs.count
             unplacedReceivers = engine.tracker?.unplacedReceivers ?? [:]
-            receivers = engine.receiverTallies
+            receiverTable = engine.receiverTable
             self.lastTurn = lastTurn
             lastTurnElapsed = elapsed
         }

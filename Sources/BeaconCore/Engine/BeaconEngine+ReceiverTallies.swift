@@ -39,11 +39,17 @@ extension BeaconEngine {
     }
 
     /// Each receiver that has given the engine a sighting, by name.
-    public var receiverTallies: [String: ReceiverTally] {
+    public var receiverTallies: [String: ReceiverTally] { Self.byName(receiverTable) }
+
+    /// The receiver table's names and tallies as they stand, slot by slot: what a glance keeps
+    /// at every turn, two array references rather than a dictionary built (`byName` builds it
+    /// when someone asks).
+    public var receiverTable: (names: [String], tallies: [ReceiverTally]) { (receiverNames, receiverHeard) }
+
+    /// The receivers of a `receiverTable` that have given a sighting, by name.
+    public static func byName(_ table: (names: [String], tallies: [ReceiverTally])) -> [String: ReceiverTally] {
         var out: [String: ReceiverTally] = [:]
-        for (slot, tally) in receiverHeard.enumerated() where tally.sightings > 0 {
-            out[receiverNames[slot]] = tally
-        }
+        for (slot, tally) in table.tallies.enumerated() where tally.sightings > 0 { out[table.names[slot]] = tally }
         return out
     }
 }
