@@ -38,10 +38,10 @@ struct DecidedZonesTests {
         let missing = HandOverKey(type: "beacond.asset.missing", subject: "tag-06")
         ledger.decided(key: missing, id: "D5", time: .seconds(5))
         #expect(!ledger.repeats(key: missing, id: "new"))
-        #expect(DecidedZones.parse(key: HandOverKey(text: "beacond.zone.enterd|a|z|x")!) == nil)
-        #expect(
-            DecidedZones.parse(key: HandOverKey(text: "beacond.zone.exit|a|z|x")!)?.place
-                == DecidedZones.Place(asset: "a", zone: "z", alarm: "x"))
+        #expect(DecidedZones.parse(key: HandOverKey(type: "beacond.zone.enterd", subject: "a", zone: "z")) == nil)
+        let place = DecidedZones.parse(key: HandOverKey(type: "beacond.zone.exit", subject: "a", zone: "z", alarm: "x"))
+        #expect(place?.place.asset == "a" && place?.place.zone == "z" && place?.place.alarm == "x")
+        #expect(place?.alert == .exit)
     }
 
     /// The same alert told again — a locator that decided it, lost the broker before it was

@@ -98,7 +98,7 @@ import Testing
         #expect(SiteDecision.decisions(in: text + "\n{\"id\":\"x\"}") == nil)
         // A key that does not match its body: refused (a standby would pair the wrong alert).
         var wrong = decisions[0]
-        wrong.key = HandOverKey(text: "beacond.zone.exit|tag-14|aisle-3|traffic")!
+        wrong.key = HandOverKey(type: "beacond.zone.exit", subject: "tag-14", zone: "aisle-3", alarm: "traffic")
         #expect(SiteDecision.decisions(in: wrong.line) == nil)
         // Ids are ids: a line cannot smuggle SQL or topic levels in.
         var badID = decisions[0]

@@ -1,4 +1,3 @@
-import BeaconCore
 import BeaconRuntime
 import BlueZ
 import Logs
@@ -6,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import BeaconCore
 @testable import beacond
 
 /// What the scanner reports, in process: sightings go on as they came (already under their

@@ -7,7 +7,7 @@
 /// `exit_timeout` after its last sighting.
 extension BeaconEngine {
     /// Whether the gateway's own radios are blind now (`setBlind`).
-    public var isBlind: Bool { blind }
+    var isBlind: Bool { blind }
 
     public mutating func setBlind(_ isBlind: Bool) {
         guard isBlind != blind else { return }

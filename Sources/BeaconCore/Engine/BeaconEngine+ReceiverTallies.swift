@@ -39,7 +39,7 @@ extension BeaconEngine {
     }
 
     /// Each receiver that has given the engine a sighting, by name.
-    public var receiverTallies: [String: ReceiverTally] { Self.byName(receiverTable) }
+    var receiverTallies: [String: ReceiverTally] { Self.byName(receiverTable) }
 
     /// The receiver table's names and tallies as they stand, slot by slot: what a glance keeps
     /// at every turn, two array references rather than a dictionary built (`byName` builds it

@@ -21,10 +21,6 @@ public struct DecidedZones: Sendable {
         public var asset: String
         public var zone: String
         public var alarm: String
-
-        public init(asset: String, zone: String, alarm: String) {
-            (self.asset, self.zone, self.alarm) = (asset, zone, alarm)
-        }
     }
 
     /// Per place, the last alert decided, its event id (the same alert told again, as a new

@@ -3,8 +3,9 @@
 /// published; text (`type|subject|zone|alarm`) only on the wire, in a `decided` message.
 ///
 /// Why typed: the key was text made by joining four strings per alert, and read back by
-/// splitting it (`DecidedZones`) at every alert a locator decided (issue 54). Ids have no
-/// `|` (`Identifier`), nor do event types, so the text form reads back unambiguously.
+/// splitting it (`DecidedZones`) at every alert a locator decided (issue 54). A line's text is
+/// only compared with the key of the body it carries; ids have no `|` (`Identifier`), nor do
+/// event types, so two different keys never share a text.
 public struct HandOverKey: Hashable, Sendable, CustomStringConvertible {
     /// The CloudEvents type, `beacond.zone.enter` and the like.
     public var type: String
@@ -48,11 +49,4 @@ public struct HandOverKey: Hashable, Sendable, CustomStringConvertible {
     /// The wire's text: `type|subject|zone|alarm`.
     public var text: String { [type, subject, zone, alarm].joined(separator: "|") }
     public var description: String { text }
-
-    /// The key a `decided` message's line gives; nil unless it has the four parts.
-    public init?(text: String) {
-        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        self.init(type: String(parts[0]), subject: String(parts[1]), zone: String(parts[2]), alarm: String(parts[3]))
-    }
 }
