@@ -98,17 +98,21 @@ extension StateStore {
         counts: inout HistoryCounts
     ) throws(SQLiteError) {
         let insertEvent = try db.cached(
-            "INSERT OR IGNORE INTO event (id, type, time_ns, body, telemetry) VALUES (?, ?, ?, ?, ?)")
+            "INSERT OR IGNORE INTO event (id, type, time_ns, body, telemetry) VALUES (?, ?, ?, '', ?)")
+        let insertBody = try db.cached("INSERT INTO event_body (seq, body) VALUES (?, ?)")
         let insertOutbox = try db.cached(
-            "INSERT INTO outbox (webhook, event_id, type, body, enqueued_ns) VALUES (?, ?, ?, ?, ?)")
+            "INSERT INTO outbox (webhook, event_id, type, body, body_seq, enqueued_ns) VALUES (?, ?, ?, '', ?, ?)")
         for e in events {
             let telemetry = HistoryRetention.isTelemetry(e.type)
-            try insertEvent.execute([e.id, e.type, e.time.nanoseconds, e.body, telemetry ? 1 : 0])
+            try insertEvent.execute([e.id, e.type, e.time.nanoseconds, telemetry ? 1 : 0])
             // Stored already (a copy kept through a crash, `UnsavedKeep`): routed already.
             guard db.changes > 0 else { continue }
+            // The body once, under the history row's seq; every outbox row points at it.
+            let seq = db.lastInsertedRowID
+            try insertBody.execute([seq, e.body])
             counts.add(telemetry: telemetry, 1)
             for webhook in webhooks(e) {
-                try insertOutbox.execute([webhook, e.id, e.type, e.body, now.nanoseconds])
+                try insertOutbox.execute([webhook, e.id, e.type, seq, now.nanoseconds])
             }
         }
     }
@@ -139,6 +143,14 @@ extension StateStore {
             counts.add(telemetry: telemetry, -db.changes)
         }
     }
+
+    /// A history row's body (`e`): in `event_body` under its seq, or in the row for one
+    /// written before v13 (`oneBodyMigration`).
+    static let eventBody = "COALESCE(b.body, e.body)"
+    static let joinEventBody = "LEFT JOIN event_body b ON b.seq = e.seq"
+    /// An outbox row's body (`o`): the one its `body_seq` points at, or its own before v13.
+    static let outboxBody = "CASE WHEN o.body_seq IS NULL THEN o.body ELSE b.body END"
+    static let joinOutboxBody = "LEFT JOIN event_body b ON b.seq = o.body_seq"
 
     /// The most events of a class one commit deletes: about 30 ms of the engine's thread.
     static let trimChunk = 2_000
@@ -215,10 +227,10 @@ extension StateStore {
             var arguments: [any SQLBindable] = []
             func bound(_ id: String, _ comparison: String) throws(SQLiteError) {
                 if let seq = try db.scalarInt64("SELECT seq FROM event WHERE id = ?", [id]) {
-                    conditions.append("seq \(comparison) ?")
+                    conditions.append("e.seq \(comparison) ?")
                     arguments.append(seq)
                 } else {
-                    conditions.append("id \(comparison) ?")
+                    conditions.append("e.id \(comparison) ?")
                     arguments.append(id)
                 }
             }
@@ -228,12 +240,12 @@ extension StateStore {
                 // Through the class indexes: the first row of the time range, then by seq.
                 let first = try db.scalarInt64(
                     "SELECT MIN(seq) FROM event WHERE telemetry IN (0, 1) AND time_ns >= ?", [since.nanoseconds])
-                conditions.append("seq >= ? AND time_ns >= ?")
+                conditions.append("e.seq >= ? AND e.time_ns >= ?")
                 arguments += [first ?? Int64.max, since.nanoseconds]
             }
-            var sql = "SELECT id, type, time_ns, body FROM event"
+            var sql = "SELECT e.id, e.type, e.time_ns, \(Self.eventBody) FROM event e \(Self.joinEventBody)"
             if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-            sql += order.newestFirst ? " ORDER BY seq DESC" : " ORDER BY seq"
+            sql += order.newestFirst ? " ORDER BY e.seq DESC" : " ORDER BY e.seq"
             var page = EventPage(events: [], cursor: id, atEnd: true)
             var scanned = 0
             try db.prepare(sql).forEachRow(arguments) { row in

@@ -46,8 +46,8 @@ extension StateStore {
         try db.read { (db) throws(SQLiteError) in
             try db.rows(
                 """
-                SELECT seq, event_id, type, body, enqueued_ns FROM outbox WHERE webhook = ? AND seq > ?
-                ORDER BY seq LIMIT ?
+                SELECT o.seq, o.event_id, o.type, \(Self.outboxBody), o.enqueued_ns FROM outbox o \(Self.joinOutboxBody)
+                WHERE o.webhook = ? AND o.seq > ? ORDER BY o.seq LIMIT ?
                 """,
                 [webhook, seq, limit]
             ) {
@@ -97,9 +97,9 @@ extension StateStore {
         return try db.read { (db) throws(SQLiteError) in
             try db.rows(
                 """
-                SELECT event_id, body, MIN(enqueued_ns) FROM outbox
-                WHERE decider IS NULL AND type NOT IN (\(placeholders.isEmpty ? "''" : placeholders))
-                GROUP BY event_id ORDER BY MIN(seq)
+                SELECT o.event_id, \(Self.outboxBody), MIN(o.enqueued_ns) FROM outbox o \(Self.joinOutboxBody)
+                WHERE o.decider IS NULL AND o.type NOT IN (\(placeholders.isEmpty ? "''" : placeholders))
+                GROUP BY o.event_id ORDER BY MIN(o.seq)
                 """, types
             ) { (id: $0.string(0), body: $0.string(1), enqueuedAt: Timestamp(nanoseconds: $0.int64(2))) }
         }
@@ -127,14 +127,31 @@ extension StateStore {
         ownID: String, id: String, body: String, time: Timestamp, decider: String, enqueuedAt: Timestamp
     ) throws -> Int {
         let taken = try db.write { (db) throws(SQLiteError) in
+            // The body the entries share (`oneBodyMigration`) becomes the decider's; rows
+            // from before it carry their own copy, and take it in the row.
+            let ownSeq = try db.scalarInt64("SELECT seq FROM event WHERE id = ?", [ownID])
+            let bodySeq =
+                try db.scalarInt64(
+                    "SELECT body_seq FROM outbox WHERE event_id = ? AND body_seq IS NOT NULL LIMIT 1", [ownID])
+                ?? ownSeq
             try db.execute(
-                "UPDATE outbox SET event_id = ?, body = ?, decider = ?, decider_enqueued_ns = ? WHERE event_id = ?",
-                [id, body, decider, enqueuedAt.nanoseconds, ownID])
+                """
+                UPDATE outbox SET event_id = ?, body = CASE WHEN body_seq IS NULL THEN ? ELSE '' END, decider = ?,
+                  decider_enqueued_ns = ? WHERE event_id = ?
+                """, [id, body, decider, enqueuedAt.nanoseconds, ownID])
             let entries = db.changes
+            if let bodySeq { try db.execute("UPDATE event_body SET body = ? WHERE seq = ?", [body, bodySeq]) }
             try db.execute(
-                "UPDATE OR IGNORE event SET id = ?, body = ?, time_ns = ? WHERE id = ?",
+                "UPDATE OR IGNORE event SET id = ?, body = CASE WHEN body = '' THEN '' ELSE ? END, time_ns = ? WHERE id = ?",
                 [id, body, time.nanoseconds, ownID])
             guard db.changes == 0 else { return (entries, false) }
+            // The history holds `id` already: the entries point at that row's body, and the
+            // own row goes (its body with it, nothing pointing at it any more).
+            if let kept = try db.scalarInt64("SELECT seq FROM event WHERE id = ?", [id]), let bodySeq, kept != bodySeq {
+                try db.execute("INSERT OR REPLACE INTO event_body (seq, body) VALUES (?, ?)", [kept, body])
+                try db.execute(
+                    "UPDATE outbox SET body_seq = ? WHERE event_id = ? AND body_seq = ?", [kept, id, bodySeq])
+            }
             try db.execute("DELETE FROM event WHERE id = ?", [ownID])
             return (entries, db.changes > 0)
         }
@@ -163,8 +180,8 @@ extension StateStore {
             try db.execute(
                 """
                 INSERT INTO dead_letter (webhook, event_id, type, body, enqueued_ns, dead_ns, reason)
-                SELECT webhook, event_id, type, body, enqueued_ns, ?, ? FROM outbox
-                WHERE webhook = ? AND enqueued_ns < ? ORDER BY seq
+                SELECT o.webhook, o.event_id, o.type, \(Self.outboxBody), o.enqueued_ns, ?, ? FROM outbox o
+                \(Self.joinOutboxBody) WHERE o.webhook = ? AND o.enqueued_ns < ? ORDER BY o.seq
                 """, [now.nanoseconds, reason, webhook, cutoff.nanoseconds])
             try db.execute("DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ?", [webhook, cutoff.nanoseconds])
             let moved = db.changes

@@ -17,7 +17,7 @@ import Testing
     /// The steps, as the list names them (the first name in code of each item).
     static let steps = [
         "DeviceSignal.parse", "DeviceRecord.apply", "DeviceRecord.sighting", "BeaconDecoder", "RegionMonitor",
-        "CloudEvent.text", "StateStore.commit", "StateStore.commit", "StateStore.pending", "SignedRequest",
+        "CloudEvent.text", "StateStore.commit", "StateStore.pending", "SignedRequest",
     ]
 
     static func documented() throws -> [String] {
@@ -78,7 +78,7 @@ import Testing
         let events = engine.ingest(heard).filter { $0.payload.kind == "region.enter" }
         #expect(events.count == 1)
 
-        // 6–8: published, stored in the history and the webhook's outbox.
+        // 6–7: published, its body stored once for the history and the webhook's outbox.
         let store = try StateStore(directory: try Executables.temporaryDirectory().path)
         let hook = WebhookWorker.Settings(
             id: "crm", url: "http://127.0.0.1:9/hook", events: EventTypeGlob(["*"]), secret: Array("k".utf8),
@@ -90,7 +90,7 @@ import Testing
         publisher.publish(events)
         #expect(try store.events().map(\.type) == ["beacond.region.enter"])
 
-        // 9–10: the worker's thread.
+        // 8–9: the worker's thread.
         let batch = try store.pending(webhook: "crm", limit: 10)
         #expect(batch.count == 1)
         let request = try SignedRequest(hook, events: batch.map(\.body), at: t, messageID: batch[0].eventID)

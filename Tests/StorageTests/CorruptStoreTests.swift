@@ -74,14 +74,18 @@ import Testing
         #expect(report.error.isCorruption)
         #expect(try report.copy?.get() == store.path + ".corrupt-1763924040")
         #expect(FileManager.default.fileExists(atPath: store.path + ".corrupt-1763924040"))
-        #expect(Set(report.carried).isSuperset(of: ["api_region", "alarm_flag", "region_state", "outbox"]))
+        #expect(
+            Set(report.carried).isSuperset(of: ["api_region", "alarm_flag", "region_state", "outbox", "event_body"]))
         #expect(try store.events().map(\.id) == ["e3"], "the history went with the damage")
         #expect(try store.loadOverrides() == [.monitor(client: "app", region: RegionSpec(id: "added", uuid: uuid))])
         #expect(try store.loadAlarmFlags() == ["night": false])
         #expect(try store.loadRegions().snapshots == [region])
         let pending = try store.pending(webhook: "crm", limit: 10)
         #expect(pending.map(\.eventID) == ["e1", "e2", "e3"], "the backlog is carried")
+        #expect(pending.map(\.body) == ["e1", "e2", "e3"].map { Self.event($0).body })
         #expect(pending.last!.seq > pendingBefore.last!.seq, "sequence numbers go on from the old file's")
+        let bodies = try SQLiteConnection(path: store.path).scalarInt64("SELECT COUNT(*) FROM event_body")
+        #expect(bodies == 3, "the backlog's bodies and e3's, not the history's")
         let check = try SQLiteConnection(path: store.path).rows("PRAGMA integrity_check") { $0.string(0) }
         #expect(check == ["ok"])
     }

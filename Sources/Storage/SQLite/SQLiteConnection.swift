@@ -78,4 +78,6 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
+    /// The rowid the last successful INSERT on this connection gave its row.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }

@@ -16,15 +16,27 @@ extension SQLiteDatabase {
     /// What to keep when the file is emptied.
     public struct Recovery: Sendable {
         /// Tables whose rows are copied to the emptied file if they can still be read and
-        /// number at most the given count (they are held in memory meanwhile).
-        public var carried: [(table: String, limit: Int)]
+        /// number at most the given count (they are held in memory meanwhile); with a
+        /// condition, only the rows it selects (it may name a table carried before, as
+        /// `carried.<table>`).
+        public var carried: [Carried]
         /// Where to keep a copy of the corrupt file, for a post-mortem (nil: none).
         public var copyPath: @Sendable () -> String?
         /// Told once the file has been emptied.
         public var report: @Sendable (Report) -> Void
 
+        public struct Carried: Sendable {
+            public var table: String
+            public var limit: Int
+            public var condition: String?
+
+            public init(_ table: String, limit: Int = .max, where condition: String? = nil) {
+                (self.table, self.limit, self.condition) = (table, limit, condition)
+            }
+        }
+
         public init(
-            carried: [(table: String, limit: Int)], copyPath: @escaping @Sendable () -> String?,
+            carried: [Carried], copyPath: @escaping @Sendable () -> String?,
             report: @escaping @Sendable (Report) -> Void
         ) {
             self.carried = carried
@@ -71,14 +83,16 @@ extension SQLiteDatabase {
         do {
             try connection.execute("ATTACH DATABASE ':memory:' AS carried")
             defer { try? connection.execute("DETACH DATABASE carried") }
-            for (table, limit) in recovery.carried {
+            for item in recovery.carried {
+                let table = item.table
+                let rowsCarried = "FROM main.\(table)" + (item.condition.map { " WHERE " + $0 } ?? "")
                 do {
-                    let rows = try connection.scalarInt64("SELECT COUNT(*) FROM main.\(table)") ?? 0
-                    guard rows <= limit else {
+                    let rows = try connection.scalarInt64("SELECT COUNT(*) " + rowsCarried) ?? 0
+                    guard rows <= item.limit else {
                         lost.append(table)
                         continue
                     }
-                    try connection.execute("CREATE TABLE carried.\(table) AS SELECT * FROM main.\(table)")
+                    try connection.execute("CREATE TABLE carried.\(table) AS SELECT * " + rowsCarried)
                     carried.append(table)
                 } catch {
                     lost.append(table)
