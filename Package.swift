@@ -29,6 +29,8 @@ let package = Package(
         // libcrypto (Debian: libssl3; libssl-dev to build) behind a few C functions, loaded with
         // dlopen at first use: AES-128 for phones' private addresses, HMAC-SHA256 for signatures.
         .target(name: "CCrypto", dependencies: ["CLoader"]),
+        // ESPHome's native API as a client of Bluetooth proxies: frames, messages, the session.
+        .target(name: "ESPHome", dependencies: ["BeaconCore"]),
         // The two primitives the daemon needs, over libcrypto, with their key schedules kept.
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         // YAML text -> validated configuration; every error carries file:line:column and the key.
@@ -120,6 +122,7 @@ let package = Package(
             ]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "BeaconConfig", "Crypto", "Simulation"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
+        .testTarget(name: "ESPHomeTests", dependencies: ["ESPHome", "BeaconCore"]),
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", dependencies: ["Logs"], path: "Tests/TestSupport"),
         .testTarget(
