@@ -32,6 +32,8 @@ public struct Config: Sendable, Equatable {
     public var tags = TagRules()
     /// `analytics:` (SPEC §8): how long the zone roll-ups and heat map are kept.
     public var analytics = AnalyticsSettings()
+    /// `esphome:` (SPEC §9): ESPHome Bluetooth proxies as receivers.
+    public var esphome: [ESPHomeProxySpec] = []
 
     public init() {}
 
@@ -49,8 +51,16 @@ public struct Config: Sendable, Equatable {
     /// The receivers that are this gateway's adapters: those it names (or that name no
     /// gateway), less those fed by another system's messages (SPEC §9).
     public var ownReceivers: [ReceiverSpec] {
-        let foreign = site?.foreign.receiverIDs ?? []
+        let foreign = (site?.foreign.receiverIDs ?? []).union(esphome.map(\.receiver))
         return receivers.filter { $0.belongs(to: gateway.id) && !foreign.contains($0.id) }
+    }
+
+    /// The ESPHome proxies this gateway connects to: those whose receiver is its own (names
+    /// no gateway, or this one). In a site each names its gateway (checked), so one
+    /// connection, one gateway, hears a proxy: its advertisements are not counted twice.
+    public var ownESPHomeProxies: [ESPHomeProxySpec] {
+        let own = Set(receivers.filter { $0.belongs(to: gateway.id) }.map(\.id))
+        return esphome.filter { own.contains($0.receiver) }
     }
 
     /// Receivers with positions, assets, zones and alarms, as the engine's tracker takes them.

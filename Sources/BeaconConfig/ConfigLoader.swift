@@ -4,7 +4,7 @@ import BeaconCore
 public enum ConfigLoader {
     static let sections = [
         "gateway", "bluetooth", "monitoring", "clients", "receivers", "assets", "zones", "alarms", "positioning", "api",
-        "webhooks", "history", "http", "simulation", "site", "calibration", "tags", "analytics",
+        "webhooks", "history", "http", "simulation", "site", "calibration", "tags", "analytics", "esphome",
     ]
 
     /// - Parameters:

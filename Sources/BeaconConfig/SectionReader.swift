@@ -49,6 +49,9 @@ struct SectionReader {
         if let n = root["calibration"] { readCalibration(n, &config.calibration, receivers: config.receivers) }
         if let n = root["tags"] { readTags(n, &config.tags) }
         if let n = root["analytics"] { readAnalytics(n, &config.analytics) }
+        if let n = root["esphome"] {
+            config.esphome = readESPHome(n, receivers: config.receivers, inSite: config.site != nil)
+        }
     }
 
     /// Calls `body` with the node of `key` when the key is present and not null.
