@@ -94,7 +94,7 @@ let package = Package(
             dependencies: [
                 "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "Crypto", "Storage", "Publishing", "API",
                 "APIModel", "HTTPServer",
-                logging, "Simulation", "Systemd", "POSIX", "MQTT",
+                logging, "Simulation", "Systemd", "POSIX", "MQTT", "ESPHome", "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

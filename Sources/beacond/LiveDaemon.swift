@@ -207,6 +207,9 @@ struct LiveDaemon {
                         clock: WallClock.now, logger: logger),
                 ] + (site.map { [$0] } ?? []) + [
                     input,
+                    ESPHomeProxies(
+                        proxies: simulationSeed == nil ? config.ownESPHomeProxies : [], clock: WallClock.now,
+                        logger: logger, deliver: own),
                     StateVerifier(store: store, logger: logger),
                     systemd,
                 ])

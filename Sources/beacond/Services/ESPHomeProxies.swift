@@ -1,0 +1,260 @@
+import BeaconConfig
+import BeaconCore
+import BeaconRuntime
+import CLinux
+import ESPHome
+import Glibc
+import Logging
+import POSIX
+import Synchronization
+
+/// ESPHome Bluetooth proxies as receivers (SPEC §9): one thread keeps a connection to each
+/// proxy of `esphome:` this gateway connects to, as a client of ESPHome's native API
+/// (`ProxySession`), and hands every advertisement it forwards on as a sighting of the
+/// proxy's receiver — to the engine, and in a site to the locator, as the radios' are.
+///
+/// Why one thread for all: a store's 50 proxies are 50 quiet sockets; `poll` over them costs
+/// nothing while they are quiet, and a proxy that hangs or never answers holds up none of the
+/// others (connections are opened without blocking). A lost connection is opened again after
+/// a backoff with jitter (1 s doubling to a minute), told once in the log with its reason.
+final class ESPHomeProxies: DaemonService, Sendable {
+    let name = "esphome"
+    let startsAfter = ["engine"]
+    private let proxies: [ESPHomeProxySpec]
+    private let deliver: @Sendable ([Sighting]) -> Void
+    private let clock: @Sendable () -> Timestamp
+    private let logger: Logger
+    private let threads = ServiceThreads()
+    private let stopRequested = Atomic<Bool>(false)
+    /// Written at a stop, so the poll wakes at once.
+    private let wake: Int32
+    /// Each proxy's state as the loop last left it, for status and metrics.
+    let states: Mutex<[ESPHomeProxyState]>
+
+    init(
+        proxies: [ESPHomeProxySpec], clock: @escaping @Sendable () -> Timestamp, logger: Logger,
+        deliver: @escaping @Sendable ([Sighting]) -> Void
+    ) {
+        self.proxies = proxies
+        self.clock = clock
+        self.logger = logger
+        self.deliver = deliver
+        wake = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        states = Mutex(proxies.map { ESPHomeProxyState(spec: $0) })
+    }
+
+    deinit { close(wake) }
+
+    func start() throws {
+        guard !proxies.isEmpty else { return }
+        threads.spawn(named: "beacond-esphome") { [self] in run() }
+        logger.info("esphome.started", metadata: ["proxies": "\(proxies.map(\.receiver).joined(separator: ","))"])
+    }
+
+    func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+        threads.join()
+    }
+
+    private func run() {
+        var links = proxies.map { ProxyLink(spec: $0, receiver: ReceiverID($0.receiver) ?? .unlisted) }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while !stopRequested.load(ordering: .acquiring) {
+            let now = clock()
+            for i in links.indices {
+                if links[i].fd < 0, now >= links[i].retryAt { open(&links[i], at: now) }
+                if links[i].session != nil {
+                    let out = links[i].session!.tick(at: now)
+                    handle(out, &links[i], at: now)
+                }
+            }
+            var polled = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            var which: [Int] = []
+            for (i, link) in links.enumerated() where link.fd >= 0 {
+                polled.append(pollfd(fd: link.fd, events: Int16(link.connecting ? POLLOUT : POLLIN), revents: 0))
+                which.append(i)
+            }
+            let soonest = links.filter { $0.fd < 0 }.map { $0.retryAt - now }.min() ?? .seconds(1)
+            let timeout = Int32(max(10, min(1000, soonest.nanoseconds / 1_000_000)))
+            guard poll(&polled, nfds_t(polled.count), timeout) > 0 else {
+                publishStates(links)
+                continue
+            }
+            let after = clock()
+            for (k, i) in which.enumerated() where polled[k + 1].revents != 0 {
+                if links[i].connecting {
+                    connected(&links[i], at: after)
+                } else {
+                    read(&links[i], into: &buffer, at: after)
+                }
+            }
+            publishStates(links)
+        }
+        for i in links.indices where links[i].fd >= 0 {
+            if var session = links[i].session { send(session.disconnect("beacond stopping"), on: links[i].fd) }
+            close(links[i].fd)
+            links[i].fd = -1
+        }
+    }
+
+    private func open(_ link: inout ProxyLink, at now: Timestamp) {
+        switch TCPConnect.start(host: link.spec.host, port: link.spec.port) {
+        case let .success(fd):
+            (link.fd, link.connecting, link.attemptStarted) = (fd, true, now)
+        case let .failure(why):
+            fail(&link, "\(link.spec.host):\(link.spec.port): \(why)", at: now)
+        }
+    }
+
+    private func connected(_ link: inout ProxyLink, at now: Timestamp) {
+        if let why = TCPConnect.finish(link.fd) {
+            return fail(&link, "\(link.spec.host):\(link.spec.port): \(why)", at: now)
+        }
+        link.connecting = false
+        let session = ProxySession(settings: .init(password: link.spec.password), at: now)
+        send(session.opening(), on: link.fd)
+        link.session = session
+    }
+
+    private func read(_ link: inout ProxyLink, into buffer: inout [UInt8], at now: Timestamp) {
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(link.fd, $0.baseAddress, $0.count) }
+        if n == 0 { return fail(&link, "the proxy closed the connection", at: now) }
+        if n < 0 {
+            if errno == EAGAIN || errno == EINTR { return }
+            return fail(&link, "read: \(String(cString: strerror(errno)))", at: now)
+        }
+        let wasListening = link.session?.phase == .listening
+        guard let out = link.session?.receive(buffer[0..<n], at: now) else { return }
+        if !wasListening, let session = link.session, session.phase == .listening {
+            link.connectedSince = now
+            link.failures = 0
+            link.lastError = nil
+        }
+        handle(out, &link, at: now)
+    }
+
+    private func handle(_ out: ProxySession.Output, _ link: inout ProxyLink, at now: Timestamp) {
+        if !out.send.isEmpty { send(out.send, on: link.fd) }
+        if !out.advertisements.isEmpty {
+            var batch: [Sighting] = []
+            batch.reserveCapacity(out.advertisements.count)
+            for ad in out.advertisements {
+                do {
+                    batch.append(try ad.sighting(receiver: link.receiver, at: now))
+                } catch {
+                    link.refused += 1
+                    if link.refused == 1 || link.refused % 1000 == 0 {
+                        logger.warning(
+                            "esphome.advertisement_refused",
+                            metadata: [
+                                "proxy": "\(link.spec.receiver)", "reason": "\(error)", "count": "\(link.refused)",
+                            ])
+                    }
+                }
+            }
+            link.advertisements += batch.count
+            if !batch.isEmpty { deliver(batch) }
+        }
+        if link.session.map({ $0.phase == .listening && link.identityLogged == false }) == true,
+            let identity = link.session?.identity, !identity.model.isEmpty
+        {
+            link.identityLogged = true
+            logger.info(
+                "esphome.connected",
+                metadata: [
+                    "proxy": "\(link.spec.receiver)", "name": "\(identity.name)", "model": "\(identity.model)",
+                    "esphome": "\(identity.esphomeVersion)", "host": "\(link.spec.host):\(link.spec.port)",
+                ])
+        }
+        if let reason = out.closed { fail(&link, reason, at: now) }
+    }
+
+    private func send(_ bytes: [UInt8], on fd: Int32) {
+        guard !bytes.isEmpty, fd >= 0 else { return }
+        var at = 0
+        while at < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + at, bytes.count - at, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                at += n
+                continue
+            }
+            guard n < 0, errno == EAGAIN || errno == EINTR else { return }
+            var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&p, 1, 1000) == 1 else { return }
+        }
+    }
+
+    private func fail(_ link: inout ProxyLink, _ reason: String, at now: Timestamp) {
+        if link.fd >= 0 { close(link.fd) }
+        let wasListening = link.connectedSince != nil
+        (link.fd, link.connecting, link.session, link.connectedSince) = (-1, false, nil, nil)
+        link.identityLogged = false
+        link.failures += 1
+        var random = SystemRandomNumberGenerator()
+        let wait = Backoff.delay(
+            failures: link.failures, first: .seconds(1), longest: .seconds(60),
+            jitter: Double.random(in: 0..<1, using: &random))
+        link.retryAt = now + wait
+        // Told when it changes: a proxy down for a day is one line, not 1,440.
+        if reason != link.lastError || wasListening {
+            logger.warning(
+                "esphome.disconnected",
+                metadata: [
+                    "proxy": "\(link.spec.receiver)", "host": "\(link.spec.host):\(link.spec.port)",
+                    "reason": "\(reason)",
+                    "retry_in": "\(wait)",
+                ])
+        }
+        link.lastError = reason
+    }
+
+    private func publishStates(_ links: [ProxyLink]) {
+        states.withLock { states in
+            for (i, link) in links.enumerated() {
+                states[i].connectedSince = link.connectedSince
+                states[i].identity = link.session?.identity ?? states[i].identity
+                states[i].advertisements = link.advertisements
+                states[i].refused = link.refused
+                states[i].lastError = link.lastError
+            }
+        }
+    }
+}
+
+/// One proxy's connection as the loop holds it.
+private struct ProxyLink {
+    let spec: ESPHomeProxySpec
+    let receiver: ReceiverID
+    var fd: Int32 = -1
+    var connecting = false
+    var attemptStarted = Timestamp(nanoseconds: 0)
+    var session: ProxySession?
+    var connectedSince: Timestamp?
+    var identityLogged = false
+    var failures = 0
+    var retryAt = Timestamp(nanoseconds: 0)
+    var advertisements = 0
+    var refused = 0
+    var lastError: String?
+
+    init(spec: ESPHomeProxySpec, receiver: ReceiverID) {
+        self.spec = spec
+        self.receiver = receiver
+    }
+}
+
+/// What status and metrics show of a proxy.
+struct ESPHomeProxyState: Sendable {
+    let spec: ESPHomeProxySpec
+    var connectedSince: Timestamp?
+    var identity: ProxyIdentity?
+    var advertisements = 0
+    var refused = 0
+    var lastError: String?
+
+    init(spec: ESPHomeProxySpec) { self.spec = spec }
+}

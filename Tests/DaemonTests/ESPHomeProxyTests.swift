@@ -1,0 +1,132 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// SPEC §9, issue 55: ESPHome Bluetooth proxies as receivers, against a fake proxy built on
+/// aioesphomeapi's messages (`FakeESPHomeProxy`) — first checked against aioesphomeapi's own
+/// client, then beacond against it.
+@Suite(.serialized) struct ESPHomeProxyTests {
+    static let uuid = "e2c56db5dffb48d2b060d0f5a71096e0"
+    static let adverts = [
+        FakeESPHomeProxy.Advert.iBeacon(address: "C3:11:22:33:44:55", rssi: -67, uuid: uuid, major: 42, minor: 7),
+        FakeESPHomeProxy.Advert(
+            address: "00:1A:7D:DA:71:13", rssi: -80, addressType: 0,
+            data: "0303aafe0c16aafe10ee02616263646500050954616731"),
+    ]
+
+    static func config(_ proxy: FakeESPHomeProxy, receiver: String = "esp-aisle") -> String {
+        """
+        receivers:
+          - {id: \(receiver), position: {x: 4, y: 2}, rssi_at_1m: -59}
+        esphome:
+          - {receiver: \(receiver), host: 127.0.0.1, port: \(proxy.port)}
+        clients:
+          - id: app
+            regions:
+              - {id: store, uuid: \(APIDaemon.uuid)}
+
+        """
+    }
+
+    /// The receivers that hear the beacon of major 42, minor 7, as `/v1/beacons` lists them.
+    static func receivers(_ d: APIDaemon) throws -> [String] {
+        let beacons = try d.client.request("GET", "/v1/beacons").object["beacons"] as? [[String: Any]] ?? []
+        return beacons.filter { ($0["beacon"] as? [String: Any])?["major"] as? Int == 42 }
+            .flatMap { $0["receivers"] as? [[String: Any]] ?? [] }.compactMap { $0["receiver"] as? String }
+    }
+
+    @Test func theFakeProxyIsWhatHomeAssistantsClientReads() throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts)
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: Executables.toolsPython)
+        check.arguments = [
+            Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/esphome_client_check.py").path,
+            "\(proxy.port)", "2",
+        ]
+        let out = Pipe()
+        check.standardOutput = out
+        try check.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        #expect(check.terminationStatus == 0, "\(text)")
+        let lines = text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.first?["model"] as? String == "esp32-c3-devkitm-1")
+        #expect(lines.dropFirst().map { $0["data"] as? String } == Self.adverts.map(\.data))
+        #expect(lines.dropFirst().map { $0["rssi"] as? Int } == [-67, -80])
+        #expect(proxy.messages.contains("SubscribeBluetoothLEAdvertisementsRequest"))
+    }
+
+    @Test func aProxysAdvertisementsAreSightingsOfItsReceiver() throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts)
+        let d = try APIDaemon(extra: Self.config(proxy))
+        try d.start()
+        try eventually("the proxy's beacon heard by its receiver", detail: { d.daemon!.logs.joined(separator: "\n") }) {
+            try Self.receivers(d) == ["esp-aisle"]
+        }
+        // Heard from the start: the region's first decision is its state, inside.
+        let states = try d.waitForHistory("the region inside on the proxy's sightings") { events in
+            events.contains { ($0["data"] as? [String: Any])?["state"] as? String == "inside" }
+        }
+        #expect(states.contains { $0["type"] as? String == "beacond.region.state" })
+        let beacons = try d.client.request("GET", "/v1/beacons").object["beacons"] as? [[String: Any]] ?? []
+        let heard = beacons.flatMap { $0["receivers"] as? [[String: Any]] ?? [] }
+        #expect(
+            heard.contains {
+                $0["receiver"] as? String == "esp-aisle" && ($0["rssi"] as? Double).map { abs($0 + 67) < 1 } == true
+            })
+        // The exchange as Home Assistant's client makes it: Hello (as beacond), authentication,
+        // device info, raw advertisements.
+        #expect(
+            Array(proxy.messages.prefix(4)) == [
+                "HelloRequest", "AuthenticationRequest", "DeviceInfoRequest",
+                "SubscribeBluetoothLEAdvertisementsRequest",
+            ])
+        let hello = proxy.log.first { $0["got"] as? String == "HelloRequest" }?["fields"] as? [String: Any]
+        #expect(hello?["client_info"] as? String == "beacond")
+        let subscribe = proxy.log.first { $0["got"] as? String == "SubscribeBluetoothLEAdvertisementsRequest" }
+        #expect((subscribe?["fields"] as? [String: Any])?["flags"] as? Int == 1)
+        #expect(d.daemon!.logs.contains { $0.contains("esphome.connected") && $0.contains("esp32-c3-devkitm-1") })
+        #expect(d.stop() == 0)
+        #expect(proxy.messages.last == "DisconnectRequest", "a stop says goodbye")
+    }
+
+    /// A proxy that restarts (killed, then listening again on its port) is connected to again,
+    /// and its advertisements flow on; the drop is told once in the log with its reason.
+    @Test func aProxyThatRestartsIsConnectedToAgain() throws {
+        var proxy = try FakeESPHomeProxy(adverts: Self.adverts)
+        let (port, log) = (proxy.port, proxy.logPath)
+        let d = try APIDaemon(extra: Self.config(proxy), monitoring: "enter_sightings: 1, exit_timeout: 30s")
+        try d.start()
+        try eventually("the proxy's beacon heard") { try Self.receivers(d) == ["esp-aisle"] }
+        proxy.stop()
+        try eventually("the drop told", detail: { d.daemon!.logs.joined(separator: "\n") }) {
+            d.daemon!.logs.contains { $0.contains("esphome.disconnected") && $0.contains("esp-aisle") }
+        }
+        proxy = try FakeESPHomeProxy(adverts: Self.adverts, port: port, logPath: log)
+        try eventually("connected again", timeout: 20, detail: { d.daemon!.logs.joined(separator: "\n") }) {
+            proxy.connections == 2
+                && proxy.messages.filter { $0 == "SubscribeBluetoothLEAdvertisementsRequest" }.count == 2
+        }
+        #expect(d.stop() == 0)
+    }
+
+    /// What is not a working proxy ends the connection with the reason in the log, and the
+    /// daemon tries again later; it never stops the daemon.
+    @Test(arguments: [
+        ("drop-mid-frame", "the proxy closed the connection"),
+        ("oversize", "larger than any ESPHome sends"),
+    ])
+    func aBrokenProxyIsToldAndTriedAgain(behaviour: String, told: String) throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts, behaviour: behaviour)
+        let d = try APIDaemon(extra: Self.config(proxy))
+        try d.start()
+        try eventually("the reason told", detail: { d.daemon!.logs.joined(separator: "\n") }) {
+            d.daemon!.logs.contains { $0.contains("esphome.disconnected") && $0.contains(told) }
+        }
+        try eventually("tried again", timeout: 15) { proxy.connections >= 2 }
+        #expect(try d.client.request("GET", "/v1/status").status == 200)
+        #expect(d.stop() == 0)
+    }
+}
