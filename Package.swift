@@ -30,7 +30,7 @@ let package = Package(
         // dlopen at first use: AES-128 for phones' private addresses, HMAC-SHA256 for signatures.
         .target(name: "CCrypto", dependencies: ["CLoader"]),
         // ESPHome's native API as a client of Bluetooth proxies: frames, messages, the session.
-        .target(name: "ESPHome", dependencies: ["BeaconCore"]),
+        .target(name: "ESPHome", dependencies: ["BeaconCore", "Crypto"]),
         // The two primitives the daemon needs, over libcrypto, with their key schedules kept.
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         // YAML text -> validated configuration; every error carries file:line:column and the key.
@@ -122,7 +122,7 @@ let package = Package(
             ]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "BeaconConfig", "Crypto", "Simulation"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),
-        .testTarget(name: "ESPHomeTests", dependencies: ["ESPHome", "BeaconCore"]),
+        .testTarget(name: "ESPHomeTests", dependencies: ["ESPHome", "BeaconCore", "Crypto"]),
         // Shared by the test targets: finding built executables, running commands.
         .target(name: "TestSupport", dependencies: ["Logs"], path: "Tests/TestSupport"),
         .testTarget(

@@ -1,6 +1,6 @@
 // A narrow C face for the system's libcrypto (OpenSSL 3; Debian: libssl3, libssl-dev to
 // build): AES-128 on blocks for resolving phones' private addresses, HMAC-SHA256 for webhook
-// signatures. Loaded with dlopen at first use, as libcurl is: a gateway with no phone among
+// signatures, SHA-256, X25519 and ChaCha20-Poly1305 for ESPHome's Noise encryption. Loaded with dlopen at first use, as libcurl is: a gateway with no phone among
 // its assets and no webhook never maps it.
 #include <stddef.h>
 
@@ -33,3 +33,20 @@ void beacond_resolve_rpas(beacond_aes128 *const *ciphers, int count, const unsig
 /// HMAC-SHA256 of `message` under `key` into `out` (32 bytes); 1 on success.
 int beacond_hmac_sha256(const unsigned char *key, size_t key_length, const unsigned char *message,
                         size_t message_length, unsigned char *out);
+
+/// SHA-256 of `message` into `out` (32 bytes); 1 on success.
+int beacond_sha256(const unsigned char *message, size_t length, unsigned char *out);
+
+/// The X25519 public key of `private_key` (32 bytes each); 1 on success.
+int beacond_x25519_public(const unsigned char *private_key, unsigned char *public_key);
+
+/// X25519(`private_key`, `peer_public`) into `shared` (32 bytes each); 0 on failure, including
+/// a peer key that gives the all-zero secret.
+int beacond_x25519(const unsigned char *private_key, const unsigned char *peer_public, unsigned char *shared);
+
+/// ChaCha20-Poly1305 (RFC 8439) under `key` (32 bytes) and `nonce` (12): encrypting, `length`
+/// bytes of `in` into `out` followed by the 16-byte tag; decrypting, `in` is `length` bytes then
+/// the tag, and `out` gets the `length` plain bytes (and 16 of scratch). 1 on success; 0 when
+/// the tag does not verify.
+int beacond_chachapoly(int encrypt, const unsigned char *key, const unsigned char *nonce, const unsigned char *ad,
+                       size_t ad_length, const unsigned char *in, size_t length, unsigned char *out);
