@@ -33,6 +33,7 @@ public struct ESPHomeProxySpec: Sendable, Equatable {
 
     public struct KeyProblem: Error, Sendable, Equatable {
         public var message: String
+        public init(message: String) { self.message = message }
     }
 }
 

@@ -10,6 +10,8 @@ public struct ProxySession: Sendable {
         /// Shown by the proxy's logs as who connected.
         public var clientInfo = "beacond"
         public var password: String?
+        /// The proxy's API encryption key (32 bytes): the session speaks Noise; nil: plaintext.
+        public var psk: [UInt8]?
         /// Quiet this long, the session pings (aioesphomeapi's default keepalive).
         public var keepalive = TimeSpan.seconds(20)
         /// Quiet this long after a ping, the proxy is gone (4.5 keepalives, as aioesphomeapi).
@@ -17,9 +19,10 @@ public struct ProxySession: Sendable {
         /// No Hello answered in this long: not a proxy, or one that hangs.
         public var helloTimeout = TimeSpan.seconds(15)
 
-        public init(clientInfo: String = "beacond", password: String? = nil) {
+        public init(clientInfo: String = "beacond", password: String? = nil, psk: [UInt8]? = nil) {
             self.clientInfo = clientInfo
             self.password = password
+            self.psk = psk
         }
     }
 
@@ -45,22 +48,62 @@ public struct ProxySession: Sendable {
     public private(set) var phase = Phase.greeting
     public private(set) var identity = ProxyIdentity()
     public private(set) var closeReason: String?
-    private var reader = PlaintextFrameReader()
+    /// The framing under the messages: plaintext, or Noise with its handshake's state (one of
+    /// the two is set; optionals, not an enum, so a frame is read where the buffer lies).
+    private var plaintext: PlaintextFrameReader?
+    private var noise: NoiseTransport?
     private var started: Timestamp
     private var lastHeard: Timestamp
     private var pingSent: Timestamp?
 
-    public init(settings: Settings, at t: Timestamp) {
+    /// `ephemeral`: the Noise handshake's private key (tests' fixed transcripts); random else.
+    public init(settings: Settings, at t: Timestamp, ephemeral: [UInt8]? = nil) {
         self.settings = settings
         started = t
         lastHeard = t
+        guard let psk = settings.psk else {
+            plaintext = PlaintextFrameReader()
+            return
+        }
+        do {
+            noise = try NoiseTransport(psk: psk, ephemeral: ephemeral)
+        } catch {
+            (phase, closeReason) = (.closed, error.description)
+        }
     }
 
-    /// The bytes that open the session: Hello and authentication together, as Home
-    /// Assistant's client sends them.
-    public func opening() -> [UInt8] {
-        PlaintextFrames.encode(.hello(clientInfo: settings.clientInfo))
-            + PlaintextFrames.encode(.authenticate(password: settings.password ?? ""))
+    /// The bytes that open the session: in plaintext, Hello and authentication together, as
+    /// Home Assistant's client sends them; encrypted, the Noise hello and handshake (Hello
+    /// follows once the proxy has answered it). Empty when the session could not begin
+    /// (`closeReason`: libcrypto cannot be loaded).
+    public mutating func opening() -> [UInt8] {
+        guard noise != nil else { return greeting() }
+        do {
+            return try noise!.opening()
+        } catch {
+            (phase, closeReason) = (.closed, error.description)
+            return []
+        }
+    }
+
+    private mutating func greeting() -> [UInt8] {
+        encode(.hello(clientInfo: settings.clientInfo)) + encode(.authenticate(password: settings.password ?? ""))
+    }
+
+    private mutating func encode(_ message: ClientMessage) -> [UInt8] {
+        guard noise != nil else { return PlaintextFrames.encode(message) }
+        return noise!.encode(message) ?? []
+    }
+
+    /// The next message the bytes received so far hold; `established` when a Noise
+    /// handshake just completed.
+    private mutating func nextFrame() throws(FrameProblem) -> (frame: Frame?, established: Bool)? {
+        guard noise != nil else { return try plaintext!.next().map { ($0, false) } }
+        switch try noise!.next() {
+        case nil: return nil
+        case .established?: return (nil, true)
+        case let .message(frame)?: return (frame, false)
+        }
     }
 
     /// Reads what the connection delivered.
@@ -69,10 +112,15 @@ public struct ProxySession: Sendable {
         guard phase != .closed else { return out }
         lastHeard = t
         pingSent = nil
-        reader.append(bytes)
+        plaintext?.append(bytes)
+        noise?.append(bytes)
         do {
-            while phase != .closed, let frame = try reader.next() {
-                handle(try ProxyMessage(type: frame.type, payload: frame.payload), into: &out)
+            while phase != .closed, let (frame, established) = try nextFrame() {
+                if established {
+                    identity.name = noise?.serverName ?? identity.name
+                    out.send += greeting()
+                }
+                if let frame { handle(try ProxyMessage(type: frame.type, payload: frame.payload), into: &out) }
             }
         } catch let problem as FrameProblem {
             close(problem.description, into: &out)
@@ -96,18 +144,30 @@ public struct ProxySession: Sendable {
                 close("no answer for \(t - lastHeard): the proxy is unreachable or hung", into: &out)
             } else if pingSent == nil, t - lastHeard >= settings.keepalive {
                 pingSent = t
-                out.send = PlaintextFrames.encode(.pingRequest)
+                out.send = encode(.pingRequest)
             }
         }
         return out
     }
 
+    /// The proxy closed the connection: why, as far as the session can tell. A proxy without
+    /// encryption closes at once on an encrypted hello (it reads a byte it does not expect).
+    public mutating func connectionClosed() -> String {
+        let reason =
+            noise?.state == .awaitingServerHello
+            ? "the proxy closed the connection at the encrypted hello: it has no API encryption (remove encryption_key) or is not ESPHome"
+            : "the proxy closed the connection"
+        if phase != .closed { (phase, closeReason) = (.closed, reason) }
+        return reason
+    }
+
     /// Ends the session from this side (a stop, a reload): what to send before closing.
     public mutating func disconnect(_ reason: String) -> [UInt8] {
         guard phase != .closed else { return [] }
+        let bytes = encode(.disconnectRequest)
         phase = .closed
         closeReason = reason
-        return PlaintextFrames.encode(.disconnectRequest)
+        return bytes
     }
 
     private mutating func handle(_ message: ProxyMessage, into out: inout Output) {
@@ -118,7 +178,7 @@ public struct ProxySession: Sendable {
             identity.serverInfo = hello.serverInfo
             identity.apiVersion = hello.apiVersion
             phase = .listening
-            out.send += PlaintextFrames.encode(.deviceInfoRequest) + PlaintextFrames.encode(.subscribeRawAdvertisements)
+            out.send += encode(.deviceInfoRequest) + encode(.subscribeRawAdvertisements)
         case .authenticationFailed:
             close(
                 settings.password == nil
@@ -132,9 +192,9 @@ public struct ProxySession: Sendable {
         case let .advertisements(list):
             if phase == .listening { out.advertisements += list }
         case .pingRequest:
-            out.send += PlaintextFrames.encode(.pingResponse)
+            out.send += encode(.pingResponse)
         case .disconnectRequest:
-            out.send += PlaintextFrames.encode(.disconnectResponse)
+            out.send += encode(.disconnectResponse)
             close("the proxy closed the connection (restarting, or another client took its place)", into: &out)
         case .pingResponse, .disconnectResponse, .other:
             break

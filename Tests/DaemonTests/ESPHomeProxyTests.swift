@@ -14,12 +14,14 @@ import Testing
             data: "0303aafe0c16aafe10ee02616263646500050954616731"),
     ]
 
-    static func config(_ proxy: FakeESPHomeProxy, receiver: String = "esp-aisle") -> String {
+    static let key = "px7tsbK3C7bpXHr2OevEV2ZMg/FXNTw2mNOmi4HlrOA="
+
+    static func config(_ proxy: FakeESPHomeProxy, receiver: String = "esp-aisle", secret: String = "") -> String {
         """
         receivers:
           - {id: \(receiver), position: {x: 4, y: 2}, rssi_at_1m: -59}
         esphome:
-          - {receiver: \(receiver), host: 127.0.0.1, port: \(proxy.port)}
+          - {receiver: \(receiver), host: 127.0.0.1, port: \(proxy.port)\(secret)}
         clients:
           - id: app
             regions:
@@ -35,14 +37,18 @@ import Testing
             .flatMap { $0["receivers"] as? [[String: Any]] ?? [] }.compactMap { $0["receiver"] as? String }
     }
 
-    @Test func theFakeProxyIsWhatHomeAssistantsClientReads() throws {
-        let proxy = try FakeESPHomeProxy(adverts: Self.adverts)
+    /// Plaintext, and encrypted with the key the client is given.
+    @Test(arguments: [nil, key])
+    func theFakeProxyIsWhatHomeAssistantsClientReads(key: String?) throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts, key: key)
         let check = Process()
         check.executableURL = URL(fileURLWithPath: Executables.toolsPython)
-        check.arguments = [
-            Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/esphome_client_check.py").path,
-            "\(proxy.port)", "2",
-        ]
+        check.arguments =
+            [
+                Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/esphome_client_check.py")
+                    .path,
+                "\(proxy.port)", "2",
+            ] + (key.map { [$0] } ?? [])
         let out = Pipe()
         check.standardOutput = out
         try check.run()
@@ -90,6 +96,43 @@ import Testing
         #expect(d.daemon!.logs.contains { $0.contains("esphome.connected") && $0.contains("esp32-c3-devkitm-1") })
         #expect(d.stop() == 0)
         #expect(proxy.messages.last == "DisconnectRequest", "a stop says goodbye")
+    }
+
+    /// An encrypted proxy, its key in a file only the daemon's user reads: the exchange as
+    /// before, under Noise.
+    @Test func anEncryptedProxyIsHeardWithItsKey() throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts, key: Self.key)
+        let file = proxy.dir.appendingPathComponent("esp-aisle.key").path
+        try (Self.key + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        chmod(file, 0o600)
+        let d = try APIDaemon(extra: Self.config(proxy, secret: ", encryption_key_file: \(file)"))
+        try d.start()
+        try eventually("the proxy's beacon heard", detail: { d.daemon!.logs.joined(separator: "\n") }) {
+            try Self.receivers(d) == ["esp-aisle"]
+        }
+        #expect(proxy.log.contains { $0["event"] as? String == "handshake-done" })
+        #expect(Array(proxy.messages.prefix(2)) == ["HelloRequest", "AuthenticationRequest"])
+        #expect(d.stop() == 0)
+    }
+
+    /// A key that is not the proxy's, a key for a proxy without encryption, no key for one
+    /// with it: each told in words that say what to check, and tried again later.
+    @Test(
+        arguments: [
+            (Self.key, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "it is not the proxy's api: encryption: key:"),
+            (nil, Self.key, "closed the connection at the encrypted hello: it has no API encryption"),
+            (Self.key, nil, "the proxy uses API encryption: set encryption_key_file"),
+        ] as [(String?, String?, String)])
+    func aKeyMismatchIsToldPlainly(proxyKey: String?, configured: String?, told: String) throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts, key: proxyKey)
+        let d = try APIDaemon(
+            extra: Self.config(proxy, secret: configured.map { ", encryption_key: \"\($0)\"" } ?? ""))
+        try d.start()
+        try eventually("the mismatch told", detail: { d.daemon!.logs.joined(separator: "\n") }) {
+            d.daemon!.logs.contains { $0.contains("esphome.disconnected") && $0.contains(told) }
+        }
+        #expect(try Self.receivers(d).isEmpty)
+        #expect(d.stop() == 0)
     }
 
     /// A proxy that restarts (killed, then listening again on its port) is connected to again,

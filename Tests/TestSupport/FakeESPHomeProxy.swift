@@ -28,7 +28,7 @@ public final class FakeESPHomeProxy: @unchecked Sendable {
 
     public init(
         adverts: [Advert] = [], rate: Double = 10, name: String = "proxy-a", behaviour: String = "normal",
-        password: String? = nil, port fixed: Int? = nil, logPath again: String? = nil
+        password: String? = nil, key: String? = nil, port fixed: Int? = nil, logPath again: String? = nil
     ) throws {
         dir = try Executables.temporaryDirectory()
         logPath = again ?? dir.appendingPathComponent("proxy.jsonl").path
@@ -45,6 +45,7 @@ public final class FakeESPHomeProxy: @unchecked Sendable {
             "--behaviour", behaviour,
         ]
         if let password { arguments += ["--password", password] }
+        if let key { arguments += ["--key", key] }
         if let fixed { arguments += ["--port", "\(fixed)"] }
         process.arguments = arguments
         try process.run()

@@ -100,6 +100,11 @@ final class ESPHomeProxies: DaemonService, Sendable {
     }
 
     private func open(_ link: inout ProxyLink, at now: Timestamp) {
+        // The key is read at each attempt: a key file fixed (or its permissions) is picked up.
+        switch Self.key(of: link.spec) {
+        case let .success(psk): link.psk = psk
+        case let .failure(why): return fail(&link, why.message, at: now)
+        }
         switch TCPConnect.start(host: link.spec.host, port: link.spec.port) {
         case let .success(fd):
             (link.fd, link.connecting, link.attemptStarted) = (fd, true, now)
@@ -108,19 +113,37 @@ final class ESPHomeProxies: DaemonService, Sendable {
         }
     }
 
+    /// The proxy's API encryption key, nil for a plaintext one, or why it cannot be had.
+    static func key(of spec: ESPHomeProxySpec) -> Result<[UInt8]?, ESPHomeProxySpec.KeyProblem> {
+        let text: String
+        if let file = spec.encryptionKeyFile {
+            do {
+                text = try readSecretFile(file)
+            } catch {
+                return .failure(.init(message: "cannot read encryption_key_file \(file): \(error)"))
+            }
+        } else if let inline = spec.encryptionKey {
+            text = inline
+        } else {
+            return .success(nil)
+        }
+        return ESPHomeProxySpec.key(text).map { $0 }
+    }
+
     private func connected(_ link: inout ProxyLink, at now: Timestamp) {
         if let why = TCPConnect.finish(link.fd) {
             return fail(&link, "\(link.spec.host):\(link.spec.port): \(why)", at: now)
         }
         link.connecting = false
-        let session = ProxySession(settings: .init(password: link.spec.password), at: now)
+        var session = ProxySession(settings: .init(password: link.spec.password, psk: link.psk), at: now)
         send(session.opening(), on: link.fd)
+        if let reason = session.closeReason { return fail(&link, reason, at: now) }
         link.session = session
     }
 
     private func read(_ link: inout ProxyLink, into buffer: inout [UInt8], at now: Timestamp) {
         let n = buffer.withUnsafeMutableBytes { Glibc.read(link.fd, $0.baseAddress, $0.count) }
-        if n == 0 { return fail(&link, "the proxy closed the connection", at: now) }
+        if n == 0 { return fail(&link, link.session?.connectionClosed() ?? "the proxy closed the connection", at: now) }
         if n < 0 {
             if errno == EAGAIN || errno == EINTR { return }
             return fail(&link, "read: \(String(cString: strerror(errno)))", at: now)
@@ -233,6 +256,7 @@ private struct ProxyLink {
     var connecting = false
     var attemptStarted = Timestamp(nanoseconds: 0)
     var session: ProxySession?
+    var psk: [UInt8]?
     var connectedSince: Timestamp?
     var identityLogged = false
     var failures = 0

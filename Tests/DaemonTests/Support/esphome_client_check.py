@@ -3,7 +3,7 @@
 Assistant uses) connects to it, reads its device info, subscribes to raw advertisements and
 prints what it reads back, one JSON line per advertisement, then exits.
 
-    esphome_client_check.py PORT COUNT [PASSWORD]
+    esphome_client_check.py PORT COUNT [KEY]    (KEY: the API encryption key, base64)
 """
 import asyncio
 import json
@@ -14,8 +14,8 @@ from aioesphomeapi import APIClient
 
 async def main():
     port, count = int(sys.argv[1]), int(sys.argv[2])
-    password = sys.argv[3] if len(sys.argv) > 3 else ""
-    client = APIClient("127.0.0.1", port, password)
+    key = sys.argv[3] if len(sys.argv) > 3 else None
+    client = APIClient("127.0.0.1", port, "", noise_psk=key)
     await client.connect(login=True)
     info = await client.device_info()
     print(json.dumps({"name": info.name, "model": info.model, "esphome_version": info.esphome_version}), flush=True)
