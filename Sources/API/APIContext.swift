@@ -32,6 +32,8 @@ public struct RuntimeStatus: Sendable {
     public var stateReserve: (file: String, bytes: Int, alerts: Int)?
     /// The site's broker and gateways (`SiteLink`); nil for a gateway alone.
     public var site: StatusReport.Site?
+    /// The ESPHome proxies this gateway connects to (`ESPHomeProxies`).
+    public var esphome: [StatusReport.ESPHomeProxy] = []
     /// Reloads (SIGHUP) applied and refused since the start.
     public var reloadsApplied = 0
     public var reloadsRefused = 0

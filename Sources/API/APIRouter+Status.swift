@@ -64,6 +64,7 @@ extension APIRouter {
         report.lastErrors = context.errors.all
         report.unplacedReceivers = unplaced.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         report.site = runtime.site
+        report.esphome = runtime.esphome
         return Reply.json(report.json)
     }
 }

@@ -108,6 +108,18 @@ extension APIRouter {
         for a in runtime.adapters {
             m.sample(.adapterUp, ["adapter": a.adapter], a.hearing ? 1 : 0)
         }
+        for family in [Metric.esphomeProxyUp, .esphomeAdvertisementsTotal, .esphomeAdvertisementsRefusedTotal] {
+            m.family(family)
+            for p in runtime.esphome {
+                let value: Int
+                switch family {
+                case .esphomeProxyUp: value = p.connected ? 1 : 0
+                case .esphomeAdvertisementsTotal: value = p.advertisements
+                default: value = p.refused
+                }
+                m.sample(family, ["proxy": p.receiver], Double(value))
+            }
+        }
         let timing = context.engine.timing
         m.counter(.engineTurnsTotal, timing.turns)
         m.family(.engineBusySecondsTotal)

@@ -28,6 +28,9 @@ public enum Metric: String, CaseIterable, Sendable {
     case dbusSignalsTotal = "beacond_dbus_signals_total"
     case dbusReconnectsTotal = "beacond_dbus_reconnects_total"
     case adapterUp = "beacond_adapter_up"
+    case esphomeProxyUp = "beacond_esphome_proxy_up"
+    case esphomeAdvertisementsTotal = "beacond_esphome_advertisements_total"
+    case esphomeAdvertisementsRefusedTotal = "beacond_esphome_advertisements_refused_total"
     case engineTurnsTotal = "beacond_engine_turns_total"
     case engineBusySecondsTotal = "beacond_engine_busy_seconds_total"
     case engineLastTurnSeconds = "beacond_engine_last_turn_seconds"
@@ -118,6 +121,12 @@ public enum Metric: String, CaseIterable, Sendable {
             "Times the D-Bus connection was re-established."
         case .adapterUp:
             "1 when the adapter is present, powered and discovering."
+        case .esphomeProxyUp:
+            "1 when the ESPHome proxy is connected and subscribed to its advertisements (SPEC §9)."
+        case .esphomeAdvertisementsTotal:
+            "Advertisements an ESPHome proxy forwarded, taken as sightings of its receiver."
+        case .esphomeAdvertisementsRefusedTotal:
+            "Advertisements an ESPHome proxy forwarded whose AD structures ran past their data, not taken."
         case .engineTurnsTotal:
             "Engine turns (a batch of input, then due timers)."
         case .engineBusySecondsTotal:

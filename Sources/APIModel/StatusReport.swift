@@ -72,6 +72,8 @@ public struct StatusReport: Sendable, Equatable {
     public var unplacedReceivers: [(String, Int)] = []
     /// The site's broker and gateways (SPEC §6); nil for a gateway alone.
     public var site: Site?
+    /// The ESPHome proxies this gateway connects to (SPEC §9).
+    public var esphome: [ESPHomeProxy] = []
 
     public init() {}
 
@@ -117,6 +119,7 @@ extension StatusReport {
             ("last_errors", .array(lastErrors.map { .string($0) })),
             ("unplaced_receivers", .object(unplacedReceivers.map { ($0.0, .int($0.1)) })),
             ("site", site?.json ?? .null),
+            ("esphome", .array(esphome.map(\.json))),
         ])
     }
 
@@ -154,6 +157,7 @@ extension StatusReport {
             unplacedReceivers = members.map { ($0.0, Int($0.1.numberValue ?? 0)) }
         }
         if let site = s["site"], !site.isNull { self.site = Site(json: site) }
+        esphome = s.array("esphome").map(ESPHomeProxy.init(json:))
     }
 }
 

@@ -202,6 +202,7 @@ struct Doctor: ParsableCommand {
             if let reserve = reserveCheck(store, status: s) { checks.append(reserve) }
         }
         checks += s.webhooks.map { webhookCheck($0, seen: seen) }
+        checks += s.esphome.map(esphomeCheck)
         return checks
     }
 }

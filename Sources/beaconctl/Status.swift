@@ -70,6 +70,18 @@ struct Status: ParsableCommand {
             }
             lines.append("")
             lines.append(adapters.text)
+            if !s.esphome.isEmpty {
+                var proxies = Table("ESPHOME PROXY", "HOST", "CONNECTED", "MODEL", "ADV/S", "LAST ERROR")
+                for p in s.esphome {
+                    proxies.add(
+                        p.receiver, p.host, p.connected ? "since \(p.since ?? "?")" : "NO",
+                        [p.name, p.model, p.esphomeVersion.map { "ESPHome \($0)" }].compactMap { $0 }.joined(
+                            separator: ", "),
+                        "\((p.advertisementsPerSecond * 10).rounded() / 10)", p.lastError ?? "")
+                }
+                lines.append("")
+                lines.append(proxies.text)
+            }
             if let site = s.site { lines += siteLines(site) }
             if !s.lastErrors.isEmpty {
                 lines.append("")

@@ -145,6 +145,9 @@ struct LiveDaemon {
                 status.advertising = scanner.advertisingReceivers.withLock { $0 }
             }
         }
+        let esphome = ESPHomeProxies(
+            proxies: simulationSeed == nil ? config.ownESPHomeProxies : [], clock: WallClock.now, logger: logger,
+            deliver: own)
         let systemd = SystemdNotices(
             notifier: notifier, engine: engine, store: store, adapters: adapters,
             simulated: simulationSeed.map { _ in "simulating \(config.assets.count) tags" })
@@ -160,6 +163,7 @@ struct LiveDaemon {
                 status.adapters = adapters.all
                 inputStatus(&status)
                 status.site = site?.status
+                status.esphome = esphome.status
                 (status.reloadsApplied, status.reloadsRefused) = running.reloadCounts
                 status.stateReserve = keep.reserveStatus
                 return status
@@ -207,9 +211,7 @@ struct LiveDaemon {
                         clock: WallClock.now, logger: logger),
                 ] + (site.map { [$0] } ?? []) + [
                     input,
-                    ESPHomeProxies(
-                        proxies: simulationSeed == nil ? config.ownESPHomeProxies : [], clock: WallClock.now,
-                        logger: logger, deliver: own),
+                    esphome,
                     StateVerifier(store: store, logger: logger),
                     systemd,
                 ])

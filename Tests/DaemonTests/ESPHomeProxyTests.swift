@@ -94,6 +94,22 @@ import Testing
         let subscribe = proxy.log.first { $0["got"] as? String == "SubscribeBluetoothLEAdvertisementsRequest" }
         #expect((subscribe?["fields"] as? [String: Any])?["flags"] as? Int == 1)
         #expect(d.daemon!.logs.contains { $0.contains("esphome.connected") && $0.contains("esp32-c3-devkitm-1") })
+        // Status, metrics, beaconctl status and doctor show the proxy.
+        let status = try d.client.request("GET", "/v1/status").object
+        let shown = try #require((status["esphome"] as? [[String: Any]])?.first)
+        #expect(shown["receiver"] as? String == "esp-aisle" && shown["connected"] as? Bool == true)
+        #expect(shown["model"] as? String == "esp32-c3-devkitm-1" && shown["esphome_version"] as? String == "2025.11.0")
+        #expect((shown["advertisements"] as? Int ?? 0) > 0 && shown["encrypted"] as? Bool == false)
+        let metrics = try d.client.request("GET", "/metrics").body
+        #expect(metrics.contains("beacond_esphome_proxy_up{proxy=\"esp-aisle\"} 1"))
+        #expect(metrics.contains("beacond_esphome_advertisements_total{proxy=\"esp-aisle\"}"))
+        let ctl = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "status"])
+        #expect(ctl.stdout.contains("ESPHOME PROXY") && ctl.stdout.contains("esp-aisle"))
+        let doctor = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor"])
+        #expect(
+            doctor.stdout.contains("ok    esphome esp-aisle") || doctor.stdout.contains("esphome esp-aisle"),
+            "\(doctor.stdout)")
+        #expect(!doctor.stdout.contains("FAIL  esphome"), "\(doctor.stdout)")
         #expect(d.stop() == 0)
         #expect(proxy.messages.last == "DisconnectRequest", "a stop says goodbye")
     }
@@ -132,6 +148,11 @@ import Testing
             d.daemon!.logs.contains { $0.contains("esphome.disconnected") && $0.contains(told) }
         }
         #expect(try Self.receivers(d).isEmpty)
+        let shown = (try d.client.request("GET", "/v1/status").object["esphome"] as? [[String: Any]])?.first
+        #expect(shown?["connected"] as? Bool == false)
+        #expect((shown?["last_error"] as? String)?.contains(told) == true)
+        let doctor = try runCommand(Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor"])
+        #expect(doctor.stdout.contains("esphome esp-aisle") && doctor.stdout.contains(told), "\(doctor.stdout)")
         #expect(d.stop() == 0)
     }
 
