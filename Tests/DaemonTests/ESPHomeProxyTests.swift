@@ -176,6 +176,62 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// As issue 42's test does for ESPresense and OpenMQTTGateway: the pallet at (2, 5) heard by
+    /// two ESPHome proxies (r3, r4, their RSSI by the path loss from where it is) and two of the
+    /// gateway's receivers (r1, r2, posted) is placed within 1.5 m, by all four.
+    @Test func twoProxiesAndTwoReceiversPlaceATag() throws {
+        let lines = AssetAPITests.sightings(at: (2, 5))
+        func rssi(_ line: String) -> Int {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return object?["rssi"] as? Int ?? 0
+        }
+        let r3 = try FakeESPHomeProxy(
+            adverts: [.init(address: "D0:00:00:00:00:09", rssi: rssi(lines[2]), addressType: 0, data: "020106")],
+            rate: 5)
+        let r4 = try FakeESPHomeProxy(
+            adverts: [.init(address: "D0:00:00:00:00:09", rssi: rssi(lines[3]), addressType: 0, data: "020106")],
+            rate: 5)
+        let d = try APIDaemon(
+            extra: AssetAPITests.site
+                + "esphome:\n  - {receiver: r3, host: 127.0.0.1, port: \(r3.port)}\n"
+                + "  - {receiver: r4, host: 127.0.0.1, port: \(r4.port)}\n")
+        try d.start()
+        var position: (x: Double, y: Double, used: Set<String>)?
+        try eventually(
+            "the pallet placed by all four receivers", timeout: 20, every: 0.25,
+            detail: { "\(String(describing: position))" }
+        ) {
+            try d.post(Array(AssetAPITests.sightings(at: (2, 5))[0..<2]))
+            position = try SiteRemoteReceiverTests.position(d)
+            return position?.used == ["r1", "r2", "r3", "r4"]
+        }
+        let p = try #require(position)
+        #expect(abs(p.x - 2) < 1.5 && abs(p.y - 5) < 1.5, "placed at (\(p.x), \(p.y)), truly at (2, 5)")
+        #expect(d.stop() == 0)
+    }
+
+    /// A store's fifty proxies at once, all on one thread: each connected and heard.
+    @Test func fiftyProxiesAtOnce() throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts, rate: 2, count: 50)
+        let receivers = proxy.ports.indices.map { "  - {id: esp-\($0), position: {x: \($0 % 10), y: \($0 / 10)}}" }
+        let entries = proxy.ports.enumerated().map { "  - {receiver: esp-\($0), host: 127.0.0.1, port: \($1)}" }
+        let d = try APIDaemon(
+            extra: "receivers:\n" + receivers.joined(separator: "\n") + "\nesphome:\n" + entries.joined(separator: "\n")
+                + "\n")
+        try d.start()
+        var shown: [[String: Any]] = []
+        try eventually(
+            "every proxy connected and heard", timeout: 20,
+            detail: { "\(shown.filter { $0["connected"] as? Bool != true })" }
+        ) {
+            shown = try d.client.request("GET", "/v1/status").object["esphome"] as? [[String: Any]] ?? []
+            return shown.count == 50
+                && shown.allSatisfy { $0["connected"] as? Bool == true && ($0["advertisements"] as? Int ?? 0) > 0 }
+        }
+        #expect(proxy.connections == 50)
+        #expect(d.stop() == 0)
+    }
+
     /// What is not a working proxy ends the connection with the reason in the log, and the
     /// daemon tries again later; it never stops the daemon.
     @Test(arguments: [

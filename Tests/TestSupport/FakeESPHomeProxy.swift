@@ -6,6 +6,8 @@ import Foundation
 public final class FakeESPHomeProxy: @unchecked Sendable {
     public let process = Process()
     public let port: Int
+    /// Every proxy's port (`count` of them; the first is `port`).
+    public let ports: [Int]
     public let logPath: String
     public let dir: URL
 
@@ -28,7 +30,8 @@ public final class FakeESPHomeProxy: @unchecked Sendable {
 
     public init(
         adverts: [Advert] = [], rate: Double = 10, name: String = "proxy-a", behaviour: String = "normal",
-        password: String? = nil, key: String? = nil, port fixed: Int? = nil, logPath again: String? = nil
+        password: String? = nil, key: String? = nil, port fixed: Int? = nil, logPath again: String? = nil,
+        count: Int = 1
     ) throws {
         dir = try Executables.temporaryDirectory()
         logPath = again ?? dir.appendingPathComponent("proxy.jsonl").path
@@ -46,15 +49,18 @@ public final class FakeESPHomeProxy: @unchecked Sendable {
         ]
         if let password { arguments += ["--password", password] }
         if let key { arguments += ["--key", key] }
+        if count > 1 { arguments += ["--count", "\(count)"] }
         if let fixed { arguments += ["--port", "\(fixed)"] }
         process.arguments = arguments
         try process.run()
-        var found: Int?
+        var found: [Int] = []
         try eventually("the fake proxy to listen", timeout: 20) {
-            found = (try? String(contentsOfFile: portFile, encoding: .utf8)).flatMap { Int($0) }
-            return found != nil
+            found = ((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "").split(separator: "\n")
+                .compactMap { Int($0) }
+            return !found.isEmpty
         }
-        port = found!
+        ports = found
+        port = found[0]
     }
 
     deinit { stop() }

@@ -8,6 +8,10 @@ that client first).
 
     esphome_proxy.py --port-file F --log L [--name N] [--adverts FILE] [--rate HZ] [--key BASE64]
                      [--password P] [--behaviour normal|never-hello|drop-mid-frame|oversize]
+                     [--count N] [--batch B]
+
+--count N: N proxies in this one process, each on a port of its own (the port file lists
+them, one a line; a benchmark's 50 proxies). --batch B: advertisements per message (16).
 
 Listens on 127.0.0.1 (port 0: the kernel's choice, written to --port-file). Once a client
 subscribes to raw advertisements, it sends the advertisements of --adverts (JSON lines:
@@ -237,7 +241,7 @@ class Proxy:
     def batch(self, start):
         if not self.adverts:
             return api_pb2.BluetoothLERawAdvertisementsResponse()
-        chosen = [self.adverts[(start + i) % len(self.adverts)] for i in range(min(16, len(self.adverts)))]
+        chosen = [self.adverts[(start + i) % len(self.adverts)] for i in range(self.args.batch)]
         return api_pb2.BluetoothLERawAdvertisementsResponse(advertisements=chosen)
 
     async def send_adverts(self, writer, framing):
@@ -245,7 +249,7 @@ class Proxy:
         while True:
             writer.write(framing.encode(self.batch(n)))
             await writer.drain()
-            n += 16
+            n += self.args.batch
             await asyncio.sleep(1 / self.args.rate)
 
 
@@ -258,19 +262,21 @@ async def main():
     parser.add_argument("--rate", type=float, default=10)
     parser.add_argument("--password")
     parser.add_argument("--key", help="the API encryption key, base64: the proxy speaks Noise")
+    parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--behaviour", default="normal",
                         choices=["normal", "never-hello", "drop-mid-frame", "oversize"])
     args = parser.parse_args()
     proxy = Proxy(args)
-    server = await asyncio.start_server(proxy.serve, "127.0.0.1", args.port)
-    port = server.sockets[0].getsockname()[1]
+    servers = [await asyncio.start_server(proxy.serve, "127.0.0.1", args.port if args.count == 1 else 0)
+               for _ in range(args.count)]
+    ports = [server.sockets[0].getsockname()[1] for server in servers]
     with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(port))
+        f.write("\n".join(map(str, ports)))
     import os
     os.replace(args.port_file + ".tmp", args.port_file)
-    async with server:
-        await server.serve_forever()
+    await asyncio.gather(*(server.serve_forever() for server in servers))
 
 
 if __name__ == "__main__":
