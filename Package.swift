@@ -118,7 +118,7 @@ let package = Package(
             name: "beacond-fuzz",
             dependencies: [
                 "CFuzzer", "CDBus", "BeaconCore", "BeaconConfig", "BeaconRuntime", "BlueZ", "HTTPServer", "API", "Logs",
-                "Publishing", "Simulation", "Storage",
+                "Publishing", "Simulation", "Storage", "ESPHome",
             ]),
         .testTarget(name: "BeaconCoreTests", dependencies: ["BeaconCore", "BeaconConfig", "Crypto", "Simulation"]),
         .testTarget(name: "BeaconConfigTests", dependencies: ["BeaconConfig", "BeaconCore"]),

@@ -37,6 +37,9 @@ enum FuzzTarget: String, CaseIterable {
     case espresense
     /// A message of an OpenMQTTGateway or a Theengs Gateway, as `espresense`.
     case openMQTTGateway = "openmqttgateway"
+    /// An ESPHome Bluetooth proxy's bytes, plaintext or encrypted, through `ProxySession` and
+    /// the AD structures' reader into the fuzz site's engine (`FuzzESPHome.swift`).
+    case esphome
     /// A time or a span as a client writes it (`since`, `from`, `to`, config durations): what
     /// `RFC3339.parse`, `TimeSpan(parsing:)` and the API's `since` accept lies in
     /// `RFC3339.supported`, and a time written back reads back the same.
@@ -53,6 +56,7 @@ enum FuzzTarget: String, CaseIterable {
         case .siteBatch: Self.siteBatch(UnsafeRawBufferPointer(bytes))
         case .espresense, .openMQTTGateway: Self.foreign(UnsafeRawBufferPointer(bytes))
         case .times: Self.times(String(decoding: bytes, as: UTF8.self))
+        case .esphome: Self.esphome(UnsafeRawBufferPointer(bytes))
         }
     }
 

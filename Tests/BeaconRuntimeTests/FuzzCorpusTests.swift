@@ -7,6 +7,7 @@ import Testing
 @Suite struct FuzzCorpusTests {
     @Test(arguments: [
         "sightings", "config", "http", "api", "dbus", "sighting-reader", "site-batch", "espresense", "openmqttgateway",
+        "esphome",
     ])
     func everyKeptInputRunsWithoutATrap(target: String) throws {
         let root = Executables.packageRoot.appendingPathComponent("fuzz")
