@@ -101,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX", "MQTT", "CCurl", "Crypto",
+                "APIModel", "BeaconCore", "BeaconConfig", "BeaconRuntime", "POSIX", "MQTT", "CCurl", "Crypto", "BlueZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

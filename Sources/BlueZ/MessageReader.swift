@@ -66,6 +66,7 @@ struct MessageReader {
     }
 
     func int16() -> Int16? { basic(BEACOND_DBUS_TYPE_INT16, Int16(0)) }
+    func int32() -> Int32? { basic(BEACOND_DBUS_TYPE_INT32, Int32(0)) }
     func uint16() -> UInt16? { basic(BEACOND_DBUS_TYPE_UINT16, UInt16(0)) }
     func bool() -> Bool? { basic(BEACOND_DBUS_TYPE_BOOLEAN, dbus_bool_t(0)).map { $0 != 0 } }
 

@@ -80,21 +80,31 @@ package struct MessageWriter {
         case let .int16(n):
             var v = n
             _ = dbus_message_iter_append_basic(&iter, BEACOND_DBUS_TYPE_INT16, &v)
+        case let .int32(n):
+            var v = n
+            _ = dbus_message_iter_append_basic(&iter, BEACOND_DBUS_TYPE_INT32, &v)
+        case let .uint32(n):
+            var v = n
+            _ = dbus_message_iter_append_basic(&iter, BEACOND_DBUS_TYPE_UINT32, &v)
         }
     }
 }
 
-/// The few value types beacond sends to BlueZ.
+/// The few value types beacond sends to BlueZ (and Avahi).
 package enum DBusSimpleValue {
     case string(String)
     case bool(Bool)
     case int16(Int16)
+    case int32(Int32)
+    case uint32(UInt32)
 
     var signature: String {
         switch self {
         case .string: return "s"
         case .bool: return "b"
         case .int16: return "n"
+        case .int32: return "i"
+        case .uint32: return "u"
         }
     }
 }

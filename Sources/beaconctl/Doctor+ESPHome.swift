@@ -1,4 +1,6 @@
 import APIModel
+import BeaconConfig
+import BlueZ
 
 extension Doctor {
     /// An ESPHome proxy (SPEC §9): connected and forwarding, or why not and what to do.
@@ -33,5 +35,34 @@ extension Doctor {
             return "check the proxy is powered and on this network (ping it)"
         }
         return "see the proxy's logs (esphome logs <its yaml>)"
+    }
+
+    /// The ESPHome devices announced on the network (mDNS, through Avahi on the system bus)
+    /// that `esphome:` does not name yet, each with the entry to paste; skipped without Avahi.
+    func esphomeDiscoveryCheck(configured: [ESPHomeProxySpec]) -> Check {
+        let name = "esphome discovery"
+        let found: [AvahiBrowser.Service]
+        do {
+            found = try AvahiBrowser.browse(type: "_esphomelib._tcp", waitMs: 2000)
+        } catch {
+            return Check(
+                name: name, verdict: .skip, detail: "Avahi is not on the system bus (avahi-daemon): no devices listed")
+        }
+        let known = Set(configured.map(\.host))
+        let new = found.filter { !known.contains($0.address) && !known.contains($0.host) && !known.contains($0.name) }
+        guard !new.isEmpty else {
+            return Check(name: name, verdict: .ok, detail: "\(found.count) ESPHome devices announced, none new")
+        }
+        let lines = new.map { s -> String in
+            let key = s.txt["api_encryption"] != nil ? ", encryption_key_file: /etc/beacond/\(s.name).key" : ""
+            let what = [s.txt["friendly_name"], s.txt["version"].map { "ESPHome \($0)" }].compactMap { $0 }
+            return "\n    - {receiver: \(s.name), host: \(s.address), port: \(s.port)\(key)}"
+                + (what.isEmpty ? "" : "   # \(what.joined(separator: ", "))")
+        }
+        return Check(
+            name: name, verdict: .ok,
+            detail: "\(new.count) ESPHome devices announced that esphome: does not name (each needs a receiver of the "
+                + "same id in receivers:, with its position; a proxy needs bluetooth_proxy: in its YAML):"
+                + lines.joined())
     }
 }

@@ -70,6 +70,7 @@ struct Doctor: ParsableCommand {
                 checks.append(Check(name: name, verdict: .skip, detail: "needs the daemon"))
             }
         }
+        checks.append(esphomeDiscoveryCheck(configured: loaded?.esphome ?? []))
         if common.json {
             print(
                 JSONValue.array(

@@ -156,6 +156,35 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// `beaconctl doctor` lists the ESPHome devices Avahi resolves on the network that
+    /// `esphome:` does not name yet, each with the entry to paste.
+    @Test func doctorListsTheProxiesAnnouncedAndNotConfigured() throws {
+        let proxy = try FakeESPHomeProxy(adverts: Self.adverts)
+        let bus = try PrivateBlueZ()
+        try bus.startAvahi(
+            services: """
+                [{"name": "esp-aisle", "type": "_esphomelib._tcp", "host": "esp-aisle.local", "address": "127.0.0.1",
+                  "port": \(proxy.port), "txt": {"version": "2025.11.0"}},
+                 {"name": "esp-till", "type": "_esphomelib._tcp", "host": "esp-till.local", "address": "192.168.1.41",
+                  "port": 6053, "txt": {"version": "2025.11.0", "friendly_name": "Till",
+                  "api_encryption": "Noise_NNpsk0_25519_ChaChaPoly_SHA256"}}]
+                """)
+        let d = try APIDaemon(extra: Self.config(proxy))
+        try d.start()
+        let doctor = try runCommand(
+            Executables.built("beaconctl"), ["--socket", d.socketPath, "doctor", "--config", d.configPath],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin"])
+        let text = doctor.stdout
+        #expect(text.contains("esphome discovery: 1 ESPHome devices announced that esphome: does not name"), "\(text)")
+        #expect(
+            text.contains(
+                "- {receiver: esp-till, host: 192.168.1.41, port: 6053, encryption_key_file: /etc/beacond/esp-till.key}"
+            ),
+            "\(text)")
+        #expect(!text.contains("receiver: esp-aisle,"), "the configured one is not offered again")
+        #expect(d.stop() == 0)
+    }
+
     /// A proxy that restarts (killed, then listening again on its port) is connected to again,
     /// and its advertisements flow on; the drop is told once in the log with its reason.
     @Test func aProxyThatRestartsIsConnectedToAgain() throws {

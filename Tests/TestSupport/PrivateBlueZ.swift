@@ -34,6 +34,10 @@ public final class PrivateBlueZ: @unchecked Sendable {
         // SIGKILL: processes started from a test inherit its blocked signal mask, so SIGTERM
         // may never be delivered to them.
         stopBlueZ(hard: true)
+        if let avahi {
+            kill(avahi.processIdentifier, SIGKILL)
+            avahi.waitUntilExit()
+        }
         kill(bus.processIdentifier, SIGKILL)
         bus.waitUntilExit()
     }
@@ -70,6 +74,24 @@ public final class PrivateBlueZ: @unchecked Sendable {
         mock = p
         _ = out.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
     }
+
+    /// Starts Avahi's stand-in (Tests/BlueZTests/Support/avahi_mock.py) announcing `services`
+    /// (JSON: name, type, host, address, port, txt), and returns once it owns its name.
+    public func startAvahi(services: String) throws {
+        let file = try Executables.temporaryDirectory().appendingPathComponent("services.json")
+        try services.write(to: file, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [Self.support.appendingPathComponent("avahi_mock.py").path, file.path]
+        p.environment = environment
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        avahi = p
+        _ = out.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
+    }
+
+    private var avahi: Process?
 
     /// Ends the template with `kill -9`, as a bluetoothd crash would.
     public func stopBlueZ(hard: Bool = true) {
