@@ -126,6 +126,14 @@ import Testing
         try eventually("the proxy's beacon heard", detail: { d.daemon!.logs.joined(separator: "\n") }) {
             try Self.receivers(d) == ["esp-aisle"]
         }
+        #expect(!d.daemon!.logs.contains { $0.contains("esphome.key_file_exposed") })
+        #expect(d.stop() == 0)
+        // A key others can read still works, and is told.
+        chmod(file, 0o644)
+        try d.start()
+        try eventually("the exposure told", detail: { d.daemon!.logs.joined(separator: "\n") }) {
+            d.daemon!.logs.contains { $0.contains("esphome.key_file_exposed") && $0.contains("chmod 600") }
+        }
         #expect(proxy.log.contains { $0["event"] as? String == "handshake-done" })
         #expect(Array(proxy.messages.prefix(2)) == ["HelloRequest", "AuthenticationRequest"])
         #expect(d.stop() == 0)
@@ -266,12 +274,13 @@ import Testing
     @Test(arguments: [
         ("drop-mid-frame", "the proxy closed the connection"),
         ("oversize", "larger than any ESPHome sends"),
+        ("never-hello", "no answer to Hello in 15"),
     ])
     func aBrokenProxyIsToldAndTriedAgain(behaviour: String, told: String) throws {
         let proxy = try FakeESPHomeProxy(adverts: Self.adverts, behaviour: behaviour)
         let d = try APIDaemon(extra: Self.config(proxy))
         try d.start()
-        try eventually("the reason told", detail: { d.daemon!.logs.joined(separator: "\n") }) {
+        try eventually("the reason told", timeout: 25, detail: { d.daemon!.logs.joined(separator: "\n") }) {
             d.daemon!.logs.contains { $0.contains("esphome.disconnected") && $0.contains(told) }
         }
         try eventually("tried again", timeout: 15) { proxy.connections >= 2 }

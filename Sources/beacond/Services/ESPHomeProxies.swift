@@ -48,6 +48,14 @@ final class ESPHomeProxies: DaemonService, Sendable {
 
     func start() throws {
         guard !proxies.isEmpty else { return }
+        for spec in proxies {
+            guard let file = spec.encryptionKeyFile, let problem = Self.keyFileExposure(file) else { continue }
+            logger.warning(
+                "esphome.key_file_exposed",
+                metadata: [
+                    "proxy": "\(spec.receiver)", "file": "\(file)", "problem": "\(problem)", "fix": "chmod 600 \(file)",
+                ])
+        }
         threads.spawn(named: "beacond-esphome") { [self] in run() }
         logger.info("esphome.started", metadata: ["proxies": "\(proxies.map(\.receiver).joined(separator: ","))"])
     }
@@ -112,6 +120,14 @@ final class ESPHomeProxies: DaemonService, Sendable {
         case let .failure(why):
             fail(&link, "\(link.spec.host):\(link.spec.port): \(why)", at: now)
         }
+    }
+
+    /// Why a key file is readable by more than the daemon's user (its group or everyone), or nil:
+    /// anyone who reads the key can listen to the proxy and speak for it.
+    static func keyFileExposure(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return nil }
+        return "readable by other users (mode \(String(info.st_mode & 0o777, radix: 8)))"
     }
 
     /// The proxy's API encryption key, nil for a plaintext one, or why it cannot be had.
