@@ -15,7 +15,7 @@ BENCH_ADV_HZ=10 makes every tag advertise 10 times a second (the store's tags: 5
 The state directory is made under /var/tmp, a real disk (not /tmp, which may be memory).
 """
 import json, os, shutil, socket, subprocess, sys, tempfile, time
-from simstore import write_config
+from simstore import api_get, cpu_seconds, write_config
 
 binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond"
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 300
@@ -26,30 +26,15 @@ def io(pid):
     return {k: int(v) for k, v in (line.split(": ") for line in open(f"/proc/{pid}/io"))}
 
 
-def get(directory, path):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(f"{directory}/api.sock")
-    s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
-    reply = b""
-    while chunk := s.recv(65536):
-        reply += chunk
-    return reply.split(b"\r\n\r\n", 1)[1].decode()
-
-
 def events(directory):
     """Events published so far, and of them the ones stored (all but asset.position)."""
     total, stored = 0, 0
-    for line in get(directory, "/metrics").splitlines():
+    for line in api_get(directory, "/metrics").splitlines():
         if line.startswith("beacond_events_total{"):
             n = int(float(line.rsplit(" ", 1)[1]))
             total += n
             stored += 0 if 'asset.position"' in line else n
     return total, stored
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 d = tempfile.mkdtemp(prefix="beacond-writes-", dir="/var/tmp")

@@ -11,7 +11,9 @@ the same daemon with no proxies, for the memory a proxy costs.
 --key: the proxies speak Noise (the API encryption key), as every current ESPHome setup does.
 Needs the tools' virtualenv (scripts/python-tools) for aioesphomeapi.
 """
-import json, os, shutil, signal, socket, subprocess, sys, tempfile, time
+import json, os, shutil, signal, subprocess, sys, tempfile, time
+
+from simstore import api_get, cpu_seconds, rss_kib
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -22,27 +24,6 @@ seconds = float(args[3]) if len(args) > 3 else 30
 KEY = "px7tsbK3C7bpXHr2OevEV2ZMg/FXNTw2mNOmi4HlrOA=" if "--key" in sys.argv else None
 python = os.environ.get("BEACOND_TOOLS_VENV", f"{root}/.build/tools-venv") + "/bin/python"
 UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
-
-
-def get(directory, path):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(f"{directory}/api.sock")
-    s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
-    reply = b""
-    while chunk := s.recv(65536):
-        reply += chunk
-    return reply.split(b"\r\n\r\n", 1)[1].decode()
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
 
 
 def config(directory, ports):
@@ -95,19 +76,19 @@ def run(count):
     try:
         for _ in range(400):
             try:
-                status = json.loads(get(directory, "/v1/status"))
+                status = json.loads(api_get(directory, "/v1/status"))
                 if sum(p["connected"] for p in status["esphome"]) == count:
                     break
             except (OSError, ValueError, KeyError):
                 pass
             time.sleep(0.05)
         time.sleep(10)
-        taken = lambda: sum(p["advertisements"] for p in json.loads(get(directory, "/v1/status"))["esphome"])
+        taken = lambda: sum(p["advertisements"] for p in json.loads(api_get(directory, "/v1/status"))["esphome"])
         cpu0, n0, t0 = cpu_seconds(daemon.pid), taken(), time.time()
         time.sleep(seconds)
         cpu1, n1, t1 = cpu_seconds(daemon.pid), taken(), time.time()
-        connected = sum(p["connected"] for p in json.loads(get(directory, "/v1/status"))["esphome"])
-        return {"cpu": 100 * (cpu1 - cpu0) / (t1 - t0), "per_s": (n1 - n0) / (t1 - t0), "rss": rss_mb(daemon.pid),
+        connected = sum(p["connected"] for p in json.loads(api_get(directory, "/v1/status"))["esphome"])
+        return {"cpu": 100 * (cpu1 - cpu0) / (t1 - t0), "per_s": (n1 - n0) / (t1 - t0), "rss": rss_kib(daemon.pid) / 1024,
                 "connected": connected}
     finally:
         daemon.send_signal(signal.SIGTERM)

@@ -1,5 +1,5 @@
-"""What bench/soak.py and bench/disk-full.py share: the simulated store with more tags, and
-a process's memory and a directory's size as they sample them."""
+"""What the benchmarks share: the simulated store with more tags, a process's memory and CPU
+and a directory's size as they sample them, and a GET on the daemon's API socket."""
 import os, socket
 
 
@@ -8,6 +8,23 @@ def rss_kib(pid):
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def cpu_seconds(pid):
+    """User and system time the process has used, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def api_get(directory, path):
+    """The body of GET `path` on the daemon's API socket, `directory`/api.sock."""
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(f"{directory}/api.sock")
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+    reply = b""
+    while chunk := s.recv(65536):
+        reply += chunk
+    return reply.split(b"\r\n\r\n", 1)[1].decode()
 
 
 def free_port():

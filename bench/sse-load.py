@@ -11,6 +11,8 @@ engine busy time, daemon CPU, and how many events each stream client got of thos
 """
 import asyncio, json, os, re, subprocess, sys, tempfile, time
 
+from simstore import cpu_seconds
+
 CLIENTS = int(sys.argv[1]) if len(sys.argv) > 1 else 500
 RATE = int(sys.argv[2]) if len(sys.argv) > 2 else 5000
 SECONDS = int(sys.argv[3]) if len(sys.argv) > 3 else 10
@@ -67,11 +69,6 @@ async def stream_client(sock, counts, index, stop):
         pass
     finally:
         writer.close()
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def metric(text, name):

@@ -30,7 +30,7 @@ import Testing
 
     @Test func theDaemonStartsItsServicesInTheDocumentedOrder() throws {
         let documented = try Self.documented()
-        #expect(documented.count == 12, "\(documented)")
+        #expect(documented.count == 13, "\(documented)")
         let broker = try PrivateBroker()
         let port = try freeLoopbackPort()
         let d = try APIDaemon(

@@ -46,6 +46,9 @@ final class ESPHomeProxies: DaemonService, Sendable {
 
     deinit { close(wake) }
 
+    /// Whether there is any proxy to connect to (the service runs only then).
+    var connects: Bool { !proxies.isEmpty }
+
     func start() throws {
         guard !proxies.isEmpty else { return }
         for spec in proxies {
