@@ -15,7 +15,7 @@ public struct ConfigReload: Sendable, Equatable {
     /// restart kept as they were.
     public let running: Config
     /// Settings that changed but keep their old values until a restart (`gateway.id`,
-    /// `gateway.state_dir`, `api.socket`, `site`, `esphome`), for the log and `/v1/status`.
+    /// `gateway.state_dir`, `api.socket`, `site`), for the log and `/v1/status`.
     public let needsRestart: [String]
 
     public init(from old: Config, to new: Config) {
@@ -33,8 +33,6 @@ public struct ConfigReload: Sendable, Equatable {
         keep("http", \.http)
         // The broker connection, its will and the election are made once, at start.
         keep("site", \.site)
-        // Each proxy's connection is made once, at start.
-        keep("esphome", \.esphome)
         self.running = running
         self.needsRestart = needsRestart
     }

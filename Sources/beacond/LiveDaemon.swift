@@ -188,8 +188,6 @@ struct LiveDaemon {
         // attempt, and the API closes last.
         let api = APIService(
             router: APIRouter(context: context, stream: hub), socket: config.api.socket, logger: logger)
-        // Other systems' radios this gateway connects to: the ESPHome proxies, when it has any.
-        let radios: [any DaemonService & Sendable] = esphome.connects ? [esphome] : []
         try services.start(
             [api] + (try readOnlyListener(context: context, store: store, publisher: publisher, socket: api.server))
                 + (site.map {
@@ -212,8 +210,8 @@ struct LiveDaemon {
                         store: store, engine: engine, publisher: publisher, analytics: config.analytics,
                         clock: WallClock.now, logger: logger),
                 ] + (site.map { [$0] } ?? []) + [
-                    input
-                ] + radios + [
+                    input,
+                    esphome,
                     StateVerifier(store: store, logger: logger),
                     systemd,
                 ])

@@ -247,6 +247,42 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A reload takes a new `esphome:`: the proxy added is connected, the one removed told
+    /// goodbye, and the daemon started without proxies connects to its first.
+    @Test func aReloadConnectsTheProxiesAddedAndLetsGoOfTheRemoved() throws {
+        let first = try FakeESPHomeProxy(adverts: Self.adverts)
+        let second = try FakeESPHomeProxy(adverts: Self.adverts, name: "proxy-b")
+        let receivers = """
+            receivers:
+              - {id: esp-a, position: {x: 4, y: 2}}
+              - {id: esp-b, position: {x: 8, y: 2}}
+
+            """
+        let d = try APIDaemon(extra: receivers)
+        try d.start()
+        func reload(_ proxies: [(String, FakeESPHomeProxy)], count: Int) throws {
+            try d.rewrite(
+                extra: receivers + "esphome:\n"
+                    + proxies.map { "  - {receiver: \($0.0), host: 127.0.0.1, port: \($0.1.port)}\n" }.joined())
+            kill(d.daemon!.process.processIdentifier, SIGHUP)
+            try d.daemon!.waitUntil("reload \(count)") { _, logs in
+                logs.filter { $0.contains("config.reloaded") }.count == count
+            }
+        }
+        func connected() throws -> [String] {
+            let shown = try d.client.request("GET", "/v1/status").object["esphome"] as? [[String: Any]] ?? []
+            return shown.filter { $0["connected"] as? Bool == true }.compactMap { $0["receiver"] as? String }
+        }
+        try reload([("esp-a", first)], count: 1)
+        try eventually("the first proxy connected") { try connected() == ["esp-a"] }
+        try reload([("esp-b", second)], count: 2)
+        try eventually("the second in the first's place", detail: { "\(try? connected() ?? [])" }) {
+            try connected() == ["esp-b"] && first.messages.last == "DisconnectRequest"
+        }
+        #expect(try d.client.request("GET", "/v1/status").object["config_needs_restart"] as? [String] == [])
+        #expect(d.stop() == 0)
+    }
+
     /// A store's fifty proxies at once, all on one thread: each connected and heard.
     @Test func fiftyProxiesAtOnce() throws {
         let proxy = try FakeESPHomeProxy(adverts: Self.adverts, rate: 2, count: 50)

@@ -18,10 +18,14 @@ import Synchronization
 /// nothing while they are quiet, and a proxy that hangs or never answers holds up none of the
 /// others (connections are opened without blocking). A lost connection is opened again after
 /// a backoff with jitter (1 s doubling to a minute), told once in the log with its reason.
+/// A reload takes the new list: proxies added are connected, removed ones told goodbye, and
+/// changed ones (host, port, key, password) connected again; the others keep their session.
 final class ESPHomeProxies: DaemonService, Sendable {
     let name = "esphome"
     let startsAfter = ["engine"]
-    private let proxies: [ESPHomeProxySpec]
+    /// The proxies to connect to; a reload replaces them and bumps `generation`.
+    private let proxies: Mutex<[ESPHomeProxySpec]>
+    private let generation = Atomic<Int>(0)
     private let deliver: @Sendable ([Sighting]) -> Void
     private let clock: @Sendable () -> Timestamp
     private let logger: Logger
@@ -36,7 +40,7 @@ final class ESPHomeProxies: DaemonService, Sendable {
         proxies: [ESPHomeProxySpec], clock: @escaping @Sendable () -> Timestamp, logger: Logger,
         deliver: @escaping @Sendable ([Sighting]) -> Void
     ) {
-        self.proxies = proxies
+        self.proxies = Mutex(proxies)
         self.clock = clock
         self.logger = logger
         self.deliver = deliver
@@ -46,12 +50,40 @@ final class ESPHomeProxies: DaemonService, Sendable {
 
     deinit { close(wake) }
 
-    /// Whether there is any proxy to connect to (the service runs only then).
-    var connects: Bool { !proxies.isEmpty }
-
     func start() throws {
-        guard !proxies.isEmpty else { return }
-        for spec in proxies {
+        let list = proxies.withLock { $0 }
+        warnOfExposedKeys(list)
+        // Its thread runs with no proxies too, waiting on the wake descriptor alone, so that a
+        // reload that adds the first one has it connected.
+        threads.spawn(named: "beacond-esphome") { [self] in run() }
+        if !list.isEmpty {
+            logger.info("esphome.started", metadata: ["proxies": "\(list.map(\.receiver).joined(separator: ","))"])
+        }
+    }
+
+    func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        wakeUp()
+        threads.join()
+    }
+
+    func apply(_ reload: ConfigReload, from old: Config) -> Logger.Metadata {
+        let new = reload.running.ownESPHomeProxies
+        guard new != proxies.withLock({ $0 }) else { return [:] }
+        warnOfExposedKeys(new)
+        proxies.withLock { $0 = new }
+        generation.add(1, ordering: .releasing)
+        wakeUp()
+        return ["esphome": "\(new.count) proxies"]
+    }
+
+    private func wakeUp() {
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    private func warnOfExposedKeys(_ list: [ESPHomeProxySpec]) {
+        for spec in list {
             guard let file = spec.encryptionKeyFile, let problem = Self.keyFileExposure(file) else { continue }
             logger.warning(
                 "esphome.key_file_exposed",
@@ -59,21 +91,39 @@ final class ESPHomeProxies: DaemonService, Sendable {
                     "proxy": "\(spec.receiver)", "file": "\(file)", "problem": "\(problem)", "fix": "chmod 600 \(file)",
                 ])
         }
-        threads.spawn(named: "beacond-esphome") { [self] in run() }
-        logger.info("esphome.started", metadata: ["proxies": "\(proxies.map(\.receiver).joined(separator: ","))"])
     }
 
-    func stop() {
-        stopRequested.store(true, ordering: .releasing)
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
-        threads.join()
+    /// The links for a new list: unchanged proxies keep theirs; removed and changed ones are
+    /// told goodbye and closed; new and changed ones start afresh.
+    private func reconcile(_ links: [ProxyLink], with list: [ESPHomeProxySpec]) -> [ProxyLink] {
+        var kept: [ProxyLink] = []
+        for var link in links {
+            if list.contains(link.spec) {
+                kept.append(link)
+            } else if link.fd >= 0 {
+                if var session = link.session { send(session.disconnect("removed by a reload"), on: link.fd) }
+                close(link.fd)
+                link.fd = -1
+            }
+        }
+        let links = list.map { spec in
+            kept.first { $0.spec == spec } ?? ProxyLink(spec: spec, receiver: ReceiverID(spec.receiver) ?? .unlisted)
+        }
+        states.withLock { states in
+            states = links.map { link in states.first { $0.spec == link.spec } ?? ESPHomeProxyState(spec: link.spec) }
+        }
+        return links
     }
 
     private func run() {
-        var links = proxies.map { ProxyLink(spec: $0, receiver: ReceiverID($0.receiver) ?? .unlisted) }
+        var seen = generation.load(ordering: .acquiring)
+        var links = reconcile([], with: proxies.withLock { $0 })
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !stopRequested.load(ordering: .acquiring) {
+            if generation.load(ordering: .acquiring) != seen {
+                seen = generation.load(ordering: .acquiring)
+                links = reconcile(links, with: proxies.withLock { $0 })
+            }
             let now = clock()
             for i in links.indices {
                 if links[i].fd < 0, now >= links[i].retryAt { open(&links[i], at: now) }
@@ -89,10 +139,15 @@ final class ESPHomeProxies: DaemonService, Sendable {
                 which.append(i)
             }
             let soonest = links.filter { $0.fd < 0 }.map { $0.retryAt - now }.min() ?? .seconds(1)
-            let timeout = Int32(max(10, min(1000, soonest.nanoseconds / 1_000_000)))
+            // With no proxy, only a reload or the stop wakes it.
+            let timeout = links.isEmpty ? -1 : Int32(max(10, min(1000, soonest.nanoseconds / 1_000_000)))
             guard poll(&polled, nfds_t(polled.count), timeout) > 0 else {
                 publishStates(links)
                 continue
+            }
+            if polled[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = Glibc.read(wake, &count, 8)
             }
             let after = clock()
             for (k, i) in which.enumerated() where polled[k + 1].revents != 0 {
