@@ -69,26 +69,16 @@ public struct ADStructures: Sendable, Equatable {
                 shortUUID: UInt16(field[0]) | UInt16(field[1]) << 8,
                 payload: UnsafeRawBufferPointer(rebasing: field[2...]))
         case 0x20 where field.count >= 4:
-            // A 32-bit UUID of the Bluetooth base; as its 128-bit text (rare).
             let value = (0..<4).reduce(UInt32(0)) { $0 | UInt32(field[$1]) << (8 * $1) }
-            appendService(text: Self.hex(UInt64(value), digits: 8) + "-0000-1000-8000-00805f9b34fb", field, skip: 4)
+            data.appendService(ServiceUUID(uuid32: value), payload: UnsafeRawBufferPointer(rebasing: field[4...]))
         case 0x21 where field.count >= 16:
-            // Little-endian on the air; written in the usual order.
-            let b = (0..<16).map { field[15 - $0] }
-            let high = b[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let low = b[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            appendService(text: BeaconUUID(high: high, low: low).description, field, skip: 16)
+            // Little-endian on the air.
+            let high = (0..<8).reduce(UInt64(0)) { $0 << 8 | UInt64(field[15 - $1]) }
+            let low = (8..<16).reduce(UInt64(0)) { $0 << 8 | UInt64(field[15 - $1]) }
+            data.appendService(
+                ServiceUUID(BeaconUUID(high: high, low: low)), payload: UnsafeRawBufferPointer(rebasing: field[16...]))
         default:
             break  // flags, UUID lists, appearance, …: nothing a sighting carries
         }
-    }
-
-    private mutating func appendService(text: String, _ field: UnsafeRawBufferPointer, skip: Int) {
-        data.appendService(uuid: text, payload: UnsafeRawBufferPointer(rebasing: field[skip...]))
-    }
-
-    static func hex(_ value: UInt64, digits: Int) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 }

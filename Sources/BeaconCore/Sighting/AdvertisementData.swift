@@ -86,7 +86,21 @@ public struct AdvertisementData: Sendable {
     public mutating func appendService(
         uuid: UnsafeRawBufferPointer, count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void
     ) {
-        switch ServiceUUID(uuid) {
+        appendService(ServiceUUID(uuid), text: uuid, count: count, write)
+    }
+
+    /// Service data under a UUID already read (an advertisement's own AD structures).
+    public mutating func appendService(_ uuid: ServiceUUID, payload: UnsafeRawBufferPointer) {
+        appendService(uuid, text: UnsafeRawBufferPointer(start: nil, count: 0), count: payload.count) { out in
+            if payload.count > 0 { out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: out.count) }
+        }
+    }
+
+    private mutating func appendService(
+        _ key: ServiceUUID?, text uuid: UnsafeRawBufferPointer, count: Int,
+        _ write: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        switch key {
         case let .short(value)?:
             withUnsafeBytes(of: (UInt8(value & 0xFF), UInt8(value >> 8))) {
                 appendService(kind: .service16, key: $0, count: count, write)
@@ -105,13 +119,7 @@ public struct AdvertisementData: Sendable {
 
     /// Service data by a 16-bit UUID, as BlueZ's and firmware's most common (Eddystone's 0xFEAA).
     public mutating func appendService(shortUUID value: UInt16, payload: UnsafeRawBufferPointer) {
-        withUnsafeBytes(of: (UInt8(value & 0xFF), UInt8(value >> 8))) { key in
-            appendService(kind: .service16, key: key, count: payload.count) { out in
-                if payload.count > 0 {
-                    out.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: out.count)
-                }
-            }
-        }
+        appendService(.short(value), payload: payload)
     }
 
     private mutating func appendService(

@@ -39,14 +39,24 @@ public enum ServiceUUID: Equatable, Sendable {
             self = .short(value)
         case 36:
             guard let uuid = BeaconUUID(text: text) else { return nil }
-            if uuid.high & 0xFFFF_0000_FFFF_FFFF == Self.baseHighLow, uuid.low == Self.baseLow {
-                self = .short(UInt16(truncatingIfNeeded: uuid.high >> 32))
-            } else {
-                self = .long(uuid)
-            }
+            self.init(uuid)
         default:
             return nil
         }
+    }
+
+    /// A whole UUID: its 16 bits when it is one of the Bluetooth base.
+    public init(_ uuid: BeaconUUID) {
+        if uuid.high & 0xFFFF_0000_FFFF_FFFF == Self.baseHighLow, uuid.low == Self.baseLow {
+            self = .short(UInt16(truncatingIfNeeded: uuid.high >> 32))
+        } else {
+            self = .long(uuid)
+        }
+    }
+
+    /// A 32-bit UUID of the Bluetooth base (an advertisement's AD type 0x20).
+    public init(uuid32 value: UInt32) {
+        self.init(BeaconUUID(high: UInt64(value) << 32 | Self.baseHighLow, low: Self.baseLow))
     }
 
     /// The 128-bit form in lower case, as BlueZ writes it.
