@@ -247,6 +247,55 @@ import Testing
         #expect(d.stop() == 0)
     }
 
+    /// A proxy whose connection nothing accepts (here a listener whose queue is full, as a
+    /// host that drops the connection): given up after 10 s, not the kernel's two minutes,
+    /// told, and tried again.
+    @Test func aConnectionNothingAcceptsIsGivenUp() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(bound == 0 && listen(listener, 0) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        // Fill its queue: the next connection's SYN is dropped.
+        let fillers = (0..<4).map { _ in socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        }
+        for fd in fillers {
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        defer { ([listener] + fillers).forEach { close($0) } }
+        let d = try APIDaemon(
+            extra: "receivers:\n  - {id: esp-aisle, position: {x: 4, y: 2}}\n"
+                + "esphome:\n  - {receiver: esp-aisle, host: 127.0.0.1, port: \(port)}\n")
+        try d.start()
+        try eventually(
+            "the unanswered connection told", timeout: 20, detail: { d.daemon!.logs.joined(separator: "\n") }
+        ) {
+            d.daemon!.logs.contains {
+                $0.contains("esphome.disconnected") && $0.contains("no answer to the connection in 10")
+            }
+        }
+        // Status shows it once the loop has published (within a second).
+        try eventually("the status's last error") {
+            let shown = (try d.client.request("GET", "/v1/status").object["esphome"] as? [[String: Any]])?.first
+            return (shown?["last_error"] as? String)?.contains("no answer to the connection") == true
+        }
+        #expect(d.stop() == 0)
+    }
+
     /// A reload takes a new `esphome:`: the proxy added is connected, the one removed told
     /// goodbye, and the daemon started without proxies connects to its first.
     @Test func aReloadConnectsTheProxiesAddedAndLetsGoOfTheRemoved() throws {

@@ -127,6 +127,13 @@ final class ESPHomeProxies: DaemonService, Sendable {
             let now = clock()
             for i in links.indices {
                 if links[i].fd < 0, now >= links[i].retryAt { open(&links[i], at: now) }
+                // A connection nothing answers (a host gone, a firewall dropping it) would wait
+                // for the kernel's two minutes; a proxy on the same network answers in a few ms.
+                if links[i].connecting, now - links[i].attemptStarted >= Self.connectTimeout {
+                    fail(
+                        &links[i],
+                        "no answer to the connection in \(Self.connectTimeout): is the proxy on this network?", at: now)
+                }
                 if links[i].session != nil {
                     let out = links[i].session!.tick(at: now)
                     handle(out, &links[i], at: now)
@@ -179,6 +186,9 @@ final class ESPHomeProxies: DaemonService, Sendable {
             fail(&link, "\(link.spec.host):\(link.spec.port): \(why)", at: now)
         }
     }
+
+    /// How long a connection may wait to be accepted.
+    static let connectTimeout = TimeSpan.seconds(10)
 
     /// Why a key file is readable by more than the daemon's user (its group or everyone), or nil:
     /// anyone who reads the key can listen to the proxy and speak for it.
