@@ -64,15 +64,20 @@ public final class PrivateBlueZ: @unchecked Sendable {
     /// Starts `bluez-emitter` (the benchmark's fast bluetoothd stand-in) in place of the
     /// template, and returns once it owns org.bluez.
     public func startEmitter(count: Int, trigger: String) throws {
+        mock = try startReady(Executables.built("bluez-emitter"), ["--count", String(count), "--trigger", trigger])
+    }
+
+    /// Starts a stand-in on the bus and returns once it prints "ready" (its name is owned).
+    private func startReady(_ executable: URL, _ arguments: [String]) throws -> Process {
         let p = Process()
-        p.executableURL = Executables.built("bluez-emitter")
-        p.arguments = ["--count", String(count), "--trigger", trigger]
+        p.executableURL = executable
+        p.arguments = arguments
         p.environment = environment
         let out = Pipe()
         p.standardOutput = out
         try p.run()
-        mock = p
         _ = out.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
+        return p
     }
 
     /// Starts Avahi's stand-in (Tests/BlueZTests/Support/avahi_mock.py) announcing `services`
@@ -80,15 +85,9 @@ public final class PrivateBlueZ: @unchecked Sendable {
     public func startAvahi(services: String) throws {
         let file = try Executables.temporaryDirectory().appendingPathComponent("services.json")
         try services.write(to: file, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [Self.support.appendingPathComponent("avahi_mock.py").path, file.path]
-        p.environment = environment
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        avahi = p
-        _ = out.fileHandleForReading.readData(ofLength: 6)  // "ready\n"
+        avahi = try startReady(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [Self.support.appendingPathComponent("avahi_mock.py").path, file.path])
     }
 
     private var avahi: Process?
