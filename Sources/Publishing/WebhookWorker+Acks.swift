@@ -16,8 +16,27 @@ extension WebhookWorker {
             return waiting.next(limit)
         }
         if let ack = unsavedAck { saveAck(through: ack) }
-        let stored = try store.pending(webhook: settings.id, after: unsavedAck?.seq ?? 0, limit: limit)
+        var stored = try store.pending(webhook: settings.id, after: unsavedAck?.seq ?? 0, limit: limit)
+        if stored.contains(where: \.bodyLost) {
+            deadLetterLostBodies()
+            stored = try store.pending(webhook: settings.id, after: unsavedAck?.seq ?? 0, limit: limit)
+        }
         return stored.count < limit ? stored + kept.prefix(limit - stored.count) : stored
+    }
+
+    /// Entries whose bodies went with a damaged page of the state file go to the dead letters,
+    /// said once per finding: never sent as empty events, never holding later alerts back.
+    private func deadLetterLostBodies() {
+        let now = clock()
+        guard let moved = try? store.deadLetterLostBodies(webhook: settings.id, at: now), moved > 0 else { return }
+        state.withLock { $0.deadLettered += moved }
+        logger.error(
+            "webhook.dead_letters",
+            metadata: [
+                "webhook": "\(settings.id)", "events": "\(moved)", "reason": "\(StateStore.bodyLostReason)",
+                "next":
+                    "their bodies went with a damaged page of the state file; beaconctl outbox lists their ids and types",
+            ])
     }
 
     /// Deletes what the receiver acknowledged, through `entry`. When the disk will not take

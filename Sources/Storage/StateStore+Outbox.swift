@@ -19,6 +19,11 @@ extension StateStore {
 
         /// Waits in the outbox (an alert), rather than in memory (a position).
         public var isStored: Bool { seq > 0 }
+
+        /// The body this entry pointed at is gone: a damaged page of `event_body` that the
+        /// emptying of the file could not carry (`recoverWhenCorrupt`). Such an entry is dead
+        /// lettered, never sent as an empty event.
+        public var bodyLost = false
     }
 
     /// How much waits for one webhook.
@@ -41,7 +46,9 @@ extension StateStore {
     }
 
     /// The oldest entries waiting for a webhook, at most `limit`; only those after `seq`
-    /// (a worker's delivered entries whose deletion the disk did not take).
+    /// (a worker's delivered entries whose deletion the disk did not take). An entry whose
+    /// body a damaged page took is read with `bodyLost` set, never as an empty body: it is
+    /// not to be sent (`deadLetterLostBodies`).
     public func pending(webhook: String, after seq: Int64 = 0, limit: Int) throws -> [OutboxEntry] {
         try db.read { (db) throws(SQLiteError) in
             try db.rows(
@@ -51,9 +58,11 @@ extension StateStore {
                 """,
                 [webhook, seq, limit]
             ) {
-                OutboxEntry(
+                var entry = OutboxEntry(
                     seq: $0.int64(0), eventID: $0.string(1), type: $0.string(2), body: $0.string(3),
                     enqueuedAt: Timestamp(nanoseconds: $0.int64(4)))
+                entry.bodyLost = $0.isNull(3)
+                return entry
             }
         }
     }
@@ -98,7 +107,7 @@ extension StateStore {
             try db.rows(
                 """
                 SELECT o.event_id, \(Self.outboxBody), MIN(o.enqueued_ns) FROM outbox o \(Self.joinOutboxBody)
-                WHERE o.decider IS NULL AND o.type NOT IN (\(placeholders.isEmpty ? "''" : placeholders))
+                WHERE o.decider IS NULL AND \(Self.bodyKept) AND o.type NOT IN (\(placeholders.isEmpty ? "''" : placeholders))
                 GROUP BY o.event_id ORDER BY MIN(o.seq)
                 """, types
             ) { (id: $0.string(0), body: $0.string(1), enqueuedAt: Timestamp(nanoseconds: $0.int64(2))) }
@@ -180,25 +189,60 @@ extension StateStore {
             try db.execute(
                 """
                 INSERT INTO dead_letter (webhook, event_id, type, body, enqueued_ns, dead_ns, reason)
-                SELECT o.webhook, o.event_id, o.type, \(Self.outboxBody), o.enqueued_ns, ?, ? FROM outbox o
+                SELECT o.webhook, o.event_id, o.type, COALESCE(\(Self.outboxBody), ''), o.enqueued_ns, ?, ? FROM outbox o
                 \(Self.joinOutboxBody) WHERE o.webhook = ? AND o.enqueued_ns < ? ORDER BY o.seq
                 """, [now.nanoseconds, reason, webhook, cutoff.nanoseconds])
             try db.execute("DELETE FROM outbox WHERE webhook = ? AND enqueued_ns < ?", [webhook, cutoff.nanoseconds])
             let moved = db.changes
+            try capDeadLetters(db, webhook: webhook)
+            return moved
+        }
+    }
+
+    /// The dead letters' reason for an entry whose body was lost (`OutboxEntry.bodyLost`).
+    public static let bodyLostReason = "body_lost"
+
+    /// Moves a webhook's entries whose bodies a damaged page took to the dead letters (reason
+    /// `body_lost`, with an empty body): the id and type say what the receiver missed. Why not
+    /// send them: a batch of empty events is refused by a strict receiver — holding every
+    /// later alert behind it until `max_age` — or "delivered" unread by a lenient one.
+    @discardableResult
+    public func deadLetterLostBodies(webhook: String, at now: Timestamp) throws -> Int {
+        try db.write { (db) throws(SQLiteError) in
             try db.execute(
                 """
-                DELETE FROM dead_letter WHERE webhook = ? AND seq <= (SELECT seq FROM dead_letter WHERE webhook = ?
-                  ORDER BY seq DESC LIMIT 1 OFFSET ?)
-                """, [webhook, webhook, deadLetterLimit])
-            let discarded = db.changes
-            if discarded > 0 {
-                try db.execute(
-                    """
-                    INSERT INTO dead_letter_discarded (webhook, count) VALUES (?, ?)
-                    ON CONFLICT (webhook) DO UPDATE SET count = count + excluded.count
-                    """, [webhook, discarded])
-            }
+                INSERT INTO dead_letter (webhook, event_id, type, body, enqueued_ns, dead_ns, reason)
+                SELECT o.webhook, o.event_id, o.type, '', o.enqueued_ns, ?, ? FROM outbox o
+                WHERE o.webhook = ? AND NOT \(Self.bodyKept) ORDER BY o.seq
+                """, [now.nanoseconds, Self.bodyLostReason, webhook])
+            try db.execute(
+                """
+                DELETE FROM outbox WHERE webhook = ? AND body_seq IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM event_body x WHERE x.seq = outbox.body_seq)
+                """, [webhook])
+            let moved = db.changes
+            try capDeadLetters(db, webhook: webhook)
             return moved
+        }
+    }
+
+    /// An outbox row (`o`) whose body is still there: its own (before v13) or the one it points at.
+    static let bodyKept = "(o.body_seq IS NULL OR EXISTS (SELECT 1 FROM event_body x WHERE x.seq = o.body_seq))"
+
+    /// Keeps a webhook's newest `deadLetterLimit` dead letters, counting those discarded.
+    private func capDeadLetters(_ db: SQLiteConnection, webhook: String) throws(SQLiteError) {
+        try db.execute(
+            """
+            DELETE FROM dead_letter WHERE webhook = ? AND seq <= (SELECT seq FROM dead_letter WHERE webhook = ?
+              ORDER BY seq DESC LIMIT 1 OFFSET ?)
+            """, [webhook, webhook, deadLetterLimit])
+        let discarded = db.changes
+        if discarded > 0 {
+            try db.execute(
+                """
+                INSERT INTO dead_letter_discarded (webhook, count) VALUES (?, ?)
+                ON CONFLICT (webhook) DO UPDATE SET count = count + excluded.count
+                """, [webhook, discarded])
         }
     }
 

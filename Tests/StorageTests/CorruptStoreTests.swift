@@ -90,6 +90,46 @@ import Testing
         #expect(check == ["ok"])
     }
 
+    /// Damage to the bodies the outbox points at (issue 61, H1): the emptying carried the
+    /// backlog's rows but could not read their bodies. Before, each was read as an empty
+    /// string and sent as `[,,…]`, which a strict receiver refuses — holding every later
+    /// alert behind it — and expiry could not move them (a NULL body in `dead_letter`).
+    @Test func aBacklogWhoseBodiesWereLostIsDeadLetteredNotSentEmpty() throws {
+        let dir = try Executables.temporaryDirectory().path
+        let store = try StateStore(directory: dir)
+        let reports = Mutex<[SQLiteDatabase.Report]>([])
+        store.recoverWhenCorrupt(copySuffix: { "1" }, report: { r in reports.withLock { $0.append(r) } })
+        try store.append([Self.event("e1"), Self.event("e2")], webhooks: { _ in ["crm", "erp"] })
+        let other = try SQLiteConnection(path: store.path)
+        let version = try other.scalarInt64("PRAGMA schema_version") ?? 0
+        try other.execute("PRAGMA writable_schema = ON")
+        try other.execute(
+            """
+            UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM sqlite_master WHERE name = 'outbox_by_age')
+            WHERE name = 'event_body'
+            """)
+        try other.execute("PRAGMA schema_version = \(version + 1)")
+
+        try store.append([Self.event("e3")], webhooks: { _ in ["crm", "erp"] })
+
+        let report = try #require(reports.withLock { $0 }.first)
+        #expect(report.lost.contains("event_body") && report.carried.contains("outbox"))
+        let pending = try store.pending(webhook: "crm", limit: 10)
+        #expect(pending.map(\.eventID) == ["e1", "e2", "e3"])
+        #expect(pending.map(\.bodyLost) == [true, true, false], "never an empty body taken for an event")
+        #expect(pending.last?.body == Self.event("e3").body)
+        #expect(try store.ownEntries(excluding: []).map(\.id) == ["e3"], "a hand-over tells only what it can")
+
+        #expect(try store.deadLetterLostBodies(webhook: "crm", at: .seconds(60)) == 2)
+        #expect(try store.pending(webhook: "crm", limit: 10).map(\.eventID) == ["e3"])
+        let letters = try store.deadLetters()
+        #expect(letters.map(\.eventID) == ["e2", "e1"])
+        #expect(letters.allSatisfy { $0.reason == StateStore.bodyLostReason && $0.diedAt == .seconds(60) })
+        // Expiry moves an entry whose body was lost too (before: NOT NULL failed, every second).
+        #expect(
+            try store.expire(webhook: "erp", enqueuedBefore: .seconds(1_000), at: .seconds(61), reason: "max_age") == 3)
+    }
+
     /// A card that fails again and again would fill the disk with copies: one is kept until
     /// someone deletes it.
     @Test func aSecondDamageMakesNoSecondCopyWhileTheFirstIsThere() throws {

@@ -158,7 +158,7 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     public init(
         secret: String? = nil, standardSecret: String? = nil, fail: Int = 0, failStatus: Int = 500,
-        status: Int = 200, hang: Bool = false, delay: Double = 0, again: WebhookReceiver? = nil
+        status: Int = 200, hang: Bool = false, delay: Double = 0, strict: Bool = false, again: WebhookReceiver? = nil
     ) throws {
         // `again`: a receiver that was stopped, started again on its port, logging on in its file.
         logPath = try again?.logPath ?? Executables.temporaryDirectory().appendingPathComponent("requests.jsonl").path
@@ -171,6 +171,7 @@ public final class WebhookReceiver: @unchecked Sendable {
         if let secret { arguments += ["--secret", secret] }
         if let standardSecret { arguments += ["--standard-secret", standardSecret] }
         if hang { arguments.append("--hang") }
+        if strict { arguments.append("--strict") }
         if delay > 0 { arguments += ["--delay", "\(delay)"] }
         if let again { arguments += ["--port", "\(again.port)"] }
         process.arguments = arguments

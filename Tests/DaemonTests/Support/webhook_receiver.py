@@ -29,6 +29,7 @@ parser.add_argument("--quiet", action="store_true", help="log only n, status, id
 parser.add_argument("--hang", action="store_true", help="never answer (a receiver that hangs)")
 parser.add_argument("--delay", type=float, default=0, help="answer after this many seconds (a slow receiver)")
 parser.add_argument("--port", type=int, default=0, help="listen here (a receiver started again where it was)")
+parser.add_argument("--strict", action="store_true", help="answer 400 to a body that is not an array of events with ids")
 args = parser.parse_args()
 
 lock = threading.Lock()
@@ -67,6 +68,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             events = json.loads(body)
         except ValueError:
             events = []
+            if args.strict:
+                status = 400
+        if args.strict and not (isinstance(events, list) and all(isinstance(e, dict) and e.get("id") for e in events)):
+            status, events = 400, []
         record = {
             "n": n, "status": status, "signature_ok": signature_ok,
             "ids": [e.get("id") for e in events], "types": [e.get("type") for e in events],
