@@ -1,3 +1,5 @@
+import BeaconCore
+
 /// ESPHome's encrypted framing (`api: encryption: key:`): `0x01`, a 16-bit big-endian length,
 /// then the frame. The client opens with an empty frame and its handshake message; the proxy
 /// answers with its hello (the protocol it chose, its name and MAC) and the handshake's
@@ -57,7 +59,7 @@ struct NoiseTransport: Sendable {
                 try readServerHello(data)
             case .awaitingHandshake:
                 guard let first = data.first else { throw .undecryptable("the proxy's handshake answer is empty") }
-                guard first == 0 else { throw Self.refusal(String(decoding: data.dropFirst(), as: UTF8.self)) }
+                guard first == 0 else { throw Self.refusal(Self.said(data.dropFirst())) }
                 do {
                     (sender, receiver) = try handshake.readSecond(Array(data.dropFirst()))
                 } catch {
@@ -86,9 +88,15 @@ struct NoiseTransport: Sendable {
                 "the proxy chose encryption protocol \(data.first.map(String.init) ?? "none"), not Noise (1)")
         }
         let fields = data.dropFirst().split(separator: 0, omittingEmptySubsequences: false)
-        serverName = fields.first.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        serverMAC = fields.count > 1 ? String(decoding: fields[1], as: UTF8.self) : ""
+        serverName = fields.first.map(Self.said) ?? ""
+        serverMAC = fields.count > 1 ? Self.said(fields[1]) : ""
         state = .awaitingHandshake
+    }
+
+    /// What a device sent as text, as beacond keeps it: anyone on the address can answer the
+    /// handshake, and the text goes to the status, the log and `beaconctl` (`OutsideText`).
+    static func said(_ bytes: some Collection<UInt8>) -> String {
+        OutsideText.line(String(decoding: bytes.prefix(256), as: UTF8.self), limit: 120)
     }
 
     /// The proxy's refusal of the handshake, in words that say what to check.

@@ -1,3 +1,5 @@
+import BeaconCore
+
 /// The little of Protocol Buffers' wire format that ESPHome's native API needs: varints,
 /// length-delimited fields, and nothing generated.
 ///
@@ -119,8 +121,13 @@ extension ProtobufReader.Value {
         return 0
     }
     var bool: Bool { uint != 0 }
+    /// A string field as kept: bounded, control characters written out. Only a device's own
+    /// words are read as text (its name, model, version), and any device on the network can
+    /// answer on a proxy's address (`OutsideText`).
     var text: String {
-        if case let .bytes(b) = self { return String(decoding: b, as: UTF8.self) }
+        if case let .bytes(b) = self {
+            return OutsideText.line(String(decoding: b.prefix(256), as: UTF8.self), limit: 120)
+        }
         return ""
     }
     var data: ArraySlice<UInt8> {

@@ -94,18 +94,26 @@ struct Common: ParsableArguments {
     func show(_ path: String, _ table: (JSONValue) -> String) throws {
         try run { client throws(APIClient.Failure) in
             let value = try client.get(path)
-            print(json ? value.serialized : table(value))
+            writeOut(json ? value.serialized : table(value))
         }
     }
 }
 
 func printError(_ text: String) {
-    let line = Array((text + "\n").utf8)
+    let line = Array((OutsideText.block(text) + "\n").utf8)
     _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
 /// One line on standard output, unbuffered.
-func writeLine(_ text: String) { writeAll(fd: 1, text + "\n") }
+func writeLine(_ text: String) { writeAll(fd: 1, OutsideText.block(text) + "\n") }
+
+/// Standard output, as every command writes it: whatever a value from outside holds (a
+/// proxy's name, a device's mDNS record, a receiver's error), no control character reaches
+/// the terminal but the lines the command itself writes (`OutsideText.block`); values that
+/// could forge a line are written with `OutsideText.line` where they are put in.
+func writeOut(_ text: String, terminator: String = "\n") {
+    print(OutsideText.block(text), terminator: terminator)
+}
 
 struct Beacons: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Beacons heard recently.")
@@ -175,7 +183,7 @@ struct Map: ParsableCommand {
     func run() throws {
         try common.run { api throws(APIClient.Failure) in
             let map = FloorMap(floor: try api.get("/v1/floor"), assets: try api.get("/v1/assets"), level: level)
-            print(format == .svg ? map.svg() : map.text(columns: max(20, min(columns, 400))), terminator: "")
+            writeOut(format == .svg ? map.svg() : map.text(columns: max(20, min(columns, 400))), terminator: "")
         }
     }
 }
@@ -213,9 +221,9 @@ struct Alarm: ParsableCommand {
             let answer = try api.request(
                 "PATCH", "/v1/alarms/\(percentEncode(id))", body: "{\"active\":\(active)}")
             if common.json {
-                print(answer.body, terminator: "")
+                writeOut(answer.body, terminator: "")
             } else {
-                print("alarm \(id) \(active ? "enabled" : "disabled")")
+                writeOut("alarm \(id) \(active ? "enabled" : "disabled")")
             }
         }
     }
@@ -289,9 +297,9 @@ struct TestWebhook: ParsableCommand {
     func run() throws {
         try common.run { api throws(APIClient.Failure) in
             let response = try api.request("POST", "/v1/webhooks/\(percentEncode(webhook))/test")
-            guard !common.json else { return print(response.body) }
+            guard !common.json else { return writeOut(response.body) }
             let answer = WebhookTestReport(json: response.json ?? .null)
-            print(
+            writeOut(
                 "\(webhook): HTTP \(answer.status) from \(answer.url) in \(answer.tookMilliseconds) ms"
                     + (answer.signed ? ", signed" : ", unsigned (no secret_file)"))
         }

@@ -38,13 +38,13 @@ struct Calibrate: ParsableCommand {
         try common.run { api throws(APIClient.Failure) in
             if fresh > 0 {
                 _ = try api.request("DELETE", "/v1/calibration")
-                print("listening \(fresh) s to the receivers' calibration advertisements…")
+                writeOut("listening \(fresh) s to the receivers' calibration advertisements…")
                 sleep(UInt32(fresh))
             }
             answer = try api.get("/v1/calibration")
         }
         if common.json {
-            print(answer.serialized)
+            writeOut(answer.serialized)
             return
         }
         var pairs = Table("HEARER", "ADVERTISER", "DISTANCE_M", "SAMPLES", "MEAN_RSSI", "SD_DB")
@@ -56,8 +56,8 @@ struct Calibrate: ParsableCommand {
         }
         let advertising = answer.array("advertising").compactMap(\.stringValue)
         let here = advertising.isEmpty ? "none" : advertising.joined(separator: ", ")
-        print("advertising here: \(here) · heard since \(answer.string("since") ?? "?")")
-        print(pairs.text, terminator: "")
+        writeOut("advertising here: \(here) · heard since \(answer.string("since") ?? "?")")
+        writeOut(pairs.text, terminator: "")
         let fits = answer.array("fits").compactMap(RSSICalibration.Fit.init(json:))
         guard !fits.isEmpty else {
             printError(
@@ -66,7 +66,7 @@ struct Calibrate: ParsableCommand {
                     + "gateway, wait a minute (or give --fresh 120)")
             throw ExitCode(1)
         }
-        print("")
+        writeOut("")
         Fit.report(fits, unit: "PAIRS")
     }
 
@@ -114,8 +114,8 @@ struct Calibrate: ParsableCommand {
             for (id, v) in tally.sorted(by: { $0.key < $1.key }) {
                 t.add(id, FloorMap.number(v.distance), "\(v.n)", FloorMap.number(v.sum / Double(v.n)))
             }
-            print(t.text, terminator: "")
-            print("\(lines.count) samples at (\(parts[0]), \(parts[1])) appended to \(out)")
+            writeOut(t.text, terminator: "")
+            writeOut("\(lines.count) samples at (\(parts[0]), \(parts[1])) appended to \(out)")
             if tally.isEmpty { throw ExitCode(1) }
         }
     }
@@ -166,10 +166,10 @@ struct Calibrate: ParsableCommand {
                     FloorMap.number(f.pathLossExponent) + (f.exponentFitted ? "" : " (kept)"),
                     FloorMap.number(f.rmsBefore), FloorMap.number(f.rmsAfter))
             }
-            print(t.text, terminator: "")
-            print("\n# In receivers:, each receiver's calibration (its position as it is):")
+            writeOut(t.text, terminator: "")
+            writeOut("\n# In receivers:, each receiver's calibration (its position as it is):")
             for f in fits {
-                print(
+                writeOut(
                     "#   - id: \(f.receiver)\n      rssi_at_1m: \(Self.decimal(f.rssiAt1m))\n"
                         + "      path_loss_exponent: \(Self.decimal(f.pathLossExponent, places: 100))")
             }

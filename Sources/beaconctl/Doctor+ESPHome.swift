@@ -1,5 +1,6 @@
 import APIModel
 import BeaconConfig
+import BeaconCore
 import BlueZ
 
 extension Doctor {
@@ -53,16 +54,42 @@ extension Doctor {
         guard !new.isEmpty else {
             return Check(name: name, verdict: .ok, detail: "\(found.count) ESPHome devices announced, none new")
         }
-        let lines = new.map { s -> String in
+        // mDNS needs no credential: a name is used only if it is an ESPHome node name, and
+        // every value goes into the entry quoted, so no record can add or alter an entry.
+        let usable = new.filter { Self.isNodeName($0.name) }
+        var entries = usable.map { s -> String in
             let key = s.txt["api_encryption"] != nil ? ", encryption_key_file: /etc/beacond/\(s.name).key" : ""
             let what = [s.txt["friendly_name"], s.txt["version"].map { "ESPHome \($0)" }].compactMap { $0 }
-            return "\n    - {receiver: \(s.name), host: \(s.address), port: \(s.port)\(key)}"
-                + (what.isEmpty ? "" : "   # \(what.joined(separator: ", "))")
+            return "- {receiver: \(s.name), host: \(Self.yamlQuoted(s.address)), port: \(s.port)\(key)}"
+                + (what.isEmpty ? "" : "   # " + OutsideText.line(what.joined(separator: ", "), limit: 80))
+        }
+        entries += new.filter { !Self.isNodeName($0.name) }.map {
+            "(not listed: \(Self.yamlQuoted(String($0.name.prefix(64)))) at \(Self.yamlQuoted($0.address)) is not an "
+                + "ESPHome node name, a-z 0-9 and -)"
         }
         return Check(
             name: name, verdict: .ok,
             detail: "\(new.count) ESPHome devices announced that esphome: does not name (each needs a receiver of the "
-                + "same id in receivers:, with its position; a proxy needs bluetooth_proxy: in its YAML):"
-                + lines.joined())
+                + "same id in receivers:, with its position; a proxy needs bluetooth_proxy: in its YAML):",
+            entries: entries)
+    }
+
+    /// ESPHome's rule for a node's name (it is the device's host name): lower-case letters,
+    /// digits and hyphens, a DNS label's 63 at most.
+    static func isNodeName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 63 && !name.hasPrefix("-")
+            && name.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
+    }
+
+    /// A YAML double-quoted scalar: quotes and backslashes escaped, control characters
+    /// written out with YAML's own escapes (`\n`, `\u001b`).
+    static func yamlQuoted(_ text: String) -> String {
+        // By scalar: a quote with a combining mark after it is one Character, and still a quote.
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\\" || scalar == "\"" { escaped.unicodeScalars.append("\\") }
+            escaped.unicodeScalars.append(scalar)
+        }
+        return "\"" + OutsideText.line(escaped, limit: .max) + "\""
     }
 }

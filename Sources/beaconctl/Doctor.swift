@@ -26,7 +26,12 @@ struct Doctor: ParsableCommand {
         var verdict: Verdict
         var detail: String
         var fix: String?
+        /// Lines shown under the check, each one line (the entries to paste).
+        var entries: [String] = []
     }
+
+    /// A detail as shown: one line, bounded.
+    static func shown(_ text: String) -> String { OutsideText.line(text, limit: 600) }
 
     func run() throws {
         var status: StatusReport?
@@ -72,19 +77,24 @@ struct Doctor: ParsableCommand {
         }
         checks.append(esphomeDiscoveryCheck(configured: loaded?.esphome ?? []))
         if common.json {
-            print(
+            writeOut(
                 JSONValue.array(
                     checks.map { c in
                         .object([
                             ("check", .string(c.name)), ("verdict", .string(c.verdict.rawValue.lowercased())),
-                            ("detail", .string(c.detail)), ("fix", c.fix.map { .string($0) } ?? .null),
+                            ("detail", .string(([c.detail] + c.entries).joined(separator: "\n    "))),
+                            ("fix", c.fix.map { .string($0) } ?? .null),
                         ])
                     }
                 ).serialized)
         } else {
             for c in checks {
-                print("[\(c.verdict.rawValue)] \(c.name): \(c.detail)")
-                if let fix = c.fix, c.verdict == .fail || c.verdict == .warn { print("       fix: \(fix)") }
+                // Details carry what the daemon and devices said: one line each, always.
+                writeOut("[\(c.verdict.rawValue)] \(OutsideText.line(c.name, limit: 80)): \(Self.shown(c.detail))")
+                for entry in c.entries { writeOut("    " + Self.shown(entry)) }
+                if let fix = c.fix, c.verdict == .fail || c.verdict == .warn {
+                    writeOut("       fix: \(Self.shown(fix))")
+                }
             }
         }
         if checks.contains(where: { $0.verdict == .fail }) { throw ExitCode(1) }

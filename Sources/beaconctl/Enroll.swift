@@ -51,7 +51,7 @@ struct Enroll: ParsableCommand {
                 throw ExitCode(1)
             }
             let name = paired.name ?? device
-            print(
+            writeOut(
                 """
                 # \(Self.quoted(name)), paired with adapter \(adapter). Paste under assets: in beacond.yaml; the key lets anyone \
                 who has it follow the device, so keep the file root's (0600).

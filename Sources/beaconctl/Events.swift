@@ -40,7 +40,7 @@ struct Events: ParsableCommand {
             query.append("limit=\(last ?? limit)")
             try common.run { api throws(APIClient.Failure) in
                 let answer = try api.get("/v1/events?" + query.joined(separator: "&"))
-                for event in EventPage(json: answer).events { print(line(event.json)) }
+                for event in EventPage(json: answer).events { writeOut(line(event.json)) }
             }
             return
         }

@@ -32,7 +32,7 @@ struct Regions: ParsableCommand {
                         r.spec.minor.map(String.init) ?? "-", r.enteredAt ?? "-")
                 }
             }
-            print(common.json ? JSONValue.array(all).serialized : t.text)
+            writeOut(common.json ? JSONValue.array(all).serialized : t.text)
         }
     }
 }
@@ -63,7 +63,7 @@ struct Monitor: ParsableCommand {
             let answer = try api.request(
                 "PUT", "/v1/clients/\(percentEncode(client))/regions/\(percentEncode(region))",
                 body: JSONValue.object(members).serialized)
-            print(common.json ? answer.body.trimmingNewline : "monitoring \(client)/\(region)")
+            writeOut(common.json ? answer.body.trimmingNewline : "monitoring \(client)/\(region)")
         }
     }
 }
@@ -77,7 +77,7 @@ struct Unmonitor: ParsableCommand {
     func run() throws {
         try common.run { api throws(APIClient.Failure) in
             _ = try api.request("DELETE", "/v1/clients/\(percentEncode(client))/regions/\(percentEncode(region))")
-            if !common.json { print("stopped monitoring \(client)/\(region)") }
+            if !common.json { writeOut("stopped monitoring \(client)/\(region)") }
         }
     }
 }

@@ -32,11 +32,12 @@ struct Report: ParsableCommand {
                 reports.append(ZoneStats(json: try client.get(path)))
             }
             if common.json || format == "json" {
-                print(JSONValue.object([("since", .string(since)), ("zones", .array(reports.map(\.json)))]).serialized)
+                writeOut(
+                    JSONValue.object([("since", .string(since)), ("zones", .array(reports.map(\.json)))]).serialized)
                 return
             }
             let rows = Self.rows(reports, byBucket: by != nil)
-            print(format == "csv" ? Self.csv(rows) : Self.table(rows))
+            writeOut(format == "csv" ? Self.csv(rows) : Self.table(rows))
         }
     }
 

@@ -42,7 +42,7 @@ struct Status: ParsableCommand {
             }
             if let failure = s.stateStoreError {
                 lines.append(
-                    "state     \(c.eventsHeld) events held in memory: the state store cannot be opened: \(failure) "
+                    "state     \(c.eventsHeld) events held in memory: the state store cannot be opened: \(OutsideText.line(failure)) "
                         + "(beaconctl doctor)")
             } else if c.eventsHeld > 0 {
                 lines.append(
@@ -86,7 +86,7 @@ struct Status: ParsableCommand {
             if !s.lastErrors.isEmpty {
                 lines.append("")
                 lines.append("last errors:")
-                lines += s.lastErrors.map { "  " + $0 }
+                lines += s.lastErrors.map { "  " + OutsideText.line($0, limit: 400) }
             }
             return lines.joined(separator: "\n")
         }
@@ -98,7 +98,7 @@ func siteLines(_ site: StatusReport.Site) -> [String] {
     let broker =
         site.connected
         ? "connected, \(site.reconnects) reconnects"
-        : "NOT connected: \(site.lastError ?? "connecting") (beaconctl doctor)"
+        : "NOT connected: \(OutsideText.line(site.lastError ?? "connecting")) (beaconctl doctor)"
     var lines = [
         "",
         "site      \(site.id) on \(site.broker): \(broker)",

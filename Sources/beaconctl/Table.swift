@@ -7,8 +7,13 @@ struct Table {
 
     init(_ headers: String...) { self.headers = headers }
 
-    mutating func add(_ cells: String...) { rows.append(cells) }
-    mutating func add(_ cells: [String]) { rows.append(cells) }
+    /// Cells are one line each and bounded: a value from outside (a proxy's model, a tag's
+    /// name) cannot break the table, forge a row or repaint the terminal (`OutsideText`).
+    mutating func add(_ cells: String...) { add(cells) }
+    mutating func add(_ cells: [String]) { rows.append(cells.map { OutsideText.line($0, limit: Self.cellLimit) }) }
+
+    /// The widest a cell is shown.
+    static let cellLimit = 160
 
     var text: String {
         var widths = headers.map(\.count)

@@ -186,7 +186,7 @@ import Testing
         #expect(text.contains("esphome discovery: 1 ESPHome devices announced that esphome: does not name"), "\(text)")
         #expect(
             text.contains(
-                "- {receiver: esp-till, host: 192.168.1.41, port: 6053, encryption_key_file: /etc/beacond/esp-till.key}"
+                "- {receiver: esp-till, host: \"192.168.1.41\", port: 6053, encryption_key_file: /etc/beacond/esp-till.key}"
             ),
             "\(text)")
         #expect(!text.contains("receiver: esp-aisle,"), "the configured one is not offered again")
