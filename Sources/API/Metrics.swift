@@ -108,13 +108,17 @@ extension APIRouter {
         for a in runtime.adapters {
             m.sample(.adapterUp, ["adapter": a.adapter], a.hearing ? 1 : 0)
         }
-        for family in [Metric.esphomeProxyUp, .esphomeAdvertisementsTotal, .esphomeAdvertisementsRefusedTotal] {
+        for family in [
+            Metric.esphomeProxyUp, .esphomeAdvertisementsTotal, .esphomeAdvertisementsRefusedTotal,
+            .esphomeAdvertisementsShedTotal,
+        ] {
             m.family(family)
             for p in runtime.esphome {
                 let value: Int
                 switch family {
                 case .esphomeProxyUp: value = p.connected ? 1 : 0
                 case .esphomeAdvertisementsTotal: value = p.advertisements
+                case .esphomeAdvertisementsShedTotal: value = p.shed
                 default: value = p.refused
                 }
                 m.sample(family, ["proxy": p.receiver], Double(value))

@@ -31,6 +31,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case esphomeProxyUp = "beacond_esphome_proxy_up"
     case esphomeAdvertisementsTotal = "beacond_esphome_advertisements_total"
     case esphomeAdvertisementsRefusedTotal = "beacond_esphome_advertisements_refused_total"
+    case esphomeAdvertisementsShedTotal = "beacond_esphome_advertisements_shed_total"
     case engineTurnsTotal = "beacond_engine_turns_total"
     case engineBusySecondsTotal = "beacond_engine_busy_seconds_total"
     case engineLastTurnSeconds = "beacond_engine_last_turn_seconds"
@@ -127,6 +128,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Advertisements an ESPHome proxy forwarded, taken as sightings of its receiver."
         case .esphomeAdvertisementsRefusedTotal:
             "Advertisements an ESPHome proxy forwarded whose AD structures ran past their data, not taken."
+        case .esphomeAdvertisementsShedTotal:
+            "Advertisements an ESPHome proxy forwarded over 2,000 a second, dropped."
         case .engineTurnsTotal:
             "Engine turns (a batch of input, then due timers)."
         case .engineBusySecondsTotal:

@@ -15,6 +15,8 @@ extension StatusReport {
         public var advertisements = 0
         public var advertisementsPerSecond = 0.0
         public var refused = 0
+        /// Advertisements over the bound of a proxy a second (`AdvertisementRate`), dropped.
+        public var shed = 0
         public var lastError: String?
 
         public init() {}
@@ -26,7 +28,7 @@ extension StatusReport {
                 ("model", .optional(model)), ("esphome_version", .optional(esphomeVersion)),
                 ("advertisements", .int(advertisements)),
                 ("advertisements_per_s", .round(advertisementsPerSecond)), ("refused", .int(refused)),
-                ("last_error", .optional(lastError)),
+                ("shed", .int(shed)), ("last_error", .optional(lastError)),
             ])
         }
 
@@ -42,6 +44,7 @@ extension StatusReport {
             advertisements = p.int("advertisements")
             advertisementsPerSecond = p.double("advertisements_per_s") ?? 0
             refused = p.int("refused")
+            shed = p.int("shed")
             lastError = p.string("last_error")
         }
     }

@@ -4,25 +4,19 @@ import Glibc
 /// (ESPHome proxies, each a connection of its own) and a proxy that does not answer holds up
 /// none of the others.
 public enum TCPConnect {
-    /// Resolves `host` and starts connecting to its first address; the socket is non-blocking
-    /// and close-on-exec. Returns it (connected or in progress: poll it for POLLOUT, then
-    /// `finish`), or why it could not start. A name is resolved here, on the caller's thread.
-    public static func start(host: String, port: Int) -> Result<Int32, ConnectFailure> {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let resolved = getaddrinfo(host, String(port), &hints, &list)
-        guard resolved == 0, let first = list else {
-            return .failure(ConnectFailure("\(host) does not resolve: \(String(cString: gai_strerror(resolved)))"))
-        }
-        defer { freeaddrinfo(first) }
-        let info = first.pointee
-        let type = info.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = socket(info.ai_family, type, info.ai_protocol)
+    /// Starts connecting to `address` (`HostResolver`: a name is never resolved here, on the
+    /// caller's thread); the socket is non-blocking and close-on-exec. Returns it (connected
+    /// or in progress: poll it for POLLOUT, then `finish`), or why it could not start.
+    public static func start(_ address: SocketAddress) -> Result<Int32, ConnectFailure> {
+        let type = address.socketType | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let fd = socket(address.family, type, address.socketProtocol)
         guard fd >= 0 else { return .failure(ConnectFailure(String(cString: strerror(errno)))) }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        if connect(fd, info.ai_addr, info.ai_addrlen) == 0 || errno == EINPROGRESS { return .success(fd) }
+        let started = address.bytes.withUnsafeBytes {
+            connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count))
+        }
+        if started == 0 || errno == EINPROGRESS { return .success(fd) }
         let why = String(cString: strerror(errno))
         close(fd)
         return .failure(ConnectFailure(why))

@@ -196,6 +196,13 @@ class Proxy:
                             writer.close()
                             self.note(event="dropped-mid-frame")
                             return
+                        if self.args.behaviour == "ping-flood":
+                            # Pings as fast as the socket takes them, never reading an answer.
+                            self.note(event="flooding")
+                            ping = framing.encode(api_pb2.PingRequest())
+                            while True:
+                                writer.write(ping * 4096)
+                                await writer.drain()
                         if self.args.behaviour == "oversize":
                             writer.write(b"\x00\x80\x80\x08\x5d")  # a 131,072-byte frame's header
                             await writer.drain()
@@ -205,6 +212,11 @@ class Proxy:
                     elif reply is not None:
                         writer.write(framing.encode(reply))
                         await writer.drain()
+                        if self.args.behaviour == "drop-after-hello" and name == "HelloRequest":
+                            # Old firmware when Home Assistant takes the connection back.
+                            writer.close()
+                            self.note(event="dropped-after-hello")
+                            return
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -266,7 +278,7 @@ async def main():
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--behaviour", default="normal",
-                        choices=["normal", "never-hello", "drop-mid-frame", "oversize"])
+                        choices=["normal", "never-hello", "drop-mid-frame", "oversize", "drop-after-hello", "ping-flood"])
     args = parser.parse_args()
     proxy = Proxy(args)
     servers = [await asyncio.start_server(proxy.serve, "127.0.0.1", args.port if args.count == 1 else 0)
