@@ -4,6 +4,7 @@
 //   swift run -c release beacond-bench --trace FILE --config FILE   (the engine alone on a trace)
 //   swift run -c release beacond-bench --events [N]                  (events written as CloudEvents)
 //   swift run -c release beacond-bench --phones [KEYS]               (phones' private addresses, SPEC §9)
+//   swift run -c release beacond-bench --ad-structures [N]           (raw AD structures, as proxies send)
 // It prints sightings/s on one core and peak RSS; BENCHMARKS.md keeps the figures.
 
 import BeaconCore
@@ -16,6 +17,11 @@ if let i = CommandLine.arguments.firstIndex(of: "--trace"), i + 1 < CommandLine.
     let c = CommandLine.arguments.firstIndex(of: "--config"), c + 1 < CommandLine.arguments.count
 {
     traceMode(trace: CommandLine.arguments[i + 1], config: CommandLine.arguments[c + 1])
+    exit(0)
+}
+
+if let i = CommandLine.arguments.firstIndex(of: "--ad-structures") {
+    adStructuresMode(count: i + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[i + 1]) ?? 20_000 : 20_000)
     exit(0)
 }
 
