@@ -341,3 +341,22 @@ extension StateStore {
         row.optionalInt64(column).map { Double($0) / 1000 }
     }
 }
+
+extension StateStore {
+    /// The `zone.visit` events the history holds from `since` on, read back as the visits they
+    /// tell: a start closes a counted visit its history has told (with its `left`) rather than
+    /// resume it, so a `kill -9` between a visit's telling and its exit's storing (they are
+    /// `VisitRules.settleTime` apart) does not tell it twice (issue 61, M3).
+    public func toldVisits(since: Timestamp) throws -> [ZoneVisit] {
+        let events = try events(
+            matching: EventTypeGlob(["zone.visit"]), limit: .max, order: HistoryQuery(since: since))
+        return events.compactMap { event in
+            guard let json = try? JSONParser.parse(event.body), let data = json["data"],
+                let asset = data["asset"]?.stringValue, let zone = data["zone"]?.stringValue,
+                let entered = data["entered"]?.stringValue.flatMap(RFC3339.parse),
+                let left = data["left"]?.stringValue.flatMap(RFC3339.parse)
+            else { return nil }
+            return ZoneVisit(asset: asset, zone: zone, entered: entered, left: left)
+        }
+    }
+}

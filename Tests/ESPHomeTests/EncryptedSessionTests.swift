@@ -45,6 +45,22 @@ import Testing
         #expect(out.closed == nil)
     }
 
+    /// Anyone answering on a proxy's address can refuse the handshake with any text (no key
+    /// needed): it is kept written out and bounded (issue 61, M1), as every `beaconctl` shows it.
+    @Test func aRefusalsTextIsKeptWrittenOutAndBounded() throws {
+        var refused = ProxySession(settings: .init(psk: Self.psk), at: Self.t0)
+        _ = refused.opening()
+        let text = Array("\u{1b}[2J\r[ok] daemon: all good\n".utf8) + [UInt8](repeating: 0x41, count: 400)
+        let answer =
+            hex("01001b0170726f78792d610041413a42423a43433a30303a31313a323200") + [
+                0x01, UInt8((text.count + 1) >> 8), UInt8((text.count + 1) & 0xFF), 0x01,
+            ] + text
+        let closed = try #require(refused.receive(answer, at: Self.t0).closed)
+        #expect(!closed.unicodeScalars.contains { $0.value < 0x20 }, "\(closed)")
+        #expect(closed.contains("\\u001b[2J\\r[ok] daemon: all good\\n"), "\(closed)")
+        #expect(closed.count < 200, "bounded: \(closed.count)")
+    }
+
     @Test func aWrongKeyOrAPlaintextProxyIsToldWhatToCheck() {
         var refused = ProxySession(settings: .init(psk: Self.psk), at: Self.t0)
         _ = refused.opening()

@@ -152,6 +152,13 @@ extension BeaconEngine {
         tracker?.resumeCountedVisits(open.filter(\.visit), now: now)
     }
 
+    /// After the start's fixes are stored (`ZoneRollup.restart`, `ordered`): what the saved
+    /// live state resumed begins no earlier than each zone's counting, and the visits the
+    /// history told already are not resumed.
+    public mutating func anchorRestoredVisits(from floors: [String: Timestamp], closed: [ZoneVisit]) {
+        tracker?.anchorRestoredVisits(from: floors, closed: closed)
+    }
+
     /// At a clean stop: every held transition is let through, so that the state store has
     /// them all (a restart takes the counting up from there).
     public mutating func releaseAllZoneTransitions() {

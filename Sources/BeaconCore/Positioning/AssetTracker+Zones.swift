@@ -180,6 +180,38 @@ extension AssetTracker {
                 continue
             }
             states[a].zones[z].visits.resume(since: min(visit.entered, now), told: true)
+            // An asset the saved state did not place (silent at the kill) is given `lostAfter`
+            // from the start to be heard, as a restored one is: never heard, its visit is told
+            // then, not left open in the counting for ever (issue 61, M6).
+            if states[a].lastHeard == nil { states[a].resumedUnheardUntil = now + lostAfter }
+        }
+    }
+
+    /// After the start's counting (`ZoneRollup.restart`): visits resumed from the saved live
+    /// state begin no earlier than their zone's counting has reached, and a visit the history
+    /// told already starts afresh (what follows is a new visit, if the evidence says so).
+    mutating func anchorRestoredVisits(from floors: [String: Timestamp], closed: [ZoneVisit]) {
+        for z in zones.indices {
+            guard let floor = floors[zones[z].id] else { continue }
+            for a in states.indices { states[a].zones[z].visits.anchor(from: floor) }
+        }
+        for visit in closed {
+            guard let a = assetIndex[visit.asset], let z = zones.firstIndex(where: { $0.id == visit.zone }) else {
+                continue
+            }
+            states[a].zones[z].visits = VisitSmoother()
+        }
+    }
+
+    /// A tick without a fix: the visits go on without evidence, unless the asset has not been
+    /// heard since a start resumed its visits and its time to be heard is up.
+    mutating func smoothUnheard(_ a: Int, at t: Timestamp, events: inout [Event]) {
+        guard states[a].lastHeard == nil, let due = states[a].resumedUnheardUntil, t >= due else {
+            return smoothVisits(a, evidence: false, at: t, events: &events)
+        }
+        states[a].resumedUnheardUntil = nil
+        for z in zones.indices {
+            tell(states[a].zones[z].visits.close(at: t, rules: visitRules), a, zone: z, at: t, events: &events)
         }
     }
 

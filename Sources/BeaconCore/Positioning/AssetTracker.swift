@@ -123,6 +123,8 @@ public struct AssetTracker: Sendable {
         var heardAgainAt: Timestamp?
         /// After a restart, not missing before this (`missingGraceAfterRestart`).
         var missingNotBefore: Timestamp?
+        /// A start resumed a counted visit of this asset, never heard since: told by then.
+        var resumedUnheardUntil: Timestamp?
         /// The Bayes locator's belief, its level and when it was last moved.
         var belief: PositionBelief?
         var beliefLevel = 0
@@ -270,7 +272,7 @@ public struct AssetTracker: Sendable {
                 {
                     lose(a, at: t, events: &events)
                 } else if !states[a].lost {
-                    smoothVisits(a, evidence: false, at: t, events: &events)
+                    smoothUnheard(a, at: t, events: &events)
                 }
                 continue
             }

@@ -181,6 +181,15 @@ struct VisitSmoother: Sendable, Equatable {
         (entered, leftAt, self.told) = (since, nil, told)
     }
 
+    /// After a start's counting reached `floor` in this zone: a visit resumed from the saved
+    /// live state and not yet told as begun begins no earlier, so that its enter, told when it
+    /// has lasted `minVisit`, is stored in order and counted as `zone.visit` tells it.
+    mutating func anchor(from floor: Timestamp) {
+        guard !told, let start = entered, start < floor else { return }
+        entered = floor
+        if let out = leftAt, out < floor { leftAt = floor }
+    }
+
     mutating func shift(by d: TimeSpan) {
         for i in window.indices { window[i].time = window[i].time + d }
         entered = entered.map { $0 + d }

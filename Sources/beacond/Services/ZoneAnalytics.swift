@@ -138,8 +138,10 @@ extension ZoneAnalytics {
                     ZoneRollup.Stored(seq: last + Int64($0.offset) + 1, $0.element)
                 }
                 let mark = ZoneRollup(startingAt: min(stored.first?.transition.time ?? now, now), open: [])
-                let fixes = ZoneRollup.reconcile(
-                    open: mark.openVisits(after: stored + pending), inside: engine.zoneVisitsUnderWay, at: now)
+                let fixes = ZoneRollup.ordered(
+                    ZoneRollup.reconcile(
+                        open: mark.openVisits(after: stored + pending), inside: engine.zoneVisitsUnderWay, at: now),
+                    floors: ZoneRollup.floors((stored + pending).map(\.transition)))
                 try store.appendTransitions(fixes)
                 try store.saveRollup(mark, .init(), keepAfter: now - retention)
                 return (.success(stored.count), [])
@@ -166,7 +168,11 @@ extension ZoneAnalytics {
 extension LiveDaemon {
     /// Before the engine runs: the counting and the engine's zones made to agree (a first
     /// start counts the visits under way from their enter; a zone removed while stopped ends
-    /// its visits now), and the engine told to keep its transitions from now on.
+    /// its visits now), and the engine told to keep its transitions from now on. After a
+    /// `kill -9` (the changes still settling lost): a counted visit the history has told is
+    /// closed at its told `left` rather than resumed and told again; every fix is stored in the
+    /// order of its times and none before its zone's counting, and the visits the saved live
+    /// state resumes begin no earlier than that (`ZoneRollup.restart`, issue 61).
     func startZoneAnalytics(store: StateStore, engine: inout BeaconEngine, at now: Timestamp) {
         engine.recordsZoneTransitions = true
         guard store.openFailure == nil else { return }
@@ -174,7 +180,13 @@ extension LiveDaemon {
             let mark = try store.zoneRollupMark()
             let stored = try mark.map { try store.zoneTransitions(after: $0.throughSeq) } ?? []
             let counted = mark?.openVisits(after: stored) ?? []
-            engine.resumeCountedVisits(counted)
+            // The visits told since the counting's hour (or since the oldest it has open).
+            let since = ([mark?.nextHour].compactMap { $0 } + counted.filter(\.visit).map(\.entered)).min()
+            let told = try since.map { try store.toldVisits(since: $0) } ?? []
+            let restart = ZoneRollup.restart(
+                counted: counted, told: told, enters: stored.map(\.transition),
+                countedFrom: mark?.nextHour ?? Timestamp(nanoseconds: .max))
+            engine.resumeCountedVisits(restart.resumed)
             let inside = engine.zoneVisitsUnderWay
             guard mark != nil else {
                 try store.saveRollup(
@@ -183,13 +195,18 @@ extension LiveDaemon {
                     .init(), keepAfter: now - config.analytics.retention)
                 return
             }
-            let fixes = ZoneRollup.reconcile(open: counted, inside: inside, at: now)
+            let reached = stored.map(\.transition)
+            let fixes = ZoneRollup.ordered(
+                restart.transitions + ZoneRollup.reconcile(open: restart.resumed, inside: inside, at: now),
+                floors: ZoneRollup.floors(reached))
             try store.appendTransitions(fixes)
+            engine.anchorRestoredVisits(from: ZoneRollup.floors(reached + fixes), closed: restart.closed)
             if !fixes.isEmpty {
                 logger.info(
                     "analytics.reconciled",
                     metadata: [
                         "ended": "\(fixes.filter { !$0.entered }.count)", "begun": "\(fixes.filter(\.entered).count)",
+                        "told_before": "\(restart.closed.count)", "told_uncounted": "\(restart.uncounted.count)",
                     ])
             }
         } catch {
