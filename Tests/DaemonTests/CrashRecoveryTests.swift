@@ -12,6 +12,24 @@ import Testing
         return (receiver, try WebhookDeliveryTests.daemon(regions: regions, webhook: receiver))
     }
 
+    /// The root page of `table` in the stopped daemon's state file overwritten with garbage, as
+    /// a card losing one page does: its other pages read, that table does not.
+    static func overwriteRootPage(of table: String, in d: APIDaemon) throws {
+        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
+        let damage = """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (sys.argv[2],)).fetchone()[0]
+            size = c.execute("PRAGMA page_size").fetchone()[0]
+            c.close()
+            with open(sys.argv[1], "r+b") as f:
+                f.seek((page - 1) * size)
+                f.write(bytes((i * 7919) % 251 for i in range(size)))
+            """
+        let result = try runCommand(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", damage, file, table])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
     /// The state file overwritten with garbage (a failing SD card): the daemon sets it aside,
     /// says so, and starts a new store, so its webhooks still deliver and states are kept.
     /// Before, it ran on with no store: webhooks off until someone noticed.
@@ -103,19 +121,7 @@ import Testing
             logs.contains { $0.isLog("state.verified", level: "info", ["result": "whole"]) }
         }
         #expect(d.stop() == 0)
-        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
-        let damage = """
-            import sqlite3, sys
-            c = sqlite3.connect(sys.argv[1])
-            page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'event'").fetchone()[0]
-            size = c.execute("PRAGMA page_size").fetchone()[0]
-            c.close()
-            with open(sys.argv[1], "r+b") as f:
-                f.seek((page - 1) * size)
-                f.write(bytes((i * 7919) % 251 for i in range(size)))
-            """
-        let result = try runCommand(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", damage, file])
-        #expect(result.status == 0, "\(result.stderr)")
+        try Self.overwriteRootPage(of: "event", in: d)
 
         try d.start()
         try d.daemon!.waitUntil("the damage found by the check") { _, logs in

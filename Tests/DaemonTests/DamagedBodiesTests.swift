@@ -16,19 +16,7 @@ import Testing
         try down.waitUntil("a refused request") { !$0.isEmpty }
         #expect(d.stop() == 0)
 
-        let file = d.dir.appendingPathComponent("state/beacond.sqlite").path
-        let damage = """
-            import sqlite3, sys
-            c = sqlite3.connect(sys.argv[1])
-            page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'event_body'").fetchone()[0]
-            size = c.execute("PRAGMA page_size").fetchone()[0]
-            c.close()
-            with open(sys.argv[1], "r+b") as f:
-                f.seek((page - 1) * size)
-                f.write(bytes((i * 7919) % 251 for i in range(size)))
-            """
-        let result = try runCommand(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", damage, file])
-        #expect(result.status == 0, "\(result.stderr)")
+        try CrashRecoveryTests.overwriteRootPage(of: "event_body", in: d)
         down.stop()
         let strict = try WebhookReceiver(strict: true, again: down)
 

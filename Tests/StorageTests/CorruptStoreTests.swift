@@ -39,15 +39,18 @@ import Testing
     /// Damages a live file as a failing SD card would, from a second connection: the history's
     /// table is pointed at an index's page, so that SQLite finds it malformed on the next write
     /// of an event (SQLITE_CORRUPT), while the other tables still read.
-    static func corruptHistory(_ path: String) throws {
+    static func corruptHistory(_ path: String) throws { try corrupt(path, table: "event") }
+
+    /// `table` pointed at an index's page, so that the next write to it finds it malformed.
+    static func corrupt(_ path: String, table: String) throws {
         let other = try SQLiteConnection(path: path)
         let version = try other.scalarInt64("PRAGMA schema_version") ?? 0
         try other.execute("PRAGMA writable_schema = ON")
         try other.execute(
             """
             UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM sqlite_master WHERE name = 'outbox_by_age')
-            WHERE name = 'event'
-            """)
+            WHERE name = ?
+            """, [table])
         try other.execute("PRAGMA schema_version = \(version + 1)")
     }
 
@@ -100,15 +103,7 @@ import Testing
         let reports = Mutex<[SQLiteDatabase.Report]>([])
         store.recoverWhenCorrupt(copySuffix: { "1" }, report: { r in reports.withLock { $0.append(r) } })
         try store.append([Self.event("e1"), Self.event("e2")], webhooks: { _ in ["crm", "erp"] })
-        let other = try SQLiteConnection(path: store.path)
-        let version = try other.scalarInt64("PRAGMA schema_version") ?? 0
-        try other.execute("PRAGMA writable_schema = ON")
-        try other.execute(
-            """
-            UPDATE sqlite_master SET rootpage = (SELECT rootpage FROM sqlite_master WHERE name = 'outbox_by_age')
-            WHERE name = 'event_body'
-            """)
-        try other.execute("PRAGMA schema_version = \(version + 1)")
+        try Self.corrupt(store.path, table: "event_body")
 
         try store.append([Self.event("e3")], webhooks: { _ in ["crm", "erp"] })
 

@@ -180,8 +180,11 @@ extension LiveDaemon {
             let mark = try store.zoneRollupMark()
             let stored = try mark.map { try store.zoneTransitions(after: $0.throughSeq) } ?? []
             let counted = mark?.openVisits(after: stored) ?? []
-            // The visits told since the counting's hour (or since the oldest it has open).
-            let since = ([mark?.nextHour].compactMap { $0 } + counted.filter(\.visit).map(\.entered)).min()
+            // The visits told since the counting's hour (or since the oldest it has open); none
+            // without zones, when nothing at the start reads the history.
+            let since =
+                config.zones.isEmpty
+                ? nil : ([mark?.nextHour].compactMap { $0 } + counted.filter(\.visit).map(\.entered)).min()
             let told = try since.map { try store.toldVisits(since: $0) } ?? []
             let restart = ZoneRollup.restart(
                 counted: counted, told: told, enters: stored.map(\.transition),
