@@ -12,8 +12,8 @@ import BeaconCore
 /// "backwards"), so a record 10 minutes or more after the one before it — and the first
 /// record, which has none — waits for the next record to confirm it. If the next record
 /// returns to more than 10 minutes before it, it is the wrong one and is skipped; otherwise
-/// it is replayed, then the next. Call `finish` at the end of the trace for a record still
-/// waiting.
+/// it is replayed, then the next. Call `finish` at the end of the trace: for a record still
+/// waiting, and for the visits still undecided.
 public struct TraceReplay {
     public let config: Config
     private var engine: BeaconEngine?
@@ -102,12 +102,16 @@ public struct TraceReplay {
         play(record, at: time, number: number, emit: emit, report: report)
     }
 
-    /// Replays a record still waiting for confirmation: at the end of the trace nothing
-    /// contradicts it.
+    /// The end of the trace: a record still waiting for confirmation is replayed (nothing
+    /// contradicts it), then the visits still pending are decided with the evidence there is
+    /// and told, as the trace's last word (issue 62, item 4). Timers due later do not fire.
     public mutating func finish(emit: (String) -> Void, report: (String) -> Void) {
-        guard let (record, number) = held else { return }
-        held = nil
-        play(record, at: record.time, number: number, emit: emit, report: report)
+        if let (record, number) = held {
+            held = nil
+            play(record, at: record.time, number: number, emit: emit, report: report)
+        }
+        guard engine != nil else { return }
+        publish(engine!.finishVisits(), emit: emit)
     }
 
     private mutating func play(

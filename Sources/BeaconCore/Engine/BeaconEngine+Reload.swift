@@ -159,6 +159,15 @@ extension BeaconEngine {
         tracker?.anchorRestoredVisits(from: floors, closed: closed)
     }
 
+    /// The end of a replayed trace (`beacond replay`): the visits pending — undecided seconds,
+    /// visits still open — decided with the evidence there is and told, at the engine's clock.
+    /// Not at a live stop: there the visits go on after the restart.
+    public mutating func finishVisits() -> [Event] {
+        var events: [Event] = []
+        tracker?.finishVisits(at: now, events: &events)
+        return events
+    }
+
     /// At a clean stop: every held transition is let through, so that the state store has
     /// them all (a restart takes the counting up from there).
     public mutating func releaseAllZoneTransitions() {

@@ -215,6 +215,16 @@ extension AssetTracker {
         }
     }
 
+    /// The end of a replayed trace: every asset's pending visits decided and told (`finish`).
+    mutating func finishVisits(at t: Timestamp, events: inout [Event]) {
+        for a in states.indices {
+            for z in zones.indices {
+                tell(states[a].zones[z].visits.finish(at: t, rules: visitRules), a, zone: z, at: t, events: &events)
+            }
+        }
+        releaseSettled(upTo: Timestamp(nanoseconds: .max))
+    }
+
     /// The zones, in configuration order.
     public var zoneIDs: [String] { zones.map(\.id) }
 

@@ -171,6 +171,21 @@ struct VisitSmoother: Sendable, Equatable {
         return changes
     }
 
+    /// The end of the evidence (a replayed trace's last record): the seconds still undecided
+    /// are decided with what followed them, as far as it goes, and a visit still open ends at
+    /// its last step out or at `t`. Without it, a recording's last visits — those whose
+    /// look-ahead reached past its end — were never told.
+    mutating func finish(at t: Timestamp, rules: VisitRules) -> [VisitChange] {
+        var changes: [VisitChange] = []
+        while !window.isEmpty {
+            let first = window.removeFirst()
+            decide(first, inside: smoothedInside(first), rules: rules, into: &changes)
+        }
+        forward = 0
+        end(at: leftAt ?? t, rules: rules, into: &changes)
+        return changes
+    }
+
     /// After a restart, for an asset the saved live state has inside since `since`, or that
     /// the analytics counted on a visit since then (`told`): the visit is open from then, and
     /// the belief starts sure of it (the evidence after the restart ends it as any other). One
