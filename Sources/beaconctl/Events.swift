@@ -71,7 +71,9 @@ struct Events: ParsableCommand {
     private func line(_ event: JSONValue) -> String {
         if common.json { return event.serialized }
         let e = EventPage.Event(json: event)
-        return "\(e.time)  \(e.type.replacingPrefix("beacond."))  \(e.subject)  \(e.data.serialized)"
+        // One line, whatever a relay or a device put in the subject (`OutsideText`).
+        return OutsideText.line(
+            "\(e.time)  \(e.type.replacingPrefix("beacond."))  \(e.subject)  \(e.data.serialized)", limit: .max)
     }
 }
 
