@@ -36,22 +36,37 @@ extension ZoneRollup {
         counted: [ZoneHours.OpenVisit], told: [ZoneVisit], enters: [ZoneTransition] = [],
         countedFrom: Timestamp = Timestamp(nanoseconds: .max)
     ) -> Restart {
-        func same(_ v: ZoneVisit, _ asset: String, _ zone: String, _ entered: Timestamp) -> Bool {
-            v.asset == asset && v.zone == zone && abs((v.entered - entered).nanoseconds) < 1_000_000
+        // By asset, zone and enter to the millisecond (the event's precision, floored as
+        // `RFC3339.format` floors): a start after a busy hour matches thousands against tens
+        // of thousands of stored changes.
+        struct Key: Hashable {
+            var asset: String
+            var zone: String
+            var millisecond: Int64
+            init(_ asset: String, _ zone: String, _ t: Timestamp) {
+                (self.asset, self.zone) = (asset, zone)
+                let ns = t.nanoseconds
+                millisecond = ns >= 0 ? ns / 1_000_000 : (ns - 999_999) / 1_000_000
+            }
         }
+        var byEnter: [Key: ZoneVisit] = [:]
+        for v in told { byEnter[Key(v.asset, v.zone, v.entered)] = v }
         var restart = Restart()
+        var open = Set<Key>()
         for visit in counted {
-            let match = visit.visit ? told.first { same($0, visit.asset, visit.zone, visit.entered) } : nil
-            if let match {
+            let key = Key(visit.asset, visit.zone, visit.entered)
+            if visit.visit { open.insert(key) }
+            if visit.visit, let match = byEnter[key] {
                 restart.closed.append(
                     ZoneVisit(asset: match.asset, zone: match.zone, entered: visit.entered, left: match.left))
             } else {
                 restart.resumed.append(visit)
             }
         }
+        let stored = Set(enters.filter { $0.visit && $0.entered }.map { Key($0.asset, $0.zone, $0.time) })
         restart.uncounted = told.filter { v in
-            v.entered >= countedFrom && !counted.contains { $0.visit && same(v, $0.asset, $0.zone, $0.entered) }
-                && !enters.contains { $0.visit && $0.entered && same(v, $0.asset, $0.zone, $0.time) }
+            let key = Key(v.asset, v.zone, v.entered)
+            return v.entered >= countedFrom && !open.contains(key) && !stored.contains(key)
         }
         return restart
     }

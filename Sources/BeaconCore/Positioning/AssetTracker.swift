@@ -331,6 +331,7 @@ extension AssetTracker {
             }
             states[a].lastHeard = previous.lastHeard
             states[a].hold = previous.hold
+            states[a].resumedUnheardUntil = previous.resumedUnheardUntil
             states[a].estimate = previous.estimate
             states[a].estimatedAt = previous.estimatedAt
             states[a].published = previous.published
