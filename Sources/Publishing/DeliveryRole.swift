@@ -15,9 +15,10 @@ public enum DeliveryRole: Sendable, Equatable {
     /// the other gateways have been told of its alerts (`SiteDecision`), so that none of them
     /// can deliver an alert this one delivered under another id.
     case locator(through: Timestamp, marks: [String: Timestamp])
-    /// Keep this gateway's own entries enqueued from `keepFrom` on (the locator's last
-    /// delivery, less an overlap); older ones are alerts no locator decided. nil: nothing known
-    /// of its deliveries yet, keep all (up to `max_age`).
+    /// Keep this gateway's own entries enqueued from `keepFrom` on (the locator's furthest
+    /// delivery on any webhook, less an overlap: `SiteDeliveryGate.undecidedBefore`); older
+    /// ones are alerts no locator decided. nil: nothing known of its deliveries yet, keep all
+    /// (up to `max_age`).
     case standby(keepFrom: Timestamp?, marks: [String: Timestamp])
 
     /// Whether this worker sends.

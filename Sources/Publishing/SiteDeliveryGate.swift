@@ -64,6 +64,23 @@ public final class SiteDeliveryGate: Sendable {
         }
     }
 
+    /// This gateway's own alerts enqueued before this are ones no locator decided: the others'
+    /// furthest `delivered` mark on any webhook, less the overlap. Every webhook's, not the
+    /// one asking's: a locator tells each alert before it delivers on any of them, so one it
+    /// had not told by its furthest delivery is not the site's alert anywhere. (Judged per
+    /// webhook, a receiver that was down kept such an alert where the broker's outbox had
+    /// dropped it, and the next locator told the webhook an exit the broker never had.)
+    /// nil: nothing known of the others' deliveries yet.
+    public var undecidedBefore: Timestamp? { state.withLock { Self.undecidedBefore($0, except: gateway) } }
+
+    private static func undecidedBefore(_ s: State, except gateway: String) -> Timestamp? {
+        var furthest: Timestamp?
+        for byGateway in s.marks.values {
+            for (other, mark) in byGateway where other != gateway { furthest = max(furthest ?? mark, mark) }
+        }
+        return furthest.map { $0 - overlap }
+    }
+
     /// The stand-in message id of the backlog, until its messages are published.
     private static let backlog: Int32 = -1
 
@@ -81,9 +98,7 @@ public final class SiteDeliveryGate: Sendable {
         state.withLock { s in
             var others = s.marks[webhook] ?? [:]
             others[gateway] = nil
-            guard s.locator else {
-                return .standby(keepFrom: others.values.max().map { $0 - Self.overlap }, marks: others)
-            }
+            guard s.locator else { return .standby(keepFrom: Self.undecidedBefore(s, except: gateway), marks: others) }
             while let first = s.telling.first, now - first.sent > Self.tellTimeout {
                 s.toldThrough = max(s.toldThrough, first.through)
                 s.telling.removeFirst()

@@ -125,6 +125,17 @@ extension StateStore {
         }
     }
 
+    /// Takes this gateway's own alerts (no locator's id on them) enqueued before `cutoff` out of
+    /// every outbox: alerts no locator decided (`SiteDeliveryGate.undecidedBefore`), which a
+    /// gateway becoming the locator must not tell as the site's. They stay in the history.
+    @discardableResult
+    public func dropOwn(enqueuedBefore cutoff: Timestamp) throws -> Int {
+        try db.write { (db) throws(SQLiteError) in
+            try db.execute("DELETE FROM outbox WHERE enqueued_ns < ? AND decider IS NULL", [cutoff.nanoseconds])
+            return db.changes
+        }
+    }
+
     /// Puts the site locator's id, body and time on this gateway's own copy of an alert
     /// (`ownID`): in every outbox that holds it, with who decided it and when it enqueued it,
     /// and in the history, so that a consumer finds the alert by the id the history shows

@@ -47,12 +47,19 @@ import Testing
         // A while after both came back, with alerts still being made.
         sleep(15)
 
-        // Every zone alert gw2's history holds since the receiver went down — gw1's decisions
-        // it took before the kill, its own after — reached the webhook once and the broker, by
-        // the id the history shows.
+        // Every zone alert of the site in gw2's history since the receiver went down — gw1's
+        // decisions it took before the kill, its own after — reached the webhook once and the
+        // broker, by the id the history shows. gw2's engine also made, as a standby, alerts gw1
+        // never decided (near a zone's edge): those older than gw1's last delivery less 5 s are
+        // not the site's and go nowhere, the newer ones it tells when it takes over; either
+        // way, each reached both or neither. (Found 2026-12-07: an exit gw1 never decided,
+        // dropped from the broker's outbox by gw1's mark there and kept in the webhook's, whose
+        // mark the outage held back, reached the webhook and not the broker.)
         let after = SiteTests.seconds(SiteHandOverTests.rfc3339(receiverStopped))!
+        let killedAt = SiteTests.seconds(SiteHandOverTests.rfc3339(killed))!
+        let decidedByGW1 = Set(try SiteHandOverTests.storedAlerts(gw1).compactMap { $0["id"] as? String })
         var made: [String] = []
-        var missingHook: [String] = [], missingBroker: [String] = []
+        var missingHook: [String] = [], missingBroker: [String] = [], split: [String] = []
         var history: [[String: Any]] = []
         // What a missing alert is, and what was delivered for its asset and zone instead.
         let brokerEvents = {
@@ -75,6 +82,7 @@ import Testing
             detail: {
                 "made \(made.count); not on the webhook: \(missingHook.prefix(20).map { explain($0, again.delivered) }); "
                     + "not on the broker: \(missingBroker.prefix(20).map { explain($0, brokerEvents()) }); "
+                    + "on one only: \(split.prefix(20).map { explain($0, again.delivered + brokerEvents()) }); "
                     + "killed at \(SiteHandOverTests.rfc3339(killed)); roles: "
                     + (gw2.daemon!.logs + gw3.daemon!.logs).filter {
                         $0.contains("site.locator") || $0.contains("site.broker")
@@ -88,15 +96,19 @@ import Testing
                 .compactMap { $0["id"] as? String }
             // The last seconds' alerts may still be on their way: judged up to 5 s ago.
             let recent = SiteTests.seconds(SiteHandOverTests.rfc3339(Date().addingTimeInterval(-5)))!
-            let settled = history.filter {
-                let t = SiteTests.seconds($0["time"] as? String ?? "") ?? 0
-                return t > after && t < recent
-            }.compactMap { $0["id"] as? String }
+            var settled: [String] = [], sites: [String] = []
+            for alert in history {
+                let t = SiteTests.seconds(alert["time"] as? String ?? "") ?? 0
+                guard t > after, t < recent, let id = alert["id"] as? String else { continue }
+                settled.append(id)
+                if decidedByGW1.contains(id) || t > killedAt { sites.append(id) }
+            }
             let hooked = Set(again.acceptedIDs)
             let published = Set(wms.messages.filter { $0.topic.hasPrefix(Self.events + "zone.") }.compactMap(Self.id))
-            missingHook = settled.filter { !hooked.contains($0) }
-            missingBroker = settled.filter { !published.contains($0) }
-            return settled.count >= 10 && missingHook.isEmpty && missingBroker.isEmpty
+            missingHook = sites.filter { !hooked.contains($0) }
+            missingBroker = sites.filter { !published.contains($0) }
+            split = settled.filter { hooked.contains($0) != published.contains($0) }
+            return sites.count >= 10 && missingHook.isEmpty && missingBroker.isEmpty && split.isEmpty
         }
         // Once on the webhook: no id accepted twice (the receiver answered each batch).
         let accepted = again.acceptedIDs.filter { made.contains($0) }

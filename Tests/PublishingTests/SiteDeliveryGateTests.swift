@@ -29,6 +29,23 @@ import Testing
         #expect(gate.takeToPublish().isEmpty, "each mark is published once")
     }
 
+    /// The locator tells every alert before delivering it on any webhook: a standby's own alert
+    /// it had not told by its furthest delivery, on whichever webhook, is not the site's on
+    /// any. (Judged per webhook, a receiver that was down kept an exit the broker's outbox had
+    /// dropped, and the next locator told the webhook what the broker never had.)
+    @Test func aStandbyJudgesItsUndecidedAlertsByTheLocatorsFurthestMarkOnAnyWebhook() {
+        let gate = SiteDeliveryGate(gateway: "gw2", now: Self.t0)
+        #expect(gate.undecidedBefore == nil)
+        let stuck = Self.t0 + .seconds(2), furthest = Self.t0 + .seconds(20)
+        #expect(gate.deliveredElsewhere(from: "gw1", webhook: "crm", through: stuck, at: Self.t0))
+        #expect(gate.deliveredElsewhere(from: "gw1", webhook: "mqtt:events", through: furthest, at: Self.t0))
+        gate.deliveredHere(webhook: "wms", through: furthest + .seconds(9))
+        let cutoff = furthest - SiteDeliveryGate.overlap
+        #expect(gate.undecidedBefore == cutoff, "its own deliveries are not the locator's")
+        #expect(gate.role(webhook: "crm", at: Self.t0) == .standby(keepFrom: cutoff, marks: ["gw1": stuck]))
+        #expect(gate.role(webhook: "wms", at: Self.t0) == .standby(keepFrom: cutoff, marks: [:]))
+    }
+
     /// A new locator sends nothing until what it made as a standby has been told; then only
     /// what the broker has answered.
     @Test func aLocatorDeliversOnlyWhatTheSiteHasBeenTold() throws {

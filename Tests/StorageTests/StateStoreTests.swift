@@ -209,6 +209,24 @@ import Testing
         #expect(store.historyCounts.withLock { $0.map { [$0.alerts, $0.telemetry] } } == [2, 0])
     }
 
+    /// Alerts no locator decided (older than its furthest delivery, less the overlap) leave
+    /// every outbox at once, so that a gateway becoming the locator tells none of them on one
+    /// webhook that another's outbox had dropped. Decided copies and newer own alerts stay.
+    @Test func undecidedOwnAlertsLeaveEveryOutboxTogether() throws {
+        let store = try StateStore(directory: try Executables.temporaryDirectory().path)
+        try store.append([event(2), event(4)], at: Timestamp(nanoseconds: 100)) { _ in ["crm", "mqtt:events"] }
+        try store.append([event(6)], at: Timestamp(nanoseconds: 300)) { _ in ["crm", "mqtt:events"] }
+        try store.takeDecision(
+            ownID: "E4", id: "L4", body: "{}", time: Timestamp(nanoseconds: 7), decider: "gw1",
+            enqueuedAt: Timestamp(nanoseconds: 5))
+        #expect(try store.dropOwn(enqueuedBefore: Timestamp(nanoseconds: 200)) == 2)
+        for webhook in ["crm", "mqtt:events"] {
+            #expect(try store.pending(webhook: webhook, limit: 10).map(\.eventID) == ["L4", "E6"])
+        }
+        #expect(try store.ownEntries(excluding: []).map(\.id) == ["E6"])
+        #expect(try store.events().map(\.id) == ["E2", "L4", "E6"], "the history keeps what it made")
+    }
+
     /// Events kept outside a full disk and taken back after a crash may have been stored just
     /// before it: stored again, they would be delivered twice.
     @Test func anEventStoredAlreadyIsNotRoutedAgain() throws {

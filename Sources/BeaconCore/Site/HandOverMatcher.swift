@@ -7,7 +7,8 @@
 /// within `tolerance`; of several candidates, the oldest is taken, so that an enter, exit,
 /// enter of one asset in one zone pair up in order. What stays unpaired for `keep` is
 /// forgotten: an own alert that the locator never decided is delivered under its own id if
-/// this gateway takes over (the old locator cannot have delivered what it never decided), and
+/// this gateway takes over while it is newer than the old locator's furthest delivery less
+/// 5 s (`SiteDeliveryGate.undecidedBefore`: that one cannot have delivered it), and
 /// a decision this gateway never made is left to the locator that made it.
 public struct HandOverMatcher: Sendable {
     /// An alert this gateway's engine made, waiting for the locator's decision.

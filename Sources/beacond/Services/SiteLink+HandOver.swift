@@ -88,6 +88,9 @@ extension SiteLink {
         let now = clock()
         var decisions: [SiteDecision] = []
         do {
+            // Those older than the last locator's progress were not its alerts: none is told,
+            // in any outbox (each standby worker drops them within a second; this is now).
+            if let cutoff = gate.undecidedBefore { try store.dropOwn(enqueuedBefore: cutoff) }
             decisions = try store.ownEntries(excluding: SiteDecision.notHandedOver).compactMap {
                 SiteDecision(id: $0.id, body: $0.body, enqueuedAt: $0.enqueuedAt)
             }.filter { decide($0.id, key: $0.key, time: $0.time, at: now) }
