@@ -10,8 +10,8 @@ import Storage
 extension APIRouter {
     /// Configured assets with their latest fix, zones and last sighting.
     func assets(id: String?) -> HTTPReply {
-        let fixes = onEngine { engine, _ in (engine.tracker?.fixes ?? [], []) }
-        guard let fixes else { return engineUnavailable() }
+        let read = onEngine { engine, _ in ((engine.tracker?.fixes ?? [], engine.tracker?.flapping ?? [:]), []) }
+        guard let (fixes, flapping) = read else { return engineUnavailable() }
         let all = context.config.assets.map { spec -> AssetList.Asset in
             let state = fixes.first { $0.id == spec.id }
             var asset = AssetList.Asset()
@@ -23,6 +23,7 @@ extension APIRouter {
                 asset.position = p
                 asset.zones = fix.zones
             }
+            asset.flapping = flapping[spec.id] ?? []
             asset.lastSeen = state?.lastHeard.map(RFC3339.format)
             return asset
         }

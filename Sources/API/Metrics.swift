@@ -164,8 +164,11 @@ extension APIRouter {
             glance.receivers, configured: context.config.receivers.map(\.id), now: now, started: context.started)
         if !context.config.assets.isEmpty, let tags = tagList(at: now) { m.tags(tags) }
         if !context.config.zones.isEmpty {
-            let occupancy = onEngine { engine, _ in (engine.tracker?.occupancy ?? [:], []) } ?? [:]
+            let (occupancy, flaps) =
+                onEngine { engine, _ in ((engine.tracker?.occupancy ?? [:], engine.tracker?.flappingBegun ?? 0), []) }
+                ?? ([:], 0)
             m.zones(context.config.zones.map(\.id), occupancy: occupancy, visits: context.engine.zoneVisits)
+            m.counter(.zoneFlappingTotal, flaps)
         }
         if let site = runtime.site { m.site(site) }
         return .response(

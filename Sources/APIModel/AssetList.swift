@@ -9,6 +9,8 @@ public struct AssetList: Sendable, Equatable {
         public var tag: BeaconTag?
         public var position: Position?
         public var zones: [String] = []
+        /// The zones it flaps in now (`zone.flapping`): shown as `zones` last told them.
+        public var flapping: [String] = []
         public var lastSeen: String?
         public init() {}
     }
@@ -39,7 +41,7 @@ extension AssetList.Asset {
         .object([
             ("id", .string(id)), ("name", .optional(name)), ("beacon", tag?.json ?? .null),
             ("position", position?.json ?? .null), ("zones", .array(zones.map { .string($0) })),
-            ("last_seen", .optional(lastSeen)),
+            ("flapping", .array(flapping.map { .string($0) })), ("last_seen", .optional(lastSeen)),
         ])
     }
 
@@ -50,6 +52,7 @@ extension AssetList.Asset {
         tag = json["beacon"].flatMap(BeaconTag.init(json:))
         if let p = json["position"], !p.isNull { position = AssetList.Position(json: p) }
         zones = json.array("zones").compactMap(\.stringValue)
+        flapping = json.array("flapping").compactMap(\.stringValue)
         lastSeen = json.string("last_seen")
     }
 }

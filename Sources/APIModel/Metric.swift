@@ -66,6 +66,7 @@ public enum Metric: String, CaseIterable, Sendable {
     case assetBatteryVolts = "beacond_asset_battery_volts"
     case zoneOccupancy = "beacond_zone_occupancy"
     case zoneVisitsTotal = "beacond_zone_visits_total"
+    case zoneFlappingTotal = "beacond_zone_flapping_total"
 
     /// The family's `# HELP` text.
     public var help: String {
@@ -198,6 +199,8 @@ public enum Metric: String, CaseIterable, Sendable {
             "Assets inside each zone now."
         case .zoneVisitsTotal:
             "Visits begun in each zone since the daemon started, counted as the roll-ups count them (SPEC §8, §10)."
+        case .zoneFlappingTotal:
+            "Times an asset began to flap in a zone (zone.flapping) since the daemon started or was reloaded."
         }
     }
 

@@ -93,7 +93,7 @@ public struct Config: Sendable, Equatable {
                 AlarmDefinition(
                     id: alarm.id, zones: alarm.zones,
                     on: Set(alarm.on.map { AlarmDefinition.Condition(rawValue: $0.rawValue)! }), dwell: alarm.dwell,
-                    assets: alarm.assets.map(Set.init), active: alarm.active)
+                    assets: alarm.assets.map(Set.init), active: alarm.active, confirm: alarm.confirm)
             },
             positioning: positioning, calibrationUUID: calibration.uuid, tags: tags, visits: analytics.visits)
     }
@@ -192,6 +192,8 @@ public struct AlarmSpec: Sendable, Equatable {
     /// nil means every asset.
     public var assets: [String]?
     public var active = true
+    /// `confirm`: how long a crossing is weighed before its enter or exit is told (SPEC §10).
+    public var confirm = AlarmDefinition.defaultConfirm
 }
 
 /// `api:`.

@@ -209,6 +209,7 @@ extension SectionReader {
                 alarm.assets = r.references(n, p, known: assets, kind: "asset", section: "assets")
             },
             .flag("active", \.active),
+            .duration("confirm", .seconds(0)...SectionReader.maxConfirm, \.confirm),
         ]
         return entries(
             node, "alarms", required: ["zones"], fields, ids: &ids,

@@ -12,6 +12,8 @@ struct SectionReader {
 
     /// Longest dwell alert: beyond 2 h an alert says more about a forgotten beacon than a visit.
     static let maxDwell = TimeSpan.hours(2)
+    /// `alarms[].confirm`: past a minute an alert is news no longer (SPEC §10).
+    static let maxConfirm = TimeSpan.seconds(60)
 
     mutating func read(_ root: Fields, into config: inout Config) {
         if let n = root["gateway"] { readGateway(n, &config.gateway) }

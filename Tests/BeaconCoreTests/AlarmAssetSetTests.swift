@@ -15,8 +15,8 @@ import Testing
         site.assets.append(AssetDefinition(id: "badge", tag: .address("AA:00:00:00:00:02")))
         var tracker = AssetTracker(site: site, calibrations: T.calibrations, lostAfter: .seconds(30), start: T.t0)
         var alerts: [ZoneAlert] = []
-        // Both walk from the right half into the left one
-        for s in 0..<20 {
+        // Both walk from the right half into the left one (and stay past the default confirm)
+        for s in 0..<40 {
             let t = T.t0 + .seconds(Int64(s))
             let p = s < 8 ? Point(x: 8, y: 5) : Point(x: 2, y: 5)
             for asset in 0..<2 {

@@ -22,7 +22,7 @@ import Testing
             .adapterState(adapter: "hci0", present: true, powered: true, discovering: true),
             .assetPosition(fix),
         ]
-        for condition in [AlarmDefinition.Condition.enter, .exit, .dwell] {
+        for condition in [AlarmDefinition.Condition.enter, .exit, .dwell, .flapping] {
             all.append(
                 .zone(ZoneAlert(alarm: "x", asset: "a", zone: "z", condition: condition, position: nil, level: nil)))
         }

@@ -9,7 +9,9 @@ import Testing
     typealias T = AssetTrackerTests
 
     static func tracker() -> AssetTracker {
-        var site = T.site(alarms: [AlarmDefinition(id: "door-watch", zones: ["door"], on: [.enter, .exit])])
+        var site = T.site(alarms: [
+            AlarmDefinition(id: "door-watch", zones: ["door"], on: [.enter, .exit], confirm: .seconds(0))
+        ])
         site.zones = [ZoneDefinition(id: "door", shape: .nearReceiver(receiver: "a", within: 2))]
         return AssetTracker(site: site, calibrations: T.calibrations, lostAfter: .seconds(30), start: T.t0)
     }

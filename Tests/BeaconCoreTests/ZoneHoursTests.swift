@@ -132,9 +132,11 @@ struct ZoneTransitionRecordTests {
                 lostAfter: .seconds(5), start: AssetTrackerTests.t0)
             tracker.recordsTransitions = records
             var events: [Event] = []
-            for s in 1...10 {
+            // Inside 20 s, then out: longer than the default `confirm` each way (a zone without an
+            // alarm follows it).
+            for s in 1...40 {
                 events += AssetTrackerTests.step(
-                    &tracker, at: s <= 5 ? Point(x: 2, y: 5) : Point(x: 8, y: 5),
+                    &tracker, at: s <= 20 ? Point(x: 2, y: 5) : Point(x: 8, y: 5),
                     time: AssetTrackerTests.t0 + .seconds(Int64(s)))
             }
             #expect(!events.contains { if case .zone = $0.payload { true } else { false } }, "no alarm, no alert")

@@ -284,7 +284,7 @@ import Testing
         zones:
           - {id: dock, level: 0, polygon: [[0, 0], [5, 0], [5, 10], [0, 10]]}
         alarms:
-          - {id: dock-watch, zones: [dock], on: [enter, exit]}
+          - {id: dock-watch, zones: [dock], on: [enter, exit], confirm: 0s}
         positioning: {publish_interval: 1s, min_move: 0}
 
         """

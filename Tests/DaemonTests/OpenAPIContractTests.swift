@@ -22,7 +22,7 @@ import Testing
           - {id: checkout, level: 0, polygon: [[-3, -3], [6, -3], [6, 3], [-3, 3]]}
           - {id: near-door, receiver: hci0, within: 2}
         alarms:
-          - {id: carts-out, zones: [checkout], on: [enter, exit]}
+          - {id: carts-out, zones: [checkout], on: [enter, exit], confirm: 0s}
 
         """
 

@@ -18,7 +18,7 @@ import Testing
             of: "  id: store-1\n", with: "  id: store-1\n  locator_priority: \(priority)\n")
             + "positioning: {publish_interval: 1s, min_move: 0}\n"
             + "zones:\n" + strips.joined()
-            + "alarms:\n  - {id: strips, zones: [\((0..<8).map { "z\($0)" }.joined(separator: ", "))], on: [enter, exit]}\n"
+            + "alarms:\n  - {id: strips, zones: [\((0..<8).map { "z\($0)" }.joined(separator: ", "))], on: [enter, exit], confirm: 0s}\n"
             + "webhooks:\n  - {id: crm, url: \"\(receiver.url)\", events: [asset.position, zone.*]}\n"
     }
 

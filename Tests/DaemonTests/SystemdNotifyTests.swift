@@ -85,7 +85,7 @@ import Testing
     /// alarm added (listed first, so every alarm moves in the list). Neither is sent again.
     @Test func addingAnAlarmSendsNoParkedPalletsAlertsAgain() throws {
         let site = AssetAPITests.site.replacingOccurrences(
-            of: "on: [enter, exit]}", with: "on: [enter, dwell], dwell: 1s}")
+            of: "on: [enter, exit], confirm: 0s}", with: "on: [enter, dwell], dwell: 1s, confirm: 0s}")
         let d = try APIDaemon(extra: site, monitoring: "enter_sightings: 1, exit_timeout: 5m")
         let notify = try NotifySocket(path: d.dir.appendingPathComponent("notify.sock").path)
         try d.start(environment: ["NOTIFY_SOCKET": notify.path])

@@ -135,12 +135,13 @@ struct ZoneSeries {
             next = next + .seconds(1)
             for (a, asset) in assets.enumerated() {
                 let evidence = engine.tracker?.zoneMass(of: asset)
+                let says = engine.tracker?.edgeSays(of: asset)
                 series.walking[a].append(evidence?.walking ?? .nan)
                 series.estimates[a].append(evidence?.fix.position)
                 for (z, zone) in series.zones.enumerated() {
                     let i = a * series.zones.count + z
                     series.truth[i].append(truthNow[asset]?.contains(zone) ?? false)
-                    series.ours[i].append(evidence?.fix.zones.contains(zone) ?? false)
+                    series.ours[i].append(says?[z] ?? false)
                     series.mass[i].append(evidence?.mass[z] ?? .nan)
                     series.depth[i].append(
                         truePlace[asset].flatMap { p in outlines[z]?.signedDistance(p) } ?? -.infinity)

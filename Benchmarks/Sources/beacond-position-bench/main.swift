@@ -14,7 +14,8 @@ import Storage
 /// A site file. To compare settings on every run, `BENCH_MOTION=continuous|stop_and_go`
 /// overrides its `positioning.motion`, `BENCH_HYST=<metres>` its `zone_hysteresis` and
 /// `BENCH_BODY=<dB>` its `positioning.body_loss_db`; in the simulated channel,
-/// `BENCH_FADING=0|1` switches fast fading and `BENCH_SIM_BODY=<dB>` sets the carriers' body loss.
+/// `BENCH_FADING=0|1` switches fast fading, `BENCH_SIM_BODY=<dB>` sets the carriers' body loss,
+/// `BENCH_SIM_SIGMA=<dB>` the shadowing and `BENCH_SIM_LOSS=<0…1>` the packets lost.
 func load(_ path: String) -> Config {
     let text = try! readTextFile(path)
     let env = ProcessInfo.processInfo.environment
@@ -28,6 +29,8 @@ func load(_ path: String) -> Config {
         if let v = env["BENCH_BODY"].flatMap(Double.init) { config.positioning.bodyLossDB = v }
         if let v = env["BENCH_FADING"] { config.simulation?.fastFading = v == "1" }
         if let v = env["BENCH_SIM_BODY"].flatMap(Double.init) { config.simulation?.bodyLossDB = v }
+        if let v = env["BENCH_SIM_SIGMA"].flatMap(Double.init) { config.simulation?.sigmaDB = v }
+        if let v = env["BENCH_SIM_LOSS"].flatMap(Double.init) { config.simulation?.packetLoss = v }
         // The figures are of the walking tags: those of `simulation.tags` (a 10 s one, a dying
         // one, one switched off) are there for the tag rules, not for the accuracy.
         if let tags = config.simulation?.tags, !tags.isEmpty, env["BENCH_KEEP_TAGS"] != "1" {
@@ -529,6 +532,12 @@ if what == "zones" {
     let hours = rest.first.flatMap { Int($0) } ?? 4
     let sites = rest.filter { Int($0) == nil }
     zoneTruthBench(hours: hours, sites: sites.isEmpty ? ["config/sim-store.yaml"] : sites)
+}
+if what == "alerts" {
+    let rest = Array(CommandLine.arguments.dropFirst(2))
+    let hours = rest.first.flatMap { Int($0) } ?? 4
+    let sites = rest.filter { Int($0) == nil }
+    alertCurveBench(hours: hours, sites: sites.isEmpty ? ["config/sim-store.yaml"] : sites)
 }
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }

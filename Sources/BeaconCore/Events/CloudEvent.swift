@@ -149,6 +149,17 @@ public enum CloudEvent {
                 w.null()
             }
             if let dwell = alert.dwell { w.member("dwell_s", round3(dwell.seconds)) }
+            if let crossed = alert.crossedAt { w.member("crossed_at", RFC3339.format(crossed)) }
+            if let flap = alert.flap {
+                w.key("flapping")
+                w.bool(flap.settled == nil)
+                w.member("since", RFC3339.format(flap.since))
+                w.member("changes", Double(flap.changes))
+                if let settled = flap.settled {
+                    w.key("inside")
+                    w.bool(settled)
+                }
+            }
         case let .tag(alert):
             writeTag(alert, into: &w)
         case let .zoneVisit(visit):

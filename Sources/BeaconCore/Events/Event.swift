@@ -75,7 +75,7 @@ public enum EventPayload: Sendable, Equatable {
     public static let allKinds = [
         "region.state", "region.enter", "region.exit", "region.dwell", "region.failed", "ranging", "beacon.proximity",
         "adapter.state", "asset.position", "zone.enter", "zone.exit", "zone.dwell", "asset.battery_low",
-        "asset.missing", "asset.found", "zone.visit",
+        "asset.missing", "asset.found", "zone.visit", "zone.flapping",
     ]
 
     /// The CloudEvents type suffix: `beacond.<kind>`.
@@ -103,10 +103,13 @@ public struct AssetFix: Sendable, Equatable {
     public var position: Point
     public var level: Int
     public var accuracy: Double
-    /// Zones the asset is in (after hysteresis), in configuration order.
+    /// Zones the asset is in (as its zones' alarms told it, SPEC §10), in configuration order.
     public var zones: [String]
     /// Receivers whose ranges made the fix, strongest first.
     public var receivers: [String]
+    /// Zones it flaps in (`zone.flapping`): Home Assistant's tracker shows them among its
+    /// attributes, `GET /v1/assets` beside `zones`.
+    public var flapping: [String] = []
 
     public init(asset: String, position: Point, level: Int, accuracy: Double, zones: [String], receivers: [String]) {
         self.asset = asset
@@ -118,8 +121,20 @@ public struct AssetFix: Sendable, Equatable {
     }
 }
 
-/// `zone.enter`, `zone.exit`, `zone.dwell`.
+/// `zone.enter`, `zone.exit`, `zone.dwell`, `zone.flapping`.
 public struct ZoneAlert: Sendable, Equatable {
+    /// `zone.flapping`'s own data: since when, how many changes, and once it has settled,
+    /// the membership it settled on (nil while it flaps).
+    public struct Flap: Sendable, Equatable {
+        public var since: Timestamp
+        public var changes: Int
+        public var settled: Bool?
+
+        public init(since: Timestamp, changes: Int, settled: Bool?) {
+            (self.since, self.changes, self.settled) = (since, changes, settled)
+        }
+    }
+
     public var alarm: String
     public var asset: String
     public var zone: String
@@ -129,11 +144,17 @@ public struct ZoneAlert: Sendable, Equatable {
     public var level: Int?
     /// For dwell: how long the asset has been in the zone.
     public var dwell: TimeSpan?
+    /// For enter and exit: when the asset crossed (the event's time is when that was decided,
+    /// `confirm` later; SPEC §10). For dwell: when it entered.
+    public var crossedAt: Timestamp?
+    public var flap: Flap?
 
     public init(
         alarm: String, asset: String, zone: String, condition: AlarmDefinition.Condition, position: Point?,
-        level: Int?, dwell: TimeSpan? = nil
+        level: Int?, dwell: TimeSpan? = nil, crossedAt: Timestamp? = nil, flap: Flap? = nil
     ) {
+        self.crossedAt = crossedAt
+        self.flap = flap
         self.alarm = alarm
         self.asset = asset
         self.zone = zone

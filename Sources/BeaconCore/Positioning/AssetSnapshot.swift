@@ -161,8 +161,7 @@ extension AssetTracker {
             guard let z = definition.zones.firstIndex(where: { $0.id == m.zone }),
                 definition.zones[z].signature == m.shape
             else { continue }
-            states[a].zones[z].inside = true
-            states[a].zones[z].since = min(m.since, now)
+            states[a].zones[z].restore(since: min(m.since, now))
             states[a].zones[z].dwellFired = Set(m.dwellFired.compactMap { id in alarms.firstIndex { $0.id == id } })
             // Its visit goes on from where the live state says it began (or the analytics
             // counted it from: `resumeCountedVisits`): one visit across the restart, not a

@@ -6,7 +6,8 @@ extension AssetTracker {
             guard t - at >= settings.publishInterval else { return }
             let dx = estimate.position.x - last.position.x
             let dy = estimate.position.y - last.position.y
-            let zonesChanged = estimate.zones != last.zones || estimate.level != last.level
+            let zonesChanged =
+                estimate.zones != last.zones || estimate.flapping != last.flapping || estimate.level != last.level
             guard zonesChanged || (dx * dx + dy * dy).squareRoot() >= settings.minMove else { return }
         }
         states[a].published = estimate
@@ -19,11 +20,8 @@ extension AssetTracker {
     ) {
         for z in zones.indices {
             let (depth, margin) = zones[z].depth(position: estimate.position, level: estimate.level, ranges: ranges)
-            if states[a].zones[z].update(depth: depth, margin: margin, at: t) {
-                let condition: AlarmDefinition.Condition = states[a].zones[z].inside ? .enter : .exit
-                record(a, zone: z, entered: condition == .enter, at: t)
-                alert(a, zone: z, condition, position: estimate.position, level: estimate.level, at: t, events: &events)
-            }
+            let told = states[a].zones[z].update(depth: depth, margin: margin, at: t)
+            tell(told, a, zone: z, position: estimate.position, level: estimate.level, at: t, events: &events)
             guard states[a].zones[z].inside else { continue }
             for alarm in alarmsByZone[z] {
                 guard let dwell = alarms[alarm].dwell, alarms[alarm].on.contains(.dwell),
@@ -38,7 +36,8 @@ extension AssetTracker {
                         payload: .zone(
                             ZoneAlert(
                                 alarm: alarms[alarm].id, asset: assets[a].id, zone: zones[z].id, condition: .dwell,
-                                position: estimate.position, level: estimate.level, dwell: t - states[a].zones[z].since)
+                                position: estimate.position, level: estimate.level, dwell: t - states[a].zones[z].since,
+                                crossedAt: states[a].zones[z].since)
                         )))
             }
         }
@@ -60,14 +59,15 @@ extension AssetTracker {
 
     /// Feeds each zone's visit smoother this tick's evidence (`evidence`: a fix was made; its
     /// belief's mass inside, or for a zone without cells its live state as a weak mass) and
-    /// tells the visits that closed.
+    /// tells the visits that closed. (A zone without cells weighs the edge rule's say: the
+    /// smoother looks ahead on its own, and the told membership is `confirm` late.)
     mutating func smoothVisits(_ a: Int, evidence: Bool, at t: Timestamp, events: inout [Event]) {
         for z in zones.indices {
             var mass: Double?
             if evidence {
                 mass =
                     zones[z].cells.isEmpty || z >= states[a].zoneMass.count
-                    ? (states[a].zones[z].inside ? 0.9 : 0.1) : states[a].zoneMass[z]
+                    ? (states[a].zones[z].said ? 0.9 : 0.1) : states[a].zoneMass[z]
             }
             let changes = states[a].zones[z].visits.observe(mass: mass, at: t, rules: visitRules)
             tell(changes, a, zone: z, at: t, events: &events)
@@ -106,6 +106,12 @@ extension AssetTracker {
         return (states[a].zoneMass, fix, states[a].belief?.walkingProbability ?? 1)
     }
 
+    /// Per zone, in configuration order: what the edge rule says of the asset's last fix,
+    /// before any confirm or flapping hold (the benchmarks weigh it at each confirm).
+    public func edgeSays(of asset: String) -> [Bool]? {
+        assetIndex[asset].map { a in states[a].zones.map(\.said) }
+    }
+
     /// Not heard for `lostAfter`: the asset leaves every zone it was in, at its last position.
     mutating func lose(_ a: Int, at t: Timestamp, events: inout [Event]) {
         states[a].lost = true
@@ -115,9 +121,9 @@ extension AssetTracker {
         for z in zones.indices {
             tell(states[a].zones[z].visits.close(at: t, rules: visitRules), a, zone: z, at: t, events: &events)
         }
-        for z in zones.indices where states[a].zones[z].leave(at: t) {
-            record(a, zone: z, entered: false, at: t)
-            alert(a, zone: z, .exit, position: last?.position, level: last?.level, at: t, events: &events)
+        for z in zones.indices {
+            let told = states[a].zones[z].leave(at: t)
+            tell(told, a, zone: z, position: last?.position, level: last?.level, at: t, events: &events)
         }
         states[a].estimate?.zones = []
     }
@@ -228,6 +234,16 @@ extension AssetTracker {
     /// The zones, in configuration order.
     public var zoneIDs: [String] { zones.map(\.id) }
 
+    /// Per asset, the zones it flaps in now (`zone.flapping`), in configuration order.
+    public var flapping: [String: [String]] {
+        var out: [String: [String]] = [:]
+        for a in states.indices {
+            let zonesFlapping = zones.indices.filter { states[a].zones[$0].decision.flappingSince != nil }
+            if !zonesFlapping.isEmpty { out[assets[a].id] = zonesFlapping.map { zones[$0].id } }
+        }
+        return out
+    }
+
     /// Assets inside each zone now (`beacond_zone_occupancy`).
     public var occupancy: [String: Int] {
         var counts: [String: Int] = [:]
@@ -246,19 +262,59 @@ extension AssetTracker {
         alarms[alarm].assets.map { $0.contains(assets[a].id) } ?? true
     }
 
-    func alert(
-        _ a: Int, zone z: Int, _ condition: AlarmDefinition.Condition, position: Point?, level: Int?, at t: Timestamp,
+    /// What the zone's decisions told: the shared one changes the membership (and the
+    /// analytics' live count) and speaks for the alarms at the zone's confirm; each other
+    /// decision speaks for its own alarm.
+    mutating func tell(
+        _ told: ZoneMembership.Told, _ a: Int, zone z: Int, position: Point?, level: Int?, at t: Timestamp,
         events: inout [Event]
     ) {
-        for alarm in alarmsByZone[z]
-        where alarms[alarm].active && alarms[alarm].on.contains(condition) && applies(alarm, to: a) {
-            events.append(
-                Event(
-                    time: t,
-                    payload: .zone(
-                        ZoneAlert(
-                            alarm: alarms[alarm].id, asset: assets[a].id, zone: zones[z].id, condition: condition,
-                            position: position, level: level))))
+        for notice in told.shared {
+            switch notice {
+            case let .changed(inside, crossedAt):
+                // At the crossing, unless the analytics have released past it (a confirm longer
+                // than their settle time): they store changes in the order of their times.
+                let earliest = t - visitRules.settleTime + .milliseconds(1)
+                record(a, zone: z, entered: inside, at: max(crossedAt, earliest))
+            case .flapping: flappingBegun += 1
+            case .settled: break
+            }
+            for alarm in alarmsByZone[z] where zones[z].alarmConfirms[alarm] == nil {
+                alert(alarm, a, zone: z, notice, position: position, level: level, at: t, events: &events)
+            }
         }
+        for (alarm, notices) in told.alarms {
+            for notice in notices {
+                alert(alarm, a, zone: z, notice, position: position, level: level, at: t, events: &events)
+            }
+        }
+    }
+
+    /// An alarm's enter or exit (at the crossing it confirms), or its flapping notice: for an
+    /// active alarm on that change, for that asset. Flapping is told by an alarm on enters or
+    /// exits: it speaks in their place.
+    func alert(
+        _ alarm: Int, _ a: Int, zone z: Int, _ notice: ZoneDecision.Notice, position: Point?, level: Int?,
+        at t: Timestamp, events: inout [Event]
+    ) {
+        guard alarms[alarm].active, applies(alarm, to: a) else { return }
+        var zoneAlert = ZoneAlert(
+            alarm: alarms[alarm].id, asset: assets[a].id, zone: zones[z].id, condition: .enter, position: position,
+            level: level)
+        switch notice {
+        case let .changed(inside, crossedAt):
+            zoneAlert.condition = inside ? .enter : .exit
+            zoneAlert.crossedAt = crossedAt
+            guard alarms[alarm].on.contains(zoneAlert.condition) else { return }
+        case let .flapping(since, changes):
+            zoneAlert.condition = .flapping
+            zoneAlert.flap = ZoneAlert.Flap(since: since, changes: changes, settled: nil)
+            guard !alarms[alarm].on.isDisjoint(with: [.enter, .exit]) else { return }
+        case let .settled(since, changes, inside):
+            zoneAlert.condition = .flapping
+            zoneAlert.flap = ZoneAlert.Flap(since: since, changes: changes, settled: inside)
+            guard !alarms[alarm].on.isDisjoint(with: [.enter, .exit]) else { return }
+        }
+        events.append(Event(time: t, payload: .zone(zoneAlert)))
     }
 }

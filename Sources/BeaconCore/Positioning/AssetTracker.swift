@@ -49,6 +49,8 @@ public struct AssetTracker: Sendable {
     /// `VisitRules.settleTime` after its time, so that a visit's enter, decided up to that
     /// late, reaches the store in time order with the rest (`releaseSettled`).
     var held: [ZoneTransition] = []
+    /// How many times an asset × zone began to flap (`beacond_zone_flapping_total`).
+    public internal(set) var flappingBegun = 0
     /// With the transitions: where the placed assets were at each tick, since last taken.
     var heat = HeatMap()
     /// Receivers that heard an asset but have no position in `receivers:`, with how many of
@@ -168,7 +170,14 @@ public struct AssetTracker: Sendable {
             for zone in alarm.zones { if let z = zoneIndex[zone] { watching[z].append(a) } }
         }
         alarmsByZone = watching
-        states = site.assets.map { _ in AssetState(zones: site.zones.map { _ in ZoneMembership(at: start) }) }
+        for z in zones.indices {
+            let confirm = watching[z].map { site.alarms[$0].confirm }.min() ?? AlarmDefinition.defaultConfirm
+            zones[z].confirm = confirm
+            zones[z].alarmConfirms = Dictionary(
+                watching[z].compactMap { site.alarms[$0].confirm == confirm ? nil : ($0, site.alarms[$0].confirm) },
+                uniquingKeysWith: { a, _ in a })
+        }
+        states = site.assets.map { [zones] _ in AssetState(zones: zones.map { ZoneMembership(at: start, zone: $0) }) }
         self.lostAfter = lostAfter
         tagRules = site.tags
         floor = site.positioning.floor.map(Polygon.init)
@@ -281,6 +290,9 @@ public struct AssetTracker: Sendable {
             if grid != nil { weighZones(a, level: estimate.level) }
             updateZones(a, estimate: estimate, ranges: fix.ranges, at: t, events: &events)
             estimate.zones = zones.indices.filter { states[a].zones[$0].inside }.map { zones[$0].id }
+            estimate.flapping = zones.indices.filter { states[a].zones[$0].decision.flappingSince != nil }.map {
+                zones[$0].id
+            }
             smoothVisits(a, evidence: true, at: t, events: &events)
             states[a].estimate = estimate
             states[a].estimatedAt = t
@@ -351,6 +363,13 @@ extension AssetTracker {
                 guard let oz = old.definition.zones.firstIndex(of: zone) else { continue }
                 states[a].zones[z] = previous.zones[oz]
                 states[a].zones[z].dwellFired = Set(previous.zones[oz].dwellFired.compactMap { sameDwell[$0] })
+                // An alarm's own decision goes on by its id; all follow this configuration's confirms.
+                var own: [Int: ZoneDecision] = [:]
+                for (o, decision) in previous.zones[oz].alarmDecisions {
+                    if let n = alarms.firstIndex(where: { $0.id == old.alarms[o].id }) { own[n] = decision }
+                }
+                states[a].zones[z].alarmDecisions = own
+                states[a].zones[z].reconfigure(for: zones[z])
             }
         }
         for (i, alarm) in alarms.enumerated() {

@@ -149,7 +149,9 @@ public struct ZoneDefinition: Sendable, Equatable {
 }
 
 public struct AlarmDefinition: Sendable, Equatable {
-    public enum Condition: String, Sendable { case enter, exit, dwell }
+    /// `flapping` is not configured: it is told for an alarm on enters or exits when its
+    /// asset × zone flaps (`ZoneFlapping`).
+    public enum Condition: String, Sendable { case enter, exit, dwell, flapping }
     public var id: String
     public var zones: [String]
     public var on: Set<Condition>
@@ -157,11 +159,17 @@ public struct AlarmDefinition: Sendable, Equatable {
     /// nil: every asset.
     public var assets: Set<String>?
     public var active: Bool
+    /// How long a crossing is weighed before it is told (`alarms[].confirm`, `ZoneConfirmer`).
+    public var confirm: TimeSpan
+
+    /// An alarm that does not say (BENCHMARKS.md "Confirmed alerts": the curve it is chosen on).
+    public static let defaultConfirm = TimeSpan.seconds(10)
 
     public init(
         id: String, zones: [String], on: Set<Condition>, dwell: TimeSpan? = nil, assets: Set<String>? = nil,
-        active: Bool = true
+        active: Bool = true, confirm: TimeSpan = AlarmDefinition.defaultConfirm
     ) {
+        self.confirm = confirm
         self.id = id
         self.zones = zones
         self.on = on

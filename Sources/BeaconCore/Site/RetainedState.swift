@@ -114,7 +114,7 @@ public enum RetainedState {
         return w.text
     }
 
-    /// `{x, y, level, accuracy_m, zones, last_seen}`, and the same without `last_seen`.
+    /// `{x, y, level, accuracy_m, zones, flapping, last_seen}`, and the same without `last_seen`.
     static func attributes(_ fix: AssetFix, lastHeard: Timestamp?, lost: Bool) -> (String, String) {
         var w = JSONTextWriter()
         w.openObject()
@@ -125,6 +125,10 @@ public enum RetainedState {
         w.key("zones")
         w.openArray()
         for zone in lost ? [] : fix.zones { w.string(zone) }
+        w.closeArray()
+        w.key("flapping")
+        w.openArray()
+        for zone in lost ? [] : fix.flapping { w.string(zone) }
         w.closeArray()
         let significant = w.text + "}"
         w.key("last_seen")
