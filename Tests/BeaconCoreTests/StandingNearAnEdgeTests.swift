@@ -1,5 +1,6 @@
 import BeaconConfig
 import BeaconCore
+import Foundation
 import Simulation
 import Testing
 
@@ -47,8 +48,11 @@ import Testing
         """
 
     /// The zone events of 20 minutes, per asset.
-    static func anHour(seed: UInt64) throws -> [String: [String]] {
-        let config = try ConfigLoader.load(yaml: site, file: "standing.yaml")
+    static func anHour(seed: UInt64, confirm: String? = nil, minutes: Int64 = 20) throws -> [String: [String]] {
+        let yaml = confirm.map {
+            site.replacingOccurrences(of: "on: [enter, exit]}", with: "on: [enter, exit], confirm: \($0)}")
+        }
+        let config = try ConfigLoader.load(yaml: yaml ?? site, file: "standing.yaml")
         let start = Timestamp.seconds(1_767_225_600)
         var sim = SiteSimulator(config: config, settings: config.simulation!, seed: seed, start: start)
         var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
@@ -62,7 +66,7 @@ import Testing
                 }
             }
         }
-        while sim.now < start + .minutes(20) {
+        while sim.now < start + .minutes(minutes) {
             let step = sim.advance()
             for s in step.sightings { keep(engine.ingest(s)) }
             keep(engine.advance(to: sim.now))
@@ -75,6 +79,52 @@ import Testing
     /// so every rule that answers within 10 s crosses a 1 m margin many times an hour (about
     /// 200 alerts; visits from the smoother 45). Kept as a known issue so that it says so when
     /// it starts to pass.
+    /// Issue 62: the hour of the two tags on the injected clock, their edge rule's say each
+    /// second put through the alarms' decision at `confirm` 0 and 10 s, with and without the
+    /// flapping hold. At 0 s the hold tells a fraction of what it would; the issue's target, at most 2 notices in the hour, is not met (BENCHMARKS.md "Confirmed
+    /// alerts": the wander outlasts any confirm that answers within a minute).
+    @Test func theFlappingHoldTellsAFractionOfAStandingTagsChanges() throws {
+        let config = try ConfigLoader.load(yaml: Self.site, file: "standing.yaml")
+        let start = Timestamp.seconds(1_767_225_600)
+        var sim = SiteSimulator(config: config, settings: config.simulation!, seed: 2, start: start)
+        var engine = BeaconEngine(configuration: config.engineConfiguration, start: start)
+        var says: [String: [Bool]] = [:]
+        var next = start + .seconds(1)
+        while sim.now < start + .minutes(60) {
+            for s in sim.advance().sightings { _ = engine.ingest(s) }
+            _ = engine.advance(to: sim.now)
+            guard sim.now >= next else { continue }
+            next = next + .seconds(1)
+            for tag in ["outside", "inside"] {
+                says[tag, default: []].append(engine.tracker?.edgeSays(of: tag)?[0] ?? false)
+            }
+        }
+        func notices(_ said: [Bool], confirm: Int64, flapping: Bool) -> [ZoneDecision.Notice] {
+            var rules = ZoneFlapping.Rules()
+            if !flapping { rules.changes = .max }
+            var decision = ZoneDecision(confirm: .seconds(confirm), flapping: rules, at: start)
+            return said.enumerated().flatMap { decision.observe($1, at: start + .seconds(Int64($0))) }
+        }
+        for (tag, said) in says.sorted(by: { $0.key < $1.key }) {
+            for confirm: Int64 in [0, 10] {
+                let held = notices(said, confirm: confirm, flapping: true)
+                let every = notices(said, confirm: confirm, flapping: false)
+                // At 0 s the hold tells a fraction; at 10 s the confirm has thinned the changes
+                // already (a few a quarter-hour), and the hold's own two notices a run make it
+                // about even (measured 24 against 22): no more than that.
+                if confirm == 0 {
+                    #expect(held.count * 2 <= every.count, "\(tag), 0 s: \(held.count) against \(every.count)")
+                } else {
+                    #expect(held.count <= every.count + 4, "\(tag), \(confirm) s: \(held.count) against \(every.count)")
+                }
+                #expect(held.contains { if case .flapping = $0 { true } else { false } }, "\(tag), \(confirm) s")
+                withKnownIssue("a standing tag's estimate wanders 2–4 m for seconds at a time") {
+                    #expect(held.count <= 2, "\(tag), \(confirm) s: \(held.count) in the hour")
+                }
+            }
+        }
+    }
+
     @Test func aTagStandingAMetreFromAnEdgeRaisesNoAlert() throws {
         let told = try Self.anHour(seed: 1)
         withKnownIssue("a standing tag's estimate wanders 2–4 m for seconds at a time") {

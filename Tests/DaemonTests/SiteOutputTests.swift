@@ -62,6 +62,7 @@ import Testing
         let body = try #require(try JSONSerialization.jsonObject(with: Data(enter.payload.utf8)) as? [String: Any])
         #expect(body["type"] as? String == "beacond.zone.enter" && body["subject"] as? String == "pallet-9")
         #expect((body["data"] as? [String: Any])?["zone"] as? String == "dock")
+        #expect((body["data"] as? [String: Any])?["crossed_at"] is String, "the crossing's time, SPEC §10")
         #expect(!wms.on(Self.events + "asset.position").isEmpty)
 
         // The broker goes away for 20 s; the pallet leaves the dock and comes back meanwhile,
