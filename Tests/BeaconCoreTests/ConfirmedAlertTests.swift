@@ -91,6 +91,26 @@ import Testing
         #expect(Self.second(alerts[5].alert.crossedAt) < 100)
     }
 
+    /// A replayed trace that ends 5 s into a 10 s confirm: the crossing is decided with what
+    /// there is and told, as its visit is (contract §5, issue 62 item 4).
+    @Test func aTracesEndDecidesTheCrossingBeingWeighed() throws {
+        let alarm = AlarmDefinition(id: "watch", zones: ["left"], on: [.enter, .exit])
+        var tracker = AssetTracker(
+            site: Site.site(alarms: [alarm]), calibrations: Site.calibrations, lostAfter: .seconds(30), start: Site.t0)
+        var crossed: Int?
+        var s = 0
+        while crossed.map({ s < $0 + 5 }) ?? true, s < 60 {
+            _ = Site.step(&tracker, at: s < 10 ? Self.right : Self.left, time: Site.t0 + .seconds(Int64(s)))
+            if crossed == nil, tracker.edgeSays(of: "cart") == [true] { crossed = s }
+            s += 1
+        }
+        var events: [Event] = []
+        tracker.finishVisits(at: Site.t0 + .seconds(Int64(s)), events: &events)
+        let alerts = events.compactMap { if case let .zone(a) = $0.payload { a } else { nil } }
+        #expect(alerts.map(\.condition) == [.enter], "\(alerts)")
+        #expect(Self.second(alerts.first?.crossedAt) == crossed)
+    }
+
     @Test func aReloadThatChangesConfirmWeighsWhatIsPendingByTheNewOne() throws {
         let slow = AlarmDefinition(id: "watch", zones: ["left"], on: [.enter], confirm: .seconds(40))
         var tracker = AssetTracker(

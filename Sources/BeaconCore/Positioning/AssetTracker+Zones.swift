@@ -221,10 +221,14 @@ extension AssetTracker {
         }
     }
 
-    /// The end of a replayed trace: every asset's pending visits decided and told (`finish`).
+    /// The end of a replayed trace: every asset's pending crossings and visits decided and
+    /// told (`finish`), as a clean stop leaves nothing undecided.
     mutating func finishVisits(at t: Timestamp, events: inout [Event]) {
         for a in states.indices {
             for z in zones.indices {
+                let told = states[a].zones[z].finish(at: t)
+                let fix = states[a].estimate
+                tell(told, a, zone: z, position: fix?.position, level: fix?.level, at: t, events: &events)
                 tell(states[a].zones[z].visits.finish(at: t, rules: visitRules), a, zone: z, at: t, events: &events)
             }
         }

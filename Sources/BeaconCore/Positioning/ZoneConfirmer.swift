@@ -77,6 +77,20 @@ public struct ZoneConfirmer: Sendable, Equatable {
         return Change(inside: now, crossedAt: p.crossedAt)
     }
 
+    /// The end of the evidence (a replayed trace's last record): a crossing being weighed is
+    /// decided on what was seen of its window, as far as it goes.
+    public mutating func finish(at t: Timestamp) -> Change? {
+        guard var p = pending else { return nil }
+        pending = nil
+        let span = (t - rawAt).nanoseconds
+        p.totalNs += span
+        if raw != inside { p.agreedNs += span }
+        let held = p.totalNs == 0 ? 1 : Double(p.agreedNs) / Double(p.totalNs)
+        guard raw != inside, held >= share else { return nil }
+        (inside, since) = (raw, p.crossedAt)
+        return Change(inside: raw, crossedAt: p.crossedAt)
+    }
+
     /// Set without weighing: the asset went silent (out at once), a restart restored it.
     public mutating func set(inside now: Bool, at t: Timestamp) -> Change? {
         (raw, rawAt, rawSince, pending) = (now, t, t, nil)

@@ -53,6 +53,16 @@ public struct ZoneDecision: Sendable, Equatable {
             + (settled == inside ? [] : tell(settled, crossedAt: confirmer.since))
     }
 
+    /// The end of a replayed trace: a crossing being weighed is decided with what there is.
+    public mutating func finish(at t: Timestamp) -> [Notice] {
+        guard let change = confirmer.finish(at: t) else { return [] }
+        switch flapping.decided(change, at: t) {
+        case let .change(c)?: return tell(c.inside, crossedAt: c.crossedAt)
+        case let .began(since, changes)?: return [.flapping(since: since, changes: changes)]
+        default: return []
+        }
+    }
+
     /// The asset went silent (or its zone went): out now, without weighing; a flap ends with it.
     public mutating func leave(at t: Timestamp) -> [Notice] {
         lastSaid = false

@@ -45,6 +45,9 @@ struct ZoneMembership: Sendable, Equatable {
         return each { $0.observe(now, at: t) }
     }
 
+    /// The end of a replayed trace: each decision's crossing under way decided.
+    mutating func finish(at t: Timestamp) -> Told { each { $0.finish(at: t) } }
+
     /// Leaves the zone (the asset went silent): out at once, in every decision.
     mutating func leave(at t: Timestamp) -> Told {
         said = false
