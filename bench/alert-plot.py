@@ -63,7 +63,7 @@ def curve(out, sources):
     for item in sources:
         name, path = item.split("=", 1)
         data[name] = read_curve(path)
-    svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="980" height="560" font-family="sans-serif">',
+    svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="1100" height="560" font-family="sans-serif">',
            '<rect width="100%" height="100%" fill="white"/>']
     figures = [("precision", 1, 6, 100, " %"), ("recall", 2, 7, 100, " %"), ("latency p95", 4, None, 70, " s"),
                ("alerts an asset-hour", 5, 8, 200, "")]
@@ -74,7 +74,7 @@ def curve(out, sources):
             series.append((name, [(r[0], r[col]) for r in rows]))
             if flapcol is not None:
                 series.append((name + ", with flapping", [(r[0], r[flapcol]) for r in rows]))
-        x0 = 60 + (k % 2) * 480
+        x0 = 60 + (k % 2) * 540
         y0 = 40 + (k // 2) * 270
         svg += panel(x0, y0, 280, 190, title, series, ymax, xs, unit)
     svg.append("</svg>")
