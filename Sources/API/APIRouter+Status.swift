@@ -49,6 +49,7 @@ extension APIRouter {
         (report.counts.eventsHeld, report.counts.eventsDropped) = (held.events, held.dropped)
         report.counts.stateEmptied = context.store?.timesEmptied ?? 0
         report.counts.streamClients = stream.count
+        report.counts.zonesFlapping = glance.flapping
         report.outbox.pending = depths.reduce(0) { $0 + $1.pending }
         report.outbox.deadLetters = depths.reduce(0) { $0 + $1.deadLetters }
         report.outbox.deadLettersDiscarded = depths.reduce(0) { $0 + $1.deadLettersDiscarded }

@@ -9,6 +9,8 @@ public struct StatusReport: Sendable, Equatable {
         public var sightings = 0, decoded = 0, assetTags = 0, late = 0, stale = 0, clockAhead = 0
         public var engineBehind = 0, beacons = 0, clients = 0, events = 0, eventsHeld = 0, eventsDropped = 0
         public var stateEmptied = 0, streamClients = 0
+        /// Asset × zone pairs flapping now (`zone.flapping`, SPEC §10).
+        public var zonesFlapping = 0
         public init() {}
     }
 
@@ -169,6 +171,7 @@ extension StatusReport.Counts {
             ("engine_behind", .int(engineBehind)), ("beacons", .int(beacons)), ("clients", .int(clients)),
             ("events", .int(events)), ("events_held", .int(eventsHeld)), ("events_dropped", .int(eventsDropped)),
             ("state_emptied", .int(stateEmptied)), ("stream_clients", .int(streamClients)),
+            ("zones_flapping", .int(zonesFlapping)),
         ])
     }
 
@@ -181,6 +184,7 @@ extension StatusReport.Counts {
         (beacons, clients, events) = (c.int("beacons"), c.int("clients"), c.int("events"))
         (eventsHeld, eventsDropped) = (c.int("events_held"), c.int("events_dropped"))
         (stateEmptied, streamClients) = (c.int("state_emptied"), c.int("stream_clients"))
+        zonesFlapping = c.int("zones_flapping")
     }
 }
 

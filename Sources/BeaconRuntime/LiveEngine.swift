@@ -65,6 +65,8 @@ public final class LiveEngine: @unchecked Sendable {
         public var beacons: Int
         public var clients: Int
         public var unplacedReceivers: [String: Int]
+        /// Asset × zone pairs flapping now (`zone.flapping`).
+        public var flapping: Int
         /// Each receiver's sightings and when it was last heard (`BeaconEngine.tally`), by name:
         /// made when asked, from the table kept at the turn.
         public var receivers: [String: ReceiverTally] { BeaconEngine.byName(receiverTable) }
@@ -81,6 +83,7 @@ public final class LiveEngine: @unchecked Sendable {
             beacons = engine.beaconCount
             clients = engine.clientIDs.count
             unplacedReceivers = engine.tracker?.unplacedReceivers ?? [:]
+            flapping = engine.tracker?.flappingNow ?? 0
             receiverTable = engine.receiverTable
             self.lastTurn = lastTurn
             lastTurnElapsed = elapsed

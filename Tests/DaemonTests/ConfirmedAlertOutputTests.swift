@@ -60,4 +60,38 @@ import Testing
         #expect((delivered?["data"] as? [String: Any])?["crossed_at"] as? String == data["crossed_at"] as? String)
         #expect(d.stop() == 0)
     }
+    /// `confirm: 0s` (AssetAPITests' site as it is): the pallet in and out of the dock, each
+    /// change as soon as the last is told. The 4th change within 2 minutes is `zone.flapping`
+    /// instead, and the pallet is listed as flapping in `GET /v1/assets`, `/v1/status` and
+    /// `/metrics`.
+    @Test func aFlappingPalletIsToldOnceAndListed() throws {
+        let d = try APIDaemon(extra: AssetAPITests.site)
+        try d.start()
+        let zoneTypes = { (events: [[String: Any]]) in
+            events.compactMap { $0["type"] as? String }.filter {
+                $0.hasPrefix("beacond.zone.") && $0 != "beacond.zone.visit"
+            }
+        }
+        var changes = 0
+        while changes < 4 {
+            let goingIn = changes % 2 == 0
+            _ = try AssetAPITests.hear(d, at: goingIn ? (2, 5) : (8, 5), until: "change \(changes + 1)") {
+                zoneTypes($0).count > changes
+            }
+            changes += 1
+        }
+        let told = zoneTypes(try d.history())
+        #expect(told == ["beacond.zone.enter", "beacond.zone.exit", "beacond.zone.enter", "beacond.zone.flapping"])
+        let flap = try #require(try d.history(type: "zone.flapping").first?["data"] as? [String: Any])
+        #expect(flap["flapping"] as? Bool == true && flap["changes"] as? Int == 4 && flap["zone"] as? String == "dock")
+        #expect(flap["since"] is String && flap["inside"] == nil)
+        let asset = try d.client.request("GET", "/v1/assets/pallet-9").object
+        #expect(asset["flapping"] as? [String] == ["dock"])
+        // Held while it flaps: the membership is the one last told (the enter).
+        #expect(asset["zones"] as? [String] == ["dock"])
+        let counts = try d.client.request("GET", "/v1/status").object["counts"] as? [String: Any]
+        #expect(counts?["zones_flapping"] as? Int == 1)
+        #expect(try d.client.request("GET", "/metrics").body.contains("\nbeacond_zone_flapping_total 1\n"))
+        #expect(d.stop() == 0)
+    }
 }

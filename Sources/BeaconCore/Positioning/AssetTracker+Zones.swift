@@ -280,8 +280,10 @@ extension AssetTracker {
                 // than their settle time): they store changes in the order of their times.
                 let earliest = t - visitRules.settleTime + .milliseconds(1)
                 record(a, zone: z, entered: inside, at: max(crossedAt, earliest))
-            case .flapping: flappingBegun += 1
-            case .settled: break
+            case .flapping:
+                flappingBegun += 1
+                flappingNow += 1
+            case .settled: flappingNow -= 1
             }
             for alarm in alarmsByZone[z] where zones[z].alarmConfirms[alarm] == nil {
                 alert(alarm, a, zone: z, notice, position: position, level: level, at: t, events: &events)

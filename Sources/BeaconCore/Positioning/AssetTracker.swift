@@ -49,8 +49,10 @@ public struct AssetTracker: Sendable {
     /// `VisitRules.settleTime` after its time, so that a visit's enter, decided up to that
     /// late, reaches the store in time order with the rest (`releaseSettled`).
     var held: [ZoneTransition] = []
-    /// How many times an asset × zone began to flap (`beacond_zone_flapping_total`).
+    /// How many times an asset × zone began to flap (`beacond_zone_flapping_total`), and how
+    /// many flap now (`/v1/status`).
     public internal(set) var flappingBegun = 0
+    public internal(set) var flappingNow = 0
     /// With the transitions: where the placed assets were at each tick, since last taken.
     var heat = HeatMap()
     /// Receivers that heard an asset but have no position in `receivers:`, with how many of
@@ -372,6 +374,8 @@ extension AssetTracker {
                 states[a].zones[z].reconfigure(for: zones[z])
             }
         }
+        flappingBegun = old.flappingBegun
+        flappingNow = states.reduce(0) { n, s in n + s.zones.filter { $0.decision.flappingSince != nil }.count }
         for (i, alarm) in alarms.enumerated() {
             if let previous = old.alarms.first(where: { $0.id == alarm.id }),
                 old.definition.alarms.first(where: { $0.id == alarm.id })?.active == alarm.active
