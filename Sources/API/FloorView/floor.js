@@ -111,6 +111,8 @@
     // Missing tags (SPEC §7.5): grey, at their last position, with when they were last heard
     // — named whatever the count, since they are what a person looks for.
     const lost = new Path2D(), lostNames = [];
+    // Flapping at a zone's edge (zone.flapping, SPEC §10): an amber ring; its alerts are held.
+    const flaps = new Path2D();
     let mark = null;
     state.assets.forEach((a) => {
       if (!a.shown || a.level !== state.level || !visible(a)) return;
@@ -128,6 +130,7 @@
       }
       if (halosShown) { const r = Math.max(2, a.accuracy * t.scale); halos.moveTo(x + r, y); halos.arc(x, y, r, 0, 2 * Math.PI); }
       dots.moveTo(x + 4 * dpr, y); dots.arc(x, y, 4 * dpr, 0, 2 * Math.PI);
+      if (a.flapping && a.flapping.length) { flaps.moveTo(x + 8 * dpr, y); flaps.arc(x, y, 8 * dpr, 0, 2 * Math.PI); }
       if (labels) named.push([a.id, x, y]);
     });
     ctx.fillStyle = "rgba(80,120,200,.12)"; ctx.fill(halos);
@@ -135,6 +138,7 @@
     // trails' outlines cost ~100 ms a frame without a GPU.
     ctx.strokeStyle = "rgba(80,120,200,.45)"; ctx.lineWidth = 1; ctx.stroke(trails);
     ctx.fillStyle = "#2458c6"; ctx.fill(dots);
+    ctx.strokeStyle = "#d89a00"; ctx.lineWidth = 2 * dpr; ctx.stroke(flaps); ctx.lineWidth = 1;
     ctx.fillStyle = text;
     named.forEach(([id, x, y]) => ctx.fillText(id, x + 6 * dpr, y - 6 * dpr));
     ctx.globalAlpha = 0.6; ctx.fillStyle = "#999"; ctx.fill(lost); ctx.strokeStyle = "#666"; ctx.lineWidth = 1; ctx.stroke(lost);
@@ -173,9 +177,11 @@
     if (!a.li) { a.li = document.createElement("li"); a.li.dataset.asset = a.id; $("assets").appendChild(a.li); }
     a.li.dataset.x = a.x.toFixed(2); a.li.dataset.y = a.y.toFixed(2); a.li.dataset.level = a.level;
     a.li.dataset.missing = !!a.missing;
+    a.li.dataset.flapping = (a.flapping || []).join(",");
     a.li.textContent = a.id + "  (" + a.x.toFixed(1) + ", " + a.y.toFixed(1) + ")" + (a.missing
       ? "  missing, last seen " + clock(a.lastSeen)
-      : " ±" + a.accuracy.toFixed(1) + " m" + (a.zones.length ? "  " + a.zones.join(", ") : ""));
+      : " ±" + a.accuracy.toFixed(1) + " m" + (a.zones.length ? "  " + a.zones.join(", ") : "")
+        + (a.flapping && a.flapping.length ? "  flapping at " + a.flapping.join(", ") : ""));
     a.li.classList.toggle("hidden", !visible(a));
     a.li.classList.toggle("missing", !!a.missing);
     a.li.classList.toggle("found", a.id === state.found);
@@ -237,6 +243,11 @@
       const kind = event.type.slice(13);
       if (kind === "enter" && !a.zones.includes(d.zone)) setZones(a, a.zones.concat([d.zone]));
       if (kind === "exit") setZones(a, a.zones.filter((z) => z !== d.zone));
+      if (kind === "flapping") {
+        const others = (a.flapping || []).filter((z) => z !== d.zone);
+        a.flapping = d.flapping ? others.concat([d.zone]) : others;
+        if (a.shown) dirty.add(a);
+      }
       zonesDirty = false; renderZones();  // an alert and its zone's state are shown together
       addAlert(event);
     }
@@ -347,6 +358,7 @@
       assets.assets.forEach((a) => {
         if (a.name) state.names.set(a.id, a.name);
         if (a.position) place(a.id, a.position, a.zones, now);
+        if (a.flapping && a.flapping.length) { const s = state.assets.get(a.id); if (s) s.flapping = a.flapping.slice(); }
       });
       alerts.events.slice().reverse().forEach(addAlert);
       connect();
