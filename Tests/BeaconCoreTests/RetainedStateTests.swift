@@ -49,6 +49,25 @@ import Testing
         #expect(byTopic[Self.prefix + "regions/crm/new/state"] == nil)
     }
 
+    /// SPEC §10: Home Assistant's tracker shows the zones an asset flaps in among its
+    /// attributes, and a flap beginning or ending is a change worth sending at once.
+    @Test func theZonesAnAssetFlapsInAreAmongItsAttributes() throws {
+        var flapping = Self.asset("cart", zones: ["dock"])
+        flapping.fix?.flapping = ["dock"]
+        let topics = SiteTopics(prefix: Self.prefix)
+        let attributes = { (asset: RetainedState.Asset) in
+            RetainedState.messages(topics: topics, assets: [asset], regions: []).first {
+                $0.topic == Self.prefix + "assets/cart/attributes"
+            }
+        }
+        let shown = try #require(attributes(flapping))
+        let parsed = try JSONParser.parse(shown.payload)
+        #expect(parsed["flapping"] == .array([.string("dock")]), "\(shown.payload)")
+        let still = try #require(attributes(Self.asset("cart", zones: ["dock"])))
+        #expect(try JSONParser.parse(still.payload)["flapping"] == .array([]))
+        #expect(shown.significant != still.significant)
+    }
+
     @Test func onlyChangesAreSentAndLastSeenAloneOnceAMinute() {
         var topics = RetainedTopics()
         let first = RetainedState.messages(
