@@ -40,6 +40,30 @@ func alertCurveBench(hours: Int, sites: [String]) {
                     }
                 }
             }
+            // Issue 63's question: does the belief's walking probability tell a still tag (its
+            // true place unchanged over the last 5 s) from a moving one (2 m or more in 5 s)?
+            var still: [Double] = [], moving: [Double] = []
+            for run in runs {
+                for (a, places) in run.truePositions.enumerated() {
+                    for t in 5..<places.count {
+                        guard let now = places[t], let then = places[t - 5], !run.walking[a][t].isNaN else { continue }
+                        let moved = ((now.x - then.x) * (now.x - then.x) + (now.y - then.y) * (now.y - then.y))
+                            .squareRoot()
+                        if moved < 0.01 {
+                            still.append(run.walking[a][t])
+                        } else if moved > 2 {
+                            moving.append(run.walking[a][t])
+                        }
+                    }
+                }
+            }
+            for w in [0.1, 0.2, 0.3, 0.5] {
+                let s = Double(still.filter { $0 < w }.count) / Double(max(still.count, 1))
+                let m = Double(moving.filter { $0 < w }.count) / Double(max(moving.count, 1))
+                print(
+                    String(
+                        format: "  walking < %.1f: still seconds %.1f %%, moving seconds %.1f %%", w, 100 * s, 100 * m))
+            }
             for (name, v) in [
                 ("every second", all), ("true crossings", atCrossings), ("edge-rule changes", atRawChanges),
             ] {

@@ -78,8 +78,9 @@ struct ZoneSeries {
     var depth: [[Double]] = []
     /// Per asset (not per zone): the belief's probability that the tag walks.
     var walking: [[Double]] = []
-    /// Per asset: the estimate each second (nil without a fix).
+    /// Per asset: the estimate each second (nil without a fix), and the true position.
     var estimates: [[Point?]] = []
+    var truePositions: [[Point?]] = []
     /// Per zone: its outline (nil for a proximity zone).
     var outlines: [Polygon?] = []
     /// The engine's `zone.visit` events per asset × zone, as seconds from the start.
@@ -102,6 +103,7 @@ struct ZoneSeries {
         series.told = Array(repeating: [], count: pairs)
         series.walking = Array(repeating: [], count: assets.count)
         series.estimates = Array(repeating: [], count: assets.count)
+        series.truePositions = Array(repeating: [], count: assets.count)
         let assetIndex = Dictionary(uniqueKeysWithValues: assets.enumerated().map { ($1, $0) })
         let zoneIndex = Dictionary(uniqueKeysWithValues: series.zones.enumerated().map { ($1, $0) })
         let outlines = config.zones.map { zone -> Polygon? in
@@ -138,6 +140,7 @@ struct ZoneSeries {
                 let says = engine.tracker?.edgeSays(of: asset)
                 series.walking[a].append(evidence?.walking ?? .nan)
                 series.estimates[a].append(evidence?.fix.position)
+                series.truePositions[a].append(truePlace[asset])
                 for (z, zone) in series.zones.enumerated() {
                     let i = a * series.zones.count + z
                     series.truth[i].append(truthNow[asset]?.contains(zone) ?? false)
