@@ -94,4 +94,47 @@ import Testing
         #expect(try d.client.request("GET", "/metrics").body.contains("\nbeacond_zone_flapping_total 1\n"))
         #expect(d.stop() == 0)
     }
+    /// The floor view, open in Chromium while the pallet begins to flap: the `zone.flapping`
+    /// that arrives on its stream rings the pallet and says so in its line of the list.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/chromedriver")))
+    func theFloorViewRingsAFlappingAsset() throws {
+        let port = try freeLoopbackPort()
+        let d = try APIDaemon(extra: AssetAPITests.site + "http: {listen: \"127.0.0.1:\(port)\"}\n")
+        try d.start()
+        _ = try AssetAPITests.hear(d, at: (8, 5), until: "the pallet placed") {
+            $0.contains { $0["type"] as? String == "beacond.asset.position" }
+        }
+        let ready = d.dir.appendingPathComponent("page-live")
+        let script = Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/floor_flapping.py")
+        let finished = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var run: CommandOutput?
+        Thread {
+            run = try? runCommand(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                [script.path, "http://127.0.0.1:\(port)/", ready.path, "pallet-9", "dock"],
+                environment: ["PATH": "/usr/bin:/bin", "HOME": d.dir.path])
+            finished.signal()
+        }.start()
+        try eventually("the page live", timeout: 60) { FileManager.default.fileExists(atPath: ready.path) }
+        let zoneTypes = { (events: [[String: Any]]) in
+            events.compactMap { $0["type"] as? String }.filter {
+                $0.hasPrefix("beacond.zone.") && $0 != "beacond.zone.visit"
+            }
+        }
+        var changes = 0
+        while changes < 4 {
+            _ = try AssetAPITests.hear(d, at: changes % 2 == 0 ? (2, 5) : (8, 5), until: "change \(changes + 1)") {
+                zoneTypes($0).count > changes
+            }
+            changes += 1
+        }
+        #expect(finished.wait(timeout: .now() + 120) == .success, "the browser did not finish")
+        let seen =
+            (try? JSONSerialization.jsonObject(with: Data((run?.stdout ?? "").utf8))) as? [String: Any] ?? [:]
+        #expect(run?.status == 0 && seen["failed"] == nil, "\(run?.stdout ?? "")\(run?.stderr ?? "")")
+        #expect((seen["text"] as? String ?? "").contains("flapping at dock"), "\(seen)")
+        #expect((seen["amber_pixels"] as? Int ?? 0) > 0, "\(seen)")
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen)")
+        #expect(d.stop() == 0)
+    }
 }

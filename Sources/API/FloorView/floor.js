@@ -334,8 +334,8 @@
     stream.onopen = () => { $("status").textContent = "live"; $("status").className = ""; };
     stream.onerror = () => { $("status").textContent = "reconnecting…"; $("status").className = "down"; };
     const handle = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { console.warn("unreadable event", e); } };
-    ["beacond.asset.position", "beacond.zone.enter", "beacond.zone.exit", "beacond.zone.dwell", "beacond.asset.missing",
-      "beacond.asset.found", "beacond.asset.battery_low"].forEach((t) => stream.addEventListener(t, handle));
+    ["beacond.asset.position", "beacond.zone.enter", "beacond.zone.exit", "beacond.zone.dwell", "beacond.zone.flapping",
+      "beacond.asset.missing", "beacond.asset.found", "beacond.asset.battery_low"].forEach((t) => stream.addEventListener(t, handle));
   }
 
   // Choosing a heat map brings the zones' charts up to date too: both are the analytics.
