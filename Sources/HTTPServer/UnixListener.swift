@@ -17,15 +17,21 @@ enum UnixListener {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errnoText())") }
         var address = sockaddr_un(path)
-        // The file is created by bind with the umask applied: make it `mode` from the start,
-        // so there is no moment when other users could connect.
-        let previous = umask(0o777 & ~mode)
+        // bind creates the file with the socket's own mode less the umask: set that mode on
+        // the socket first, so the file is never more open than `mode` (then exactly `mode`,
+        // below). Not by changing the umask: it is the process's, and another thread creating
+        // a directory in that moment got one without its search bit (a test process's
+        // temporary directory became 0660, and every later test there could not reach it).
+        guard fchmod(fd, mode) == 0 else {
+            let text = errnoText()
+            close(fd)
+            throw Failure(description: "\(path): fchmod: \(text)")
+        }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        umask(previous)
         guard bound == 0 else {
             let text = errnoText()
             close(fd)
