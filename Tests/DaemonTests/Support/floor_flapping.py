@@ -8,30 +8,16 @@ asset flap), and waits for the asset's line in the side list to say it flaps at 
 `zone.flapping` event that arrived on the stream, drawn as the daemon sent it. It reports that
 line's text, and the amber of the ring on the canvas.
 """
-import json, sys, time
+import json, os, sys
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from headless import open_browser, waiter
 
 url, ready, asset, zone = sys.argv[1:5]
-options = Options()
-for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"):
-    options.add_argument(flag)
-options.binary_location = "/usr/bin/chromium"
-options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver, console_errors = open_browser("chromium", url)
 result = {}
+wait = waiter(result)
 try:
-    def wait(what, condition, timeout):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = condition()
-            if value:
-                return value
-            time.sleep(0.1)
-        raise SystemExit(json.dumps({**result, "failed": "timed out waiting for " + what}))
-
     driver.get(url)
     wait("live", lambda: driver.execute_script("return document.getElementById('status').textContent") == "live", 30)
     open(ready, "w").write("live\n")
@@ -46,7 +32,7 @@ try:
         for (let i = 0; i < d.length; i += 4) if (d[i] > 190 && d[i + 1] > 120 && d[i + 1] < 180 && d[i + 2] < 60) n++;
         return n;
     """), 5)
-    result["console_errors"] = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    result["console_errors"] = console_errors()
 finally:
     driver.quit()
 print(json.dumps(result))

@@ -12,44 +12,22 @@ greyed with its last-seen time); an asset found by its name is centred and marke
 browser's console errors. The screenshot is written last. The site's tag-3 has a low
 battery and tag-4 is switched off (it is missing a minute later).
 """
-import json, os, sys, time
-from urllib.parse import urlsplit
+import json, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from headless import open_browser, waiter
 
 arguments = sys.argv[1:]
 browser = "chromium"
 if arguments[0] == "--browser":
     browser, arguments = arguments[1], arguments[2:]
 url, screenshot, expected = arguments[0], arguments[1], int(arguments[2])
-if browser == "firefox":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from marionette import Firefox
-    driver = Firefox()
-    origin = "%s://%s" % urlsplit(url)[:2]
-    console_errors = lambda: driver.console_errors(origin)
-else:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-    options = Options()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"):
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    console_errors = lambda: [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+driver, console_errors = open_browser(browser, url)
 result = {"browser": browser}
+wait = waiter(result)
 try:
     driver.set_script_timeout(40)
     driver.get(url)
-
-    def wait(what, condition, timeout=30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = condition()
-            if value:
-                return value
-            time.sleep(0.1)
-        raise SystemExit(json.dumps({**result, "failed": "timed out waiting for " + what}))
 
     wait("live", lambda: driver.execute_script("return document.getElementById('status').textContent") == "live")
     result["address"] = driver.current_url
