@@ -34,6 +34,8 @@ public struct ZoneConfirmer: Sendable, Equatable {
         var crossedAt: Timestamp
         var agreedNs: Int64 = 0
         var totalNs: Int64 = 0
+        /// Of the window so far, how much the new side held (all of it before any time passed).
+        var held: Double { totalNs == 0 ? 1 : Double(agreedNs) / Double(totalNs) }
     }
 
     public init(confirm: TimeSpan, share: Double = 0.5, at t: Timestamp) {
@@ -49,21 +51,14 @@ public struct ZoneConfirmer: Sendable, Equatable {
 
     /// The edge rule says `inside` at `t`; returns the change it decides, if any.
     public mutating func observe(inside now: Bool, at t: Timestamp) -> Change? {
-        if var p = pending {
-            // The time since the last say counts for what it said.
-            let span = (t - rawAt).nanoseconds
-            p.totalNs += span
-            if raw != inside { p.agreedNs += span }
-            pending = p
-        }
+        weigh(until: t)
         if now != raw { rawSince = t }
         (raw, rawAt) = (now, t)
         if pending == nil, now != inside { pending = Pending(crossedAt: t) }
         guard let p = pending, t - p.crossedAt >= confirm else { return nil }
         pending = nil
         guard now != inside else { return nil }
-        let held = p.totalNs == 0 ? 1 : Double(p.agreedNs) / Double(p.totalNs)
-        guard held >= share else {
+        guard p.held >= share else {
             // Not borne out; the edge rule says it again, so it is weighed from when it
             // began to (all of that time agreeing): decided at once if that is `confirm` ago.
             let span = (t - rawSince).nanoseconds
@@ -80,23 +75,27 @@ public struct ZoneConfirmer: Sendable, Equatable {
     /// The end of the evidence (a replayed trace's last record): a crossing being weighed is
     /// decided on what was seen of its window, as far as it goes.
     public mutating func finish(at t: Timestamp) -> Change? {
-        guard var p = pending else { return nil }
+        weigh(until: t)
+        guard let p = pending else { return nil }
         pending = nil
-        let span = (t - rawAt).nanoseconds
-        p.totalNs += span
-        if raw != inside { p.agreedNs += span }
-        let held = p.totalNs == 0 ? 1 : Double(p.agreedNs) / Double(p.totalNs)
-        guard raw != inside, held >= share else { return nil }
+        guard raw != inside, p.held >= share else { return nil }
         (inside, since) = (raw, p.crossedAt)
         return Change(inside: raw, crossedAt: p.crossedAt)
     }
 
     /// Set without weighing: the asset went silent (out at once), a restart restored it.
-    public mutating func set(inside now: Bool, at t: Timestamp) -> Change? {
+    public mutating func set(inside now: Bool, at t: Timestamp) {
         (raw, rawAt, rawSince, pending) = (now, t, t, nil)
-        guard now != inside else { return nil }
-        (inside, since) = (now, t)
-        return Change(inside: now, crossedAt: t)
+        if now != inside { (inside, since) = (now, t) }
+    }
+
+    /// The time since the edge rule's last say counts for what it said, in the crossing weighed.
+    private mutating func weigh(until t: Timestamp) {
+        guard var p = pending else { return }
+        let span = (t - rawAt).nanoseconds
+        p.totalNs += span
+        if raw != inside { p.agreedNs += span }
+        pending = p
     }
 
     mutating func shift(by d: TimeSpan) {

@@ -38,13 +38,7 @@ public struct ZoneDecision: Sendable, Equatable {
     /// The edge rule says `said` at `t`.
     public mutating func observe(_ said: Bool, at t: Timestamp) -> [Notice] {
         defer { lastSaid = said }
-        if let change = confirmer.observe(inside: said, at: t) {
-            switch flapping.decided(change, at: t) {
-            case let .change(c)?: return tell(c.inside, crossedAt: c.crossedAt)
-            case let .began(since, changes)?: return [.flapping(since: since, changes: changes)]
-            default: return []
-            }
-        }
+        if let change = confirmer.observe(inside: said, at: t) { return decided(change, at: t) }
         guard
             case let .ended(since, changes, settled)? = flapping.tick(
                 saidChange: said != lastSaid, inside: confirmer.inside, weighing: confirmer.isWeighing, at: t)
@@ -55,7 +49,11 @@ public struct ZoneDecision: Sendable, Equatable {
 
     /// The end of a replayed trace: a crossing being weighed is decided with what there is.
     public mutating func finish(at t: Timestamp) -> [Notice] {
-        guard let change = confirmer.finish(at: t) else { return [] }
+        confirmer.finish(at: t).map { decided($0, at: t) } ?? []
+    }
+
+    /// A change the confirmer decided: told, or the flapping it begins, or held while it flaps.
+    private mutating func decided(_ change: ZoneConfirmer.Change, at t: Timestamp) -> [Notice] {
         switch flapping.decided(change, at: t) {
         case let .change(c)?: return tell(c.inside, crossedAt: c.crossedAt)
         case let .began(since, changes)?: return [.flapping(since: since, changes: changes)]
@@ -66,7 +64,7 @@ public struct ZoneDecision: Sendable, Equatable {
     /// The asset went silent (or its zone went): out now, without weighing; a flap ends with it.
     public mutating func leave(at t: Timestamp) -> [Notice] {
         lastSaid = false
-        _ = confirmer.set(inside: false, at: t)
+        confirmer.set(inside: false, at: t)
         var notices: [Notice] = []
         if let began = flapping.since {
             notices.append(.settled(since: began, changes: flapping.changes, inside: false))
@@ -78,7 +76,7 @@ public struct ZoneDecision: Sendable, Equatable {
 
     /// A restart restored it inside since `since` (as told before the stop).
     public mutating func restore(inside: Bool, since: Timestamp) {
-        _ = confirmer.set(inside: inside, at: since)
+        confirmer.set(inside: inside, at: since)
         lastSaid = inside
         (self.inside, self.since) = (inside, since)
     }
