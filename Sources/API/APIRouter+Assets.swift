@@ -10,8 +10,10 @@ import Storage
 extension APIRouter {
     /// Configured assets with their latest fix, zones and last sighting.
     func assets(id: String?) -> HTTPReply {
-        let read = onEngine { engine, _ in ((engine.tracker?.fixes ?? [], engine.tracker?.flapping ?? [:]), []) }
-        guard let (fixes, flapping) = read else { return engineUnavailable() }
+        let read = onEngine { engine, _ in
+            ((engine.tracker?.fixes ?? [], engine.tracker?.flapping ?? [:], engine.tracker?.motions ?? [:]), [])
+        }
+        guard let (fixes, flapping, motions) = read else { return engineUnavailable() }
         let all = context.config.assets.map { spec -> AssetList.Asset in
             let state = fixes.first { $0.id == spec.id }
             var asset = AssetList.Asset()
@@ -24,6 +26,9 @@ extension APIRouter {
                 asset.zones = fix.zones
             }
             asset.flapping = flapping[spec.id] ?? []
+            if state?.fix != nil, let motion = motions[spec.id] {
+                (asset.moving, asset.motionSince) = (motion.moving, RFC3339.format(motion.since))
+            }
             asset.lastSeen = state?.lastHeard.map(RFC3339.format)
             return asset
         }

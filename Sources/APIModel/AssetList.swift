@@ -11,6 +11,10 @@ public struct AssetList: Sendable, Equatable {
         public var zones: [String] = []
         /// The zones it flaps in now (`zone.flapping`): shown as `zones` last told them.
         public var flapping: [String] = []
+        /// Whether it moves, and since when it moves or stands (nil: the site's `motion` is
+        /// not `parked`, or it was never placed).
+        public var moving: Bool?
+        public var motionSince: String?
         public var lastSeen: String?
         public init() {}
     }
@@ -41,7 +45,8 @@ extension AssetList.Asset {
         .object([
             ("id", .string(id)), ("name", .optional(name)), ("beacon", tag?.json ?? .null),
             ("position", position?.json ?? .null), ("zones", .array(zones.map { .string($0) })),
-            ("flapping", .array(flapping.map { .string($0) })), ("last_seen", .optional(lastSeen)),
+            ("flapping", .array(flapping.map { .string($0) })), ("moving", moving.map { .bool($0) } ?? .null),
+            ("motion_since", .optional(motionSince)), ("last_seen", .optional(lastSeen)),
         ])
     }
 
@@ -53,6 +58,8 @@ extension AssetList.Asset {
         if let p = json["position"], !p.isNull { position = AssetList.Position(json: p) }
         zones = json.array("zones").compactMap(\.stringValue)
         flapping = json.array("flapping").compactMap(\.stringValue)
+        if case let .bool(b)? = json["moving"] { moving = b }
+        motionSince = json.string("motion_since")
         lastSeen = json.string("last_seen")
     }
 }

@@ -31,7 +31,7 @@ extension SectionReader {
         return s
     }
 
-    /// `tags: [{asset, interval, telemetry, battery: {millivolts, drain_per_hour}, off_after, stands_at}]`.
+    /// `tags: [{asset, interval, telemetry, battery: {millivolts, drain_per_hour}, off_after, stands_at, picked_up_after}]`.
     /// Each names an asset of `assets:`.
     func readSimulatedTags(_ node: Node, _ path: String, assets: Set<String>) -> [SimulatedTag] {
         let battery: [ConfigField<SimulatedTag>] = [
@@ -54,6 +54,9 @@ extension SectionReader {
                     let y = r.reader.double(items[1], p + "[1]", -10_000...10_000)
                 else { return }
                 t.standsAt = Point(x: x, y: y)
+            },
+            .init("picked_up_after") { r, n, p, t in
+                t.pickedUpAfter = r.reader.duration(n, p, min: .seconds(0), max: .hours(24 * 7))
             },
         ]
         guard let items = reader.sequence(node, path) else { return [] }

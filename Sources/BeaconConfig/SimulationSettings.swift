@@ -79,6 +79,9 @@ public struct SimulatedTag: Sendable, Equatable {
     public var offAfter: TimeSpan?
     /// Put down here for the whole run (`stands_at: [x, y]`): a pallet parked by a zone's edge.
     public var standsAt: Point?
+    /// With `stands_at`: picked up this long after the start and carried on from there, as
+    /// the other tags walk (`picked_up_after`) — how soon a still tag is followed again.
+    public var pickedUpAfter: TimeSpan?
 
     public init(asset: String) { self.asset = asset }
 }

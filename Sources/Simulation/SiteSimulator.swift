@@ -101,8 +101,9 @@ public struct SiteSimulator: Sendable {
             let p = Point(x: random.uniform() * settings.width, y: random.uniform() * settings.depth)
             let pause = Int64(random.uniform() * settings.pause.upperBound.seconds * 1000)
             if let stand = schedules[a]?.tag.standsAt {
-                // Put down for the whole run: it never picks a destination.
-                var walker = TagWalker(position: stand, heading: 0, pausedUntil: .seconds(Int64.max / 2_000_000_000))
+                // Put down for the whole run (it never picks a destination), or until picked up.
+                let until = schedules[a]?.tag.pickedUpAfter.map { start + $0 } ?? .seconds(Int64.max / 2_000_000_000)
+                var walker = TagWalker(position: stand, heading: 0, pausedUntil: until)
                 walker.carried = false
                 walkers.append(walker)
             } else {

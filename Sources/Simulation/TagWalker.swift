@@ -45,6 +45,8 @@ struct TagWalker: Sendable {
                 heading = atan2(dy, dx)
             }
         } else if t >= pausedUntil {
+            // A tag put down and picked up is carried from then on.
+            carried = true
             destination = Self.pickDestination(settings: settings, zones: zones, random: &random)
             let s = settings.walkingSpeed
             speed = s.lowerBound + random.uniform() * (s.upperBound - s.lowerBound)

@@ -365,7 +365,7 @@ import Testing
         #expect((try? ConfigLoader.load(yaml: "", file: "beacond.yaml"))?.positioning.estimator == .bayes)
         #expect(
             errors("positioning:\n  motion: running\n") == [
-                "beacond.yaml:2:11: positioning.motion: expected one of continuous, stop_and_go, got \"running\""
+                "beacond.yaml:2:11: positioning.motion: expected one of continuous, stop_and_go, parked, got \"running\""
             ])
         let motion = try? ConfigLoader.load(yaml: "positioning: {motion: stop_and_go}\n", file: "beacond.yaml")
         #expect(motion?.positioning.motion == .stopAndGo)

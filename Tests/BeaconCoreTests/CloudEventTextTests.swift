@@ -36,6 +36,7 @@ import Testing
             AssetFix(
                 asset: "cart-7", position: Point(x: 0, y: 1e9), level: 2, accuracy: .infinity, zones: ["a", "b"],
                 receivers: [])),
+        .assetPosition(parked),
         .zone(
             ZoneAlert(
                 alarm: "door", asset: "cart-7", zone: "exit", condition: .enter, position: Point(x: 1.234, y: 5),
@@ -56,6 +57,12 @@ import Testing
         var a = TagAlert(asset: "pallet-9", condition: .batteryLow)
         (a.batteryMillivolts, a.batteryAt, a.temperatureC) = (2410, .seconds(1_763_805_600), 21.456)
         return a
+    }()
+    /// A tag that stands on a `motion: parked` site.
+    static let parked: AssetFix = {
+        var f = AssetFix(asset: "pallet-9", position: Point(x: 8, y: 3), level: 0, accuracy: 0.4, zones: [], receivers: [])
+        f.moving = false
+        return f
     }()
     static let missing: TagAlert = {
         var a = TagAlert(asset: "pallet-9", condition: .missing)
@@ -167,6 +174,7 @@ import Testing
                 ("level", n(Double(fix.level))), ("accuracy_m", n(r(fix.accuracy, 100))),
                 ("zones", .array(fix.zones.map { .string($0) })),
                 ("receivers_used", .array(fix.receivers.map { .string($0) })),
+                ("moving", fix.moving.map { .bool($0) } ?? .null),
             ])
         case let .zone(alert):
             var members: [(String, JSONValue)] = [

@@ -4,13 +4,15 @@ import Testing
 
 /// `beacond simulate` and the replay of what it writes.
 @Suite(.serialized) struct SimulationTests {
-    func simulate(seed: Int, dir: URL) throws -> (trace: String, truth: String) {
+    func simulate(seed: Int, dir: URL, site: String = "config/sim-store.yaml", duration: String = "3m") throws -> (
+        trace: String, truth: String
+    ) {
         let trace = dir.appendingPathComponent("trace-\(seed).jsonl").path
         let truth = dir.appendingPathComponent("truth-\(seed).jsonl").path
         let out = try runCommand(
             Executables.built("beacond"),
             [
-                "simulate", "--site", "config/sim-store.yaml", "--duration", "3m", "--seed", "\(seed)", "--out", trace,
+                "simulate", "--site", site, "--duration", duration, "--seed", "\(seed)", "--out", trace,
                 "--truth", truth,
             ])
         #expect(out.status == 0, "\(out.stderr)")
@@ -35,6 +37,31 @@ import Testing
         #expect(lines > 50_000 && lines < 86_400 + 3_600)
         let truth = try String(contentsOfFile: a.truth, encoding: .utf8)
         #expect(truth.contains("\"kind\":\"position\"") && truth.contains("\"kind\":\"zone\""))
+    }
+
+    /// Issue 63: on a `motion: parked` site a tag put down says it stands (`moving: false`),
+    /// placed by all it was heard since it stopped; elsewhere `moving` is null.
+    @Test func aParkedSitesStandingTagsSayTheyStand() throws {
+        let dir = try Executables.temporaryDirectory()
+        let sim = try simulate(seed: 1, dir: dir, site: "bench/still.yaml", duration: "2m")
+        func positions(_ config: String) throws -> [Substring] {
+            let out = try runCommand(Executables.built("beacond"), ["replay", "--config", config, sim.trace])
+            #expect(out.status == 0, "\(out.stderr)")
+            return out.stdout.split(separator: "\n").filter {
+                $0.contains("\"type\":\"beacond.asset.position\"") && $0.contains("\"subject\":\"entrance-out\"")
+            }
+        }
+        let parked = try positions("bench/still.yaml")
+        #expect(parked.last?.contains("\"moving\":false") == true, "\(parked.last ?? "")")
+        #expect(parked.first?.contains("\"moving\":true") == true, "\(parked.first ?? "")")
+        // The belief alone publishes many times as often
+        let yaml = try String(contentsOfFile: "bench/still.yaml", encoding: .utf8)
+        let other = dir.appendingPathComponent("stop-and-go.yaml").path
+        try yaml.replacingOccurrences(of: "motion: parked", with: "motion: stop_and_go").write(
+            toFile: other, atomically: true, encoding: .utf8)
+        let wandering = try positions(other)
+        #expect(wandering.allSatisfy { $0.contains("\"moving\":null") })
+        #expect(wandering.count > 3 * parked.count, "\(wandering.count) against \(parked.count)")
     }
 
     @Test func replayingASimulatedTraceGivesPositionsAndZoneAlerts() throws {

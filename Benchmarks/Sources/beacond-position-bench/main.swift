@@ -16,7 +16,7 @@ import Storage
 /// `BENCH_BODY=<dB>` its `positioning.body_loss_db`; in the simulated channel,
 /// `BENCH_FADING=0|1` switches fast fading, `BENCH_SIM_BODY=<dB>` sets the carriers' body loss,
 /// `BENCH_SIM_SIGMA=<dB>` the shadowing and `BENCH_SIM_LOSS=<0…1>` the packets lost.
-func load(_ path: String) -> Config {
+func load(_ path: String, keepTags: Bool = false) -> Config {
     let text = try! readTextFile(path)
     let env = ProcessInfo.processInfo.environment
     do {
@@ -33,7 +33,7 @@ func load(_ path: String) -> Config {
         if let v = env["BENCH_SIM_LOSS"].flatMap(Double.init) { config.simulation?.packetLoss = v }
         // The figures are of the walking tags: those of `simulation.tags` (a 10 s one, a dying
         // one, one switched off) are there for the tag rules, not for the accuracy.
-        if let tags = config.simulation?.tags, !tags.isEmpty, env["BENCH_KEEP_TAGS"] != "1" {
+        if let tags = config.simulation?.tags, !tags.isEmpty, env["BENCH_KEEP_TAGS"] != "1", !keepTags {
             let shown = Set(tags.map(\.asset))
             config.assets.removeAll { shown.contains($0.id) }
             config.simulation?.tags = []
@@ -543,6 +543,11 @@ if what == "alerts" {
     let hours = rest.first.flatMap { Int($0) } ?? 4
     let sites = rest.filter { Int($0) == nil }
     alertCurveBench(hours: hours, sites: sites.isEmpty ? ["config/sim-store.yaml"] : sites)
+}
+if what == "still" {
+    let rest = Array(CommandLine.arguments.dropFirst(2))
+    let minutes = rest.first.flatMap { Int($0) } ?? 60
+    stillBench(minutes: minutes, site: rest.first { Int($0) == nil } ?? "bench/still.yaml")
 }
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }

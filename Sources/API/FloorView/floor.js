@@ -90,6 +90,22 @@
       ctx.globalAlpha = on ? 0.45 : 0.12; ctx.fillStyle = color; ctx.fill();
       ctx.globalAlpha = 1; ctx.strokeStyle = color; ctx.lineWidth = (on ? 2.5 : 1) * dpr; ctx.stroke();
     });
+    // Each zone named on the plan, inside its top-left corner (a proximity zone: beside its
+    // receiver), in its colour: a coloured box alone does not say which is the stockroom.
+    ctx.font = "bold " + 12 * dpr + "px system-ui, sans-serif"; ctx.textBaseline = "top";
+    state.zones.forEach((z, i) => {
+      let x, y;
+      if (z.polygon) {
+        if (z.level !== state.level) return;
+        x = Math.min(...z.polygon.map((p) => t.x(p[0]))); y = Math.min(...z.polygon.map((p) => t.y(p[1])));
+      } else {
+        const r = state.receivers.find((q) => q.id === z.receiver);
+        if (!r || r.level !== state.level) return;
+        x = t.x(r.x) + 8 * dpr; y = t.y(r.y) + 8 * dpr;
+      }
+      ctx.fillStyle = zoneColor(i); ctx.fillText(z.id, x + 4 * dpr, y + 4 * dpr);
+    });
+    ctx.textBaseline = "alphabetic";
     state.receivers.forEach((r) => {
       if (r.level !== state.level) return;
       const x = t.x(r.x), y = t.y(r.y), s = 7 * dpr;
@@ -108,6 +124,9 @@
     // One path per kind of mark, filled or stroked once: a thousand assets are three draw
     // calls, not three thousand (overlapping accuracy circles read as one area, as they should).
     const halos = new Path2D(), dots = new Path2D(), trails = new Path2D(), named = [];
+    // A still tag (moving: false) is where it stopped: a square, no trail and no accuracy
+    // circle, so that parked pallets read as parked and their circles do not cover the plan.
+    const still = new Path2D();
     // Missing tags (SPEC §7.5): grey, at their last position, with when they were last heard
     // — named whatever the count, since they are what a person looks for.
     const lost = new Path2D(), lostNames = [];
@@ -124,6 +143,12 @@
         lostNames.push([a.id + "  last seen " + clock(a.lastSeen), x, y]);
         return;
       }
+      if (a.moving === false) {
+        still.rect(x - 4 * dpr, y - 4 * dpr, 8 * dpr, 8 * dpr);
+        if (a.flapping && a.flapping.length) { flaps.moveTo(x + 8 * dpr, y); flaps.arc(x, y, 8 * dpr, 0, 2 * Math.PI); }
+        if (labels) named.push([a.id, x, y]);
+        return;
+      }
       if (a.trail.length > 1) {
         a.trail.forEach((p, i) => (i ? trails.lineTo(t.x(p[0]), t.y(p[1])) : trails.moveTo(t.x(p[0]), t.y(p[1]))));
         trails.lineTo(x, y);
@@ -133,11 +158,13 @@
       if (a.flapping && a.flapping.length) { flaps.moveTo(x + 8 * dpr, y); flaps.arc(x, y, 8 * dpr, 0, 2 * Math.PI); }
       if (labels) named.push([a.id, x, y]);
     });
-    ctx.fillStyle = "rgba(80,120,200,.12)"; ctx.fill(halos);
+    // Accuracy as a hairline ring, not a filled disc: twenty moving tags' discs covered most
+    // of a store's plan; rings stay readable where they overlap.
+    ctx.strokeStyle = "rgba(80,120,200,.35)"; ctx.lineWidth = 1; ctx.stroke(halos);
     // Hairlines: a stroke wider than a pixel is outlined as a shape first, and a thousand
     // trails' outlines cost ~100 ms a frame without a GPU.
     ctx.strokeStyle = "rgba(80,120,200,.45)"; ctx.lineWidth = 1; ctx.stroke(trails);
-    ctx.fillStyle = "#2458c6"; ctx.fill(dots);
+    ctx.fillStyle = "#2458c6"; ctx.fill(dots); ctx.fill(still);
     ctx.strokeStyle = "#d89a00"; ctx.lineWidth = 2 * dpr; ctx.stroke(flaps); ctx.lineWidth = 1;
     ctx.fillStyle = text;
     named.forEach(([id, x, y]) => ctx.fillText(id, x + 6 * dpr, y - 6 * dpr));
@@ -178,10 +205,12 @@
     a.li.dataset.x = a.x.toFixed(2); a.li.dataset.y = a.y.toFixed(2); a.li.dataset.level = a.level;
     a.li.dataset.missing = !!a.missing;
     a.li.dataset.flapping = (a.flapping || []).join(",");
+    a.li.dataset.moving = a.moving === undefined || a.moving === null ? "" : String(a.moving);
     a.li.textContent = a.id + "  (" + a.x.toFixed(1) + ", " + a.y.toFixed(1) + ")" + (a.missing
       ? "  missing, last seen " + clock(a.lastSeen)
       : " ±" + a.accuracy.toFixed(1) + " m" + (a.zones.length ? "  " + a.zones.join(", ") : "")
-        + (a.flapping && a.flapping.length ? "  flapping at " + a.flapping.join(", ") : ""));
+        + (a.flapping && a.flapping.length ? "  flapping at " + a.flapping.join(", ") : "")
+        + (a.moving === false ? "  still" : a.moving ? "  moving" : ""));
     a.li.classList.toggle("hidden", !visible(a));
     a.li.classList.toggle("missing", !!a.missing);
     a.li.classList.toggle("found", a.id === state.found);
@@ -195,6 +224,9 @@
       a.fromX = a.x; a.fromY = a.y;
     } else { a.fromX = p.x; a.fromY = p.y; }
     a.x = p.x; a.y = p.y; a.level = p.level; a.accuracy = p.accuracy_m || 0; a.movedAt = at; a.shown = true;
+    if ("moving" in p) a.moving = p.moving;
+    // Stopped: the trail of its walk is not where it is now.
+    if (a.moving === false) a.trail = [];
     setZones(a, zones || []);
     dirty.add(a);
   }
@@ -357,7 +389,7 @@
       const now = performance.now();
       assets.assets.forEach((a) => {
         if (a.name) state.names.set(a.id, a.name);
-        if (a.position) place(a.id, a.position, a.zones, now);
+        if (a.position) place(a.id, Object.assign({ moving: a.moving }, a.position), a.zones, now);
         if (a.flapping && a.flapping.length) { const s = state.assets.get(a.id); if (s) s.flapping = a.flapping.slice(); }
       });
       alerts.events.slice().reverse().forEach(addAlert);

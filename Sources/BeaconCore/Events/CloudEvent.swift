@@ -134,6 +134,8 @@ public enum CloudEvent {
             w.member("accuracy_m", round2(fix.accuracy))
             writeStrings("zones", fix.zones, into: &w)
             writeStrings("receivers_used", fix.receivers, into: &w)
+            w.key("moving")
+            if let moving = fix.moving { w.bool(moving) } else { w.null() }
         case let .zone(alert):
             w.member("alarm", alert.alarm)
             w.member("asset", alert.asset)

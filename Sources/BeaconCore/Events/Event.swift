@@ -110,6 +110,9 @@ public struct AssetFix: Sendable, Equatable {
     /// Zones it flaps in (`zone.flapping`): Home Assistant's tracker shows them among its
     /// attributes, `GET /v1/assets` beside `zones`.
     public var flapping: [String] = []
+    /// Whether it moves (nil: its site does not anchor still tags, `motion` is not `parked`):
+    /// a still tag's position is everything heard since it stopped (`StillAnchor`).
+    public var moving: Bool?
 
     public init(asset: String, position: Point, level: Int, accuracy: Double, zones: [String], receivers: [String]) {
         self.asset = asset

@@ -67,6 +67,9 @@ extension AssetTracker {
         states[a].belief = belief
         states[a].beliefLevel = level
         states[a].beliefAt = t
+        if grid.motion.anchors, let still = standStill(a, grid: grid, level: level, belief: belief, at: t) {
+            return still
+        }
         // The belief treats each tick's persistent error as new, so a standing tag's spread
         // shrinks as if it averaged away; shadowing by shelves and walls does not. Half the
         // learned per-tick deviation is taken to hold for the pause: with it the 1-σ radius

@@ -8,6 +8,7 @@ extension AssetTracker {
             let dy = estimate.position.y - last.position.y
             let zonesChanged =
                 estimate.zones != last.zones || estimate.flapping != last.flapping || estimate.level != last.level
+                || estimate.moving != last.moving
             guard zonesChanged || (dx * dx + dy * dy).squareRoot() >= settings.minMove else { return }
         }
         states[a].published = estimate
@@ -49,10 +50,17 @@ extension AssetTracker {
             states[a].zoneMass = []
             return
         }
+        // A still tag's zones are weighed on what placed it: everything since it stopped.
+        let still = states[a].stillCells
+        states[a].stillCells = nil
         states[a].zoneMass = zones.map { zone in
             guard case let .polygon(zoneLevel, _, _) = zone.shape, zoneLevel == level else { return 0 }
             var mass: Float = 0
-            for k in zone.cells { mass += belief.probability(k) }
+            if let still {
+                for k in zone.cells { mass += still[k] }
+            } else {
+                for k in zone.cells { mass += belief.probability(k) }
+            }
             return Double(mass)
         }
     }

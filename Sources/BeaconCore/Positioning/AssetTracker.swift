@@ -133,6 +133,14 @@ public struct AssetTracker: Sendable {
         var belief: PositionBelief?
         var beliefLevel = 0
         var beliefAt: Timestamp?
+        /// What the tag heard since it last moved (`StillAnchor`), since when it moves (nil
+        /// while it stands), and the anchor's cells at this tick while they place it.
+        var anchor: StillAnchor?
+        /// The anchor the readings last left, while it may still be where the tag stands.
+        var left: StillAnchor?
+        var awayTicks = 0
+        var movingSince: Timestamp?
+        var stillCells: [Float]?
         /// Per zone: the belief's mass inside it at the last fix (0 off its level).
         var zoneMass: [Double] = []
         /// Packets heard since the last tick, per receiver.
@@ -295,6 +303,7 @@ public struct AssetTracker: Sendable {
             estimate.flapping = zones.indices.filter { states[a].zones[$0].decision.flappingSince != nil }.map {
                 zones[$0].id
             }
+            estimate.moving = motion(a)?.moving
             smoothVisits(a, evidence: true, at: t, events: &events)
             states[a].estimate = estimate
             states[a].estimatedAt = t

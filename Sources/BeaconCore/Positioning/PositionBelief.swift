@@ -15,6 +15,8 @@ struct MotionModel: Sendable, Equatable {
     var standing: Double
     var walking: Double
     var speed = 1.2
+    /// Whether a tag that stands is placed by all it was heard since it stopped (`parked`).
+    var anchors = false
 
     init(_ motion: PositioningSettings.Motion) {
         switch motion {
@@ -25,7 +27,11 @@ struct MotionModel: Sendable, Equatable {
         case .continuous: (standing, walking) = (-1 / log(0.3), -1 / log(0.7))
         // Stands tens of seconds between walks: carts, shoppers, staff at a shelf.
         case .stopAndGo: (standing, walking) = (20, 10)
+        // Stands for minutes between moves, and is placed by its anchor while it stands; the
+        // belief beside it still follows a walk as `stop_and_go` does.
+        case .parked: (standing, walking) = (20, 10)
         }
+        anchors = motion == .parked
     }
 }
 

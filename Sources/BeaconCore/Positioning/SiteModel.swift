@@ -35,10 +35,13 @@ public struct PositioningSettings: Sendable, Equatable {
     public var bodyLossDB = 0.0
 
     /// `continuous`: may start or stop at any second (robots, forklifts, tags in hands);
-    /// `stop_and_go`: stands for tens of seconds between walks (carts, shoppers, staff).
+    /// `stop_and_go`: stands for tens of seconds between walks (carts, shoppers, staff);
+    /// `parked`: stands for minutes or hours between moves (pallets, roll cages, tools), placed
+    /// by everything heard since it stopped (`StillAnchor`).
     public enum Motion: String, Sendable, CaseIterable {
         case continuous
         case stopAndGo = "stop_and_go"
+        case parked
     }
 
     public init() {}
