@@ -60,7 +60,8 @@ import Testing
     }()
     /// A tag that stands on a `motion: parked` site.
     static let parked: AssetFix = {
-        var f = AssetFix(asset: "pallet-9", position: Point(x: 8, y: 3), level: 0, accuracy: 0.4, zones: [], receivers: [])
+        var f = AssetFix(
+            asset: "pallet-9", position: Point(x: 8, y: 3), level: 0, accuracy: 0.4, zones: [], receivers: [])
         f.moving = false
         return f
     }()
