@@ -79,6 +79,29 @@ import Testing
             "\(trace)")
         #expect(after.count <= 20, "\(trace)")
         #expect(after.allSatisfy { $0.fix.zones.isEmpty }, "placed in the entrance")
+        // Nothing crossed. The issue's target: at most 2 `zone.visit`s in the hour (the belief
+        // alone: 19.5 an hour a tag on the bench). The seconds before the anchor has settled
+        // are the belief's (measured: outside entered at 11 s, left at 22 s, its visit told at
+        // 67 s, then nothing); after them, a departure of the readings taken for a move lets
+        // the tag inside out for 14 s and 175 s (measured), not yet nothing.
+        func told(_ asset: String, after: TimeSpan = .seconds(0)) -> [String] {
+            parked.events.compactMap {
+                guard $0.time - Self.start > after else { return nil }
+                switch $0.payload {
+                case let .zone(alert) where alert.asset == asset: return "zone.\(alert.condition.rawValue)"
+                case let .zoneVisit(visit) where visit.asset == asset: return "zone.visit"
+                default: return nil
+                }
+            }
+        }
+        for asset in ["outside", "inside"] {
+            #expect(told(asset).filter { $0 == "zone.visit" }.count <= 2, "\(asset): \(told(asset))")
+        }
+        #expect(told("outside", after: .minutes(2)).isEmpty, "\(told("outside"))")
+        #expect(told("inside", after: .minutes(2)).count <= 6, "\(told("inside"))")
+        withKnownIssue("a departure of the readings is taken for a move now and then (issue 63)") {
+            #expect(told("inside", after: .minutes(2)).isEmpty, "\(told("inside"))")
+        }
         let wandering = try Self.run(motion: "stop_and_go", minutes: 10)
         let theirs = wandering.published["outside", default: []].filter { $0.at - Self.start > .minutes(1) }
         let off = theirs.filter { Self.distance($0.fix.position, 8, 3) > 1 }.count

@@ -30,6 +30,10 @@ func stillBench(minutes: Int, site path: String) {
     // What a poller sees every publish interval (2 s): the last published position
     var polled = 0, polledJumps = 0
     var lastPolled: [String: Point] = [:]
+    // `BENCH_STILL_DUMP=file.json`: the first seed's published positions of one still tag
+    // (`BENCH_STILL_TAG`, entrance-out), for bench/still-plot.py.
+    let dumpTag = ProcessInfo.processInfo.environment["BENCH_STILL_TAG"] ?? "entrance-out"
+    var dumped: [[Double]] = []
     for seed in seeds {
         let start = Timestamp.seconds(1_767_225_600)
         var sim = SiteSimulator(config: config, settings: config.simulation!, seed: seed, start: start)
@@ -70,6 +74,9 @@ func stillBench(minutes: Int, site path: String) {
                         }
                     }
                     last[fix.asset] = fix
+                    if seed == seeds.first, fix.asset == dumpTag {
+                        dumped.append([(event.time - start).seconds, fix.position.x, fix.position.y, fix.accuracy])
+                    }
                     if let home = plans[fix.asset]?.standsAt, let at = pickedAt[fix.asset],
                         followedAt[fix.asset] == nil,
                         error(fix.position, home) >= 2
@@ -114,6 +121,15 @@ func stillBench(minutes: Int, site path: String) {
         for (id, plan) in plans {
             if plan.pickedUpAfter == nil { visitsPerTag.append(visits[id] ?? 0) }
             if plan.pickedUpAfter != nil, followedAt[id] == nil { missedPickUps += 1 }
+        }
+    }
+    if let path = ProcessInfo.processInfo.environment["BENCH_STILL_DUMP"], let home = plans[dumpTag]?.standsAt {
+        let dump: [String: Any] = [
+            "tag": dumpTag, "at": [home.x, home.y], "motion": config.positioning.motion.rawValue,
+            "outlines": outlines.compactMap { $0?.points.map { [$0.x, $0.y] } }, "published": dumped,
+        ]
+        if let data = try? JSONSerialization.data(withJSONObject: dump) {
+            FileManager.default.createFile(atPath: path, contents: data)
         }
     }
     let hours = Double(minutes) / 60
