@@ -87,17 +87,9 @@ extension AssetTracker {
         let cells = anchor.cells(
             grid: grid, packetVariance: belief.packetVarianceInUse, persistentVariance: belief.persistentVariance)
         states[a].stillCells = cells
-        var (sx, sy, sxx) = (0.0, 0.0, 0.0)
-        for k in 0..<grid.count where cells[k] > 0 {
-            let p = Double(cells[k])
-            let c = grid.center(k)
-            sx += p * c.x
-            sy += p * c.y
-            sxx += p * (c.x * c.x + c.y * c.y)
-        }
-        let placed = Point(x: sx, y: sy)
+        let (placed, spread) = grid.centre { Double(cells[$0]) }
         if states[a].anchor?.since == anchor.since { states[a].anchor?.place = placed }
-        return (placed, max(sxx - sx * sx - sy * sy, 0).squareRoot())
+        return (placed, spread)
     }
 
     func distance(_ p: Point, _ q: Point) -> Double {

@@ -198,18 +198,7 @@ struct PositionBelief: Sendable {
 
     /// The belief's mean position and its RMS radius around that mean.
     func estimate(grid: PositionGrid) -> (position: Point, spread: Double) {
-        var sx = 0.0
-        var sy = 0.0
-        var sxx = 0.0
-        for k in 0..<grid.count where grid.onFloor[k] {
-            let p = Double(probability(k))
-            let c = grid.center(k)
-            sx += p * c.x
-            sy += p * c.y
-            sxx += p * (c.x * c.x + c.y * c.y)
-        }
-        let variance = max(sxx - sx * sx - sy * sy, 0)
-        return (Point(x: sx, y: sy), variance.squareRoot())
+        grid.centre { Double(probability($0)) }
     }
 
     /// A separable Gaussian blur (σ in cells) whose centre moves by `drift` cells, that keeps

@@ -114,6 +114,20 @@ struct PositionGrid: Sendable {
         return min(((jxx + jyy) / det).squareRoot(), extent)
     }
 
+    /// The mean position of a probability over the floor's cells, and its RMS radius.
+    @inline(__always)
+    func centre(_ probability: (Int) -> Double) -> (position: Point, spread: Double) {
+        var (sx, sy, sxx) = (0.0, 0.0, 0.0)
+        for k in 0..<count where onFloor[k] {
+            let p = probability(k)
+            let c = center(k)
+            sx += p * c.x
+            sy += p * c.y
+            sxx += p * (c.x * c.x + c.y * c.y)
+        }
+        return (Point(x: sx, y: sy), max(sxx - sx * sx - sy * sy, 0).squareRoot())
+    }
+
     /// The cell a point lies in (points off the grid: the nearest cell on its edge).
     func cell(containing p: Point) -> Int {
         let i = min(max(Int((p.x - origin.x) / cell), 0), nx - 1)

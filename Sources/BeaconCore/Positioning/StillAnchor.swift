@@ -57,6 +57,8 @@ struct StillAnchor: Sendable {
     static let stride = 2
 
     private(set) var totals: [Int: Totals] = [:]
+    /// Readings of the ticks since the evidence last stood at zero.
+    private var pending: [Int: Totals] = [:]
     /// When the tag was first heard standing here.
     private(set) var since: Timestamp
     private(set) var level: Int
@@ -116,16 +118,27 @@ struct StillAnchor: Sendable {
         let ratio = Double(best - stood)
         evidence = max(0, evidence + ratio - Self.drift)
         if evidence > Self.threshold { return true }
-        for h in heard {
-            totals[h.receiver, default: Totals()].sum += h.meanRSSI * Double(h.count)
-            totals[h.receiver, default: Totals()].count += h.count
-            totals[h.receiver, default: Totals()].ticks += 1
-        }
         // A receiver not heard this tick has nothing recent.
         for r in totals.keys where !heard.contains(where: { $0.receiver == r }) {
             totals[r]!.recentSum *= Self.recentWeight
             totals[r]!.recentCount *= Self.recentWeight
         }
+        // Readings wait while the evidence is raised, and are folded in once it is back to
+        // zero: folded in at once, a walk's first steps dragged the mean after the tag and hid
+        // the walk (a pallet carried 6 m was never found so, its place creeping after it);
+        // dropped, the readings that disagree with a young anchor were the ones to correct it.
+        for h in heard {
+            pending[h.receiver, default: Totals()].sum += h.meanRSSI * Double(h.count)
+            pending[h.receiver, default: Totals()].count += h.count
+            pending[h.receiver, default: Totals()].ticks += 1
+        }
+        guard evidence == 0 else { return false }
+        for (r, p) in pending {
+            totals[r, default: Totals()].sum += p.sum
+            totals[r, default: Totals()].count += p.count
+            totals[r, default: Totals()].ticks += p.ticks
+        }
+        pending = [:]
         return false
     }
 
