@@ -145,4 +145,36 @@ import Testing
             #expect(after <= .seconds(5), "followed \(after) after the first step")
         }
     }
+
+    /// A reload that leaves the receivers and positioning as they were keeps a standing tag's
+    /// anchor: still `moving: false` since the same time, at the same place, the tick after.
+    @Test func aReloadKeepsAStandingTagsAnchor() throws {
+        let yaml = Self.site(motion: "parked")
+        let config = try ConfigLoader.load(yaml: yaml, file: "still.yaml")
+        var sim = SiteSimulator(config: config, settings: config.simulation!, seed: 1, start: Self.start)
+        var engine = BeaconEngine(configuration: config.engineConfiguration, start: Self.start)
+        func run(until minutes: Int64) {
+            while sim.now < Self.start + .minutes(minutes) {
+                for s in sim.advance().sightings { _ = engine.ingest(s) }
+                _ = engine.advance(to: sim.now)
+            }
+        }
+        run(until: 5)
+        let before = try #require(engine.tracker?.motion(of: "outside"))
+        let placed = try #require(engine.tracker?.fixes.first { $0.id == "outside" }?.fix?.position)
+        #expect(before.moving == false)
+        let more = yaml.replacingOccurrences(
+            of: "zones:\n",
+            with: "zones:\n  - {id: office, level: 0, polygon: [[20, 10], [30, 10], [30, 20], [20, 20]]}\n")
+        let reloaded = try ConfigLoader.load(yaml: more, file: "still.yaml")
+        let configuration = reloaded.engineConfiguration
+        let site = try #require(configuration.site)
+        let changed = engine.reconfigureSite(site, calibrations: configuration.receivers, at: sim.now)
+        #expect(changed)
+        run(until: 6)
+        let after = try #require(engine.tracker?.motion(of: "outside"))
+        #expect(after.moving == false && after.since == before.since, "\(before) then \(after)")
+        let now = try #require(engine.tracker?.fixes.first { $0.id == "outside" }?.fix?.position)
+        #expect(Self.distance(now, placed.x, placed.y) < 0.3, "\(placed) then \(now)")
+    }
 }

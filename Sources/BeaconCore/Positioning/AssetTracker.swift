@@ -138,6 +138,7 @@ public struct AssetTracker: Sendable {
         var anchor: StillAnchor?
         /// The anchor the readings last left, while it may still be where the tag stands.
         var left: StillAnchor?
+        /// Ticks running the belief has been `follow` from the place `left`.
         var awayTicks = 0
         var movingSince: Timestamp?
         var stillCells: [Float]?
@@ -351,6 +352,9 @@ extension AssetTracker {
                 states[a].belief = previous.belief
                 states[a].beliefLevel = previous.beliefLevel
                 states[a].beliefAt = previous.beliefAt
+                // A tag that stands goes on standing where it stood.
+                (states[a].anchor, states[a].left) = (previous.anchor, previous.left)
+                (states[a].movingSince, states[a].awayTicks) = (previous.movingSince, previous.awayTicks)
             }
             states[a].lastHeard = previous.lastHeard
             states[a].hold = previous.hold
