@@ -61,4 +61,39 @@ import Testing
         #expect(moved["zones"] as? [String] == [], "\(moved)")
         #expect(d.stop() == 0)
     }
+
+    /// The floor view, open in Chromium while the pallet stands: its line of the list says
+    /// "still" once an `asset.position` with `moving: false` arrives on the stream.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/chromedriver")))
+    func theFloorViewShowsAStandingPalletAsStill() throws {
+        let port = try freeLoopbackPort()
+        let d = try APIDaemon(extra: Self.site + "http: {listen: \"127.0.0.1:\(port)\"}\n")
+        try d.start()
+        _ = try AssetAPITests.hear(d, at: (2, 5), until: "the pallet placed") {
+            $0.contains { $0["type"] as? String == "beacond.asset.position" }
+        }
+        let ready = d.dir.appendingPathComponent("page-live")
+        let script = Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/floor_still.py")
+        let finished = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var run: CommandOutput?
+        Thread {
+            run = try? runCommand(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                [script.path, "http://127.0.0.1:\(port)/", ready.path, "pallet-9"],
+                environment: ["PATH": "/usr/bin:/bin", "HOME": d.dir.path])
+            finished.signal()
+        }.start()
+        // Heard from the same place until the page has seen it stand (the anchor settles 15 s on).
+        var posted = 0
+        while finished.wait(timeout: .now() + 0.2) == .timedOut, posted < 600 {
+            try d.post(AssetAPITests.sightings(at: (2, 5)))
+            posted += 1
+        }
+        let seen =
+            (try? JSONSerialization.jsonObject(with: Data((run?.stdout ?? "").utf8))) as? [String: Any] ?? [:]
+        #expect(run?.status == 0 && seen["failed"] == nil, "\(run?.stdout ?? "")\(run?.stderr ?? "")")
+        #expect((seen["text"] as? String ?? "").contains("still"), "\(seen)")
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen)")
+        #expect(d.stop() == 0)
+    }
 }
