@@ -104,18 +104,8 @@ import Testing
         _ = try AssetAPITests.hear(d, at: (8, 5), until: "the pallet placed") {
             $0.contains { $0["type"] as? String == "beacond.asset.position" }
         }
-        let ready = d.dir.appendingPathComponent("page-live")
-        let script = Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/floor_flapping.py")
-        let finished = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var run: CommandOutput?
-        Thread {
-            run = try? runCommand(
-                URL(fileURLWithPath: "/usr/bin/python3"),
-                [script.path, "http://127.0.0.1:\(port)/", ready.path, "pallet-9", "dock"],
-                environment: ["PATH": "/usr/bin:/bin", "HOME": d.dir.path])
-            finished.signal()
-        }.start()
-        try eventually("the page live", timeout: 60) { FileManager.default.fileExists(atPath: ready.path) }
+        let watch = FloorViewWatch("floor_flapping.py", port: port, daemon: d, arguments: ["pallet-9", "dock"])
+        try eventually("the page live", timeout: 60) { FileManager.default.fileExists(atPath: watch.ready.path) }
         let zoneTypes = { (events: [[String: Any]]) in
             events.compactMap { $0["type"] as? String }.filter {
                 $0.hasPrefix("beacond.zone.") && $0 != "beacond.zone.visit"
@@ -128,10 +118,9 @@ import Testing
             }
             changes += 1
         }
-        #expect(finished.wait(timeout: .now() + 120) == .success, "the browser did not finish")
-        let seen =
-            (try? JSONSerialization.jsonObject(with: Data((run?.stdout ?? "").utf8))) as? [String: Any] ?? [:]
-        #expect(run?.status == 0 && seen["failed"] == nil, "\(run?.stdout ?? "")\(run?.stderr ?? "")")
+        #expect(watch.finished(within: 120), "the browser did not finish")
+        let seen = watch.seen
+        #expect(watch.succeeded, "\(watch.transcript)")
         #expect((seen["text"] as? String ?? "").contains("flapping at dock"), "\(seen)")
         #expect((seen["amber_pixels"] as? Int ?? 0) > 0, "\(seen)")
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen)")

@@ -6,21 +6,12 @@ import Testing
 /// it stands once its readings have fitted its anchor for 15 s (`moving: false` in
 /// `asset.position` and `GET /v1/assets`, with since when), and says it moves once they leave.
 @Suite struct StillTagOutputTests {
-    static let site = """
-        receivers:
-          - {id: r1, position: {x: 0, y: 0}, rssi_at_1m: -59}
-          - {id: r2, position: {x: 10, y: 0}, rssi_at_1m: -59}
-          - {id: r3, position: {x: 10, y: 10}, rssi_at_1m: -59}
-          - {id: r4, position: {x: 0, y: 10}, rssi_at_1m: -59}
-        assets:
-          - {id: pallet-9, beacon: {address: "D0:00:00:00:00:09"}}
-        zones:
-          - {id: dock, level: 0, polygon: [[0, 0], [5, 0], [5, 10], [0, 10]]}
-        alarms:
-          - {id: dock-watch, zones: [dock], on: [enter, exit], confirm: 0s}
-        positioning: {publish_interval: 1s, min_move: 0, floor: [[0, 0], [10, 0], [10, 10], [0, 10]], motion: parked}
-
-        """
+    /// AssetAPITests' pallet, dock and receivers on a 10 × 10 m floor that parks.
+    static let site = AssetAPITests.site.replacingOccurrences(
+        of: "positioning: {publish_interval: 1s, min_move: 0}",
+        with:
+            "positioning: {publish_interval: 1s, min_move: 0, floor: [[0, 0], [10, 0], [10, 10], [0, 10]], motion: parked}"
+    )
 
     @Test func aParkedPalletSaysItStandsAndThatItMoved() throws {
         let d = try APIDaemon(extra: Self.site)
@@ -72,26 +63,15 @@ import Testing
         _ = try AssetAPITests.hear(d, at: (2, 5), until: "the pallet placed") {
             $0.contains { $0["type"] as? String == "beacond.asset.position" }
         }
-        let ready = d.dir.appendingPathComponent("page-live")
-        let script = Executables.packageRoot.appendingPathComponent("Tests/DaemonTests/Support/floor_still.py")
-        let finished = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var run: CommandOutput?
-        Thread {
-            run = try? runCommand(
-                URL(fileURLWithPath: "/usr/bin/python3"),
-                [script.path, "http://127.0.0.1:\(port)/", ready.path, "pallet-9"],
-                environment: ["PATH": "/usr/bin:/bin", "HOME": d.dir.path])
-            finished.signal()
-        }.start()
+        let watch = FloorViewWatch("floor_still.py", port: port, daemon: d, arguments: ["pallet-9"])
         // Heard from the same place until the page has seen it stand (the anchor settles 15 s on).
         var posted = 0
-        while finished.wait(timeout: .now() + 0.2) == .timedOut, posted < 600 {
+        while !watch.finished(within: 0.2), posted < 600 {
             try d.post(AssetAPITests.sightings(at: (2, 5)))
             posted += 1
         }
-        let seen =
-            (try? JSONSerialization.jsonObject(with: Data((run?.stdout ?? "").utf8))) as? [String: Any] ?? [:]
-        #expect(run?.status == 0 && seen["failed"] == nil, "\(run?.stdout ?? "")\(run?.stderr ?? "")")
+        let seen = watch.seen
+        #expect(watch.succeeded, "\(watch.transcript)")
         #expect((seen["text"] as? String ?? "").contains("still"), "\(seen)")
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen)")
         #expect(d.stop() == 0)

@@ -38,3 +38,26 @@ def waiter(result):
             time.sleep(0.1)
         raise SystemExit(json.dumps({**result, "failed": "timed out waiting for " + what}))
     return wait
+
+
+def watch_live_page(url, ready, asset, until, what, report):
+    """The two watching tests' whole run: opens the floor view at `url` in Chromium, waits for
+    its stream to go live, writes `ready` (the test then acts), waits up to 90 s for the side
+    list's line of `asset` to satisfy the JavaScript expression `until` (over `li`), and prints
+    as one JSON object the line's text, what `report(driver, wait)` adds, and the console's
+    errors."""
+    driver, console_errors = open_browser("chromium", url)
+    result = {}
+    wait = waiter(result)
+    try:
+        driver.get(url)
+        wait("live", lambda: driver.execute_script("return document.getElementById('status').textContent") == "live", 30)
+        open(ready, "w").write("live\n")
+        line = "document.querySelector('#assets li[data-asset=\"' + arguments[0] + '\"]')"
+        wait(what, lambda: driver.execute_script("const li = " + line + "; return li && (" + until + ")", asset), 90)
+        result["text"] = driver.execute_script("return " + line + ".textContent", asset)
+        result.update(report(driver, wait))
+        result["console_errors"] = console_errors()
+    finally:
+        driver.quit()
+    print(json.dumps(result))
