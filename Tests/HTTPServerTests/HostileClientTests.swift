@@ -114,8 +114,10 @@ import Testing
         guard getuid() == 0 else { return }
         var held = try (0..<5).map { _ in try s.client.open(sending: []) }
         defer { for fd in held { close(fd) } }
-        // The sixth is over even root's reserve: told so at once, not left hanging.
-        let sixth = try s.client.open(sending: Array("GET / HTTP/1.1\r\n\r\n".utf8))
+        // The sixth is over even root's reserve: told so at once, not left hanging — without
+        // sending anything (sent, its request could meet a socket the server had already
+        // answered and closed: EPIPE, which failed CI once).
+        let sixth = try s.client.open(sending: [])
         defer { close(sixth) }
         #expect(Self.answer(sixth).hasPrefix("HTTP/1.1 503"))
         // Closed once: closed again by the defer, its number (reused by then) would close
