@@ -6,7 +6,7 @@ enum FloorViewGeometryScript {
     static let text = #"""
 "use strict";
 // The floor view's geometry, apart from what it draws: the floor's bounds in metres (its
-// outline, receivers, zones and plan), where the plan's corners fall, and the transform from
+// outline, receivers, zones and plan), where the plan's corners and the zones' names fall, and the transform from
 // metres to the canvas's pixels — fitted to the canvas, or centred and zoomed on the asset
 // found. Given the view's state and canvas by floor.js.
 function floorGeometry({ state, canvas, animateMs, findZoom }) {
@@ -45,7 +45,18 @@ function floorGeometry({ state, canvas, animateMs, findZoom }) {
     return { scale, x: (x) => ox + (x - b.minX) * scale, y: (y) => h - oy - (y - b.minY) * scale };
   }
 
-  return { computeBounds, imageCorners, transform };
+  // Where a zone's name is written on the canvas: inside its top-left corner (a proximity
+  // zone: beside its receiver); null off the level shown.
+  function zoneLabel(z, t, dpr) {
+    if (z.polygon) {
+      if (z.level !== state.level) return null;
+      return [Math.min(...z.polygon.map((p) => t.x(p[0]))) + 4 * dpr, Math.min(...z.polygon.map((p) => t.y(p[1]))) + 4 * dpr];
+    }
+    const r = state.receivers.find((q) => q.id === z.receiver);
+    return r && r.level === state.level ? [t.x(r.x) + 12 * dpr, t.y(r.y) + 12 * dpr] : null;
+  }
+
+  return { computeBounds, imageCorners, transform, zoneLabel };
 }
 """#
 }

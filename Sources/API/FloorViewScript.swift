@@ -47,7 +47,7 @@ enum FloorViewScript {
   function zoneColor(i) { return palette[i % palette.length]; }
 
   // Metres and pixels (geometry.js): the floor's bounds, the plan's corners, the transform.
-  const { computeBounds, imageCorners, transform } = floorGeometry({ state, canvas, animateMs, findZoom });
+  const { computeBounds, imageCorners, transform, zoneLabel } = floorGeometry({ state, canvas, animateMs, findZoom });
 
   function visible(asset) {
     if (!state.filter || state.found) return true;
@@ -96,21 +96,10 @@ enum FloorViewScript {
       ctx.globalAlpha = on ? 0.45 : 0.12; ctx.fillStyle = color; ctx.fill();
       ctx.globalAlpha = 1; ctx.strokeStyle = color; ctx.lineWidth = (on ? 2.5 : 1) * dpr; ctx.stroke();
     });
-    // Each zone named on the plan, inside its top-left corner (a proximity zone: beside its
-    // receiver), in its colour: a coloured box alone does not say which is the stockroom.
+    // Each zone named on the plan in its colour (geometry.js says where): a coloured box alone
+    // does not say which is the stockroom.
     ctx.font = "bold " + 12 * dpr + "px system-ui, sans-serif"; ctx.textBaseline = "top";
-    state.zones.forEach((z, i) => {
-      let x, y;
-      if (z.polygon) {
-        if (z.level !== state.level) return;
-        x = Math.min(...z.polygon.map((p) => t.x(p[0]))); y = Math.min(...z.polygon.map((p) => t.y(p[1])));
-      } else {
-        const r = state.receivers.find((q) => q.id === z.receiver);
-        if (!r || r.level !== state.level) return;
-        x = t.x(r.x) + 8 * dpr; y = t.y(r.y) + 8 * dpr;
-      }
-      ctx.fillStyle = zoneColor(i); ctx.fillText(z.id, x + 4 * dpr, y + 4 * dpr);
-    });
+    state.zones.forEach((z, i) => { const at = zoneLabel(z, t, dpr); if (at) { ctx.fillStyle = zoneColor(i); ctx.fillText(z.id, at[0], at[1]); } });
     ctx.textBaseline = "alphabetic";
     state.receivers.forEach((r) => {
       if (r.level !== state.level) return;
@@ -149,18 +138,13 @@ enum FloorViewScript {
         lostNames.push([a.id + "  last seen " + clock(a.lastSeen), x, y]);
         return;
       }
-      if (a.moving === false) {
-        still.rect(x - 4 * dpr, y - 4 * dpr, 8 * dpr, 8 * dpr);
-        if (a.flapping && a.flapping.length) { flaps.moveTo(x + 8 * dpr, y); flaps.arc(x, y, 8 * dpr, 0, 2 * Math.PI); }
-        if (labels) named.push([a.id, x, y]);
-        return;
-      }
-      if (a.trail.length > 1) {
+      const standing = a.moving === false;
+      if (!standing && a.trail.length > 1) {
         a.trail.forEach((p, i) => (i ? trails.lineTo(t.x(p[0]), t.y(p[1])) : trails.moveTo(t.x(p[0]), t.y(p[1]))));
         trails.lineTo(x, y);
       }
-      if (halosShown) { const r = Math.max(2, a.accuracy * t.scale); halos.moveTo(x + r, y); halos.arc(x, y, r, 0, 2 * Math.PI); }
-      dots.moveTo(x + 4 * dpr, y); dots.arc(x, y, 4 * dpr, 0, 2 * Math.PI);
+      if (halosShown && !standing) { const r = Math.max(2, a.accuracy * t.scale); halos.moveTo(x + r, y); halos.arc(x, y, r, 0, 2 * Math.PI); }
+      if (standing) still.rect(x - 4 * dpr, y - 4 * dpr, 8 * dpr, 8 * dpr); else { dots.moveTo(x + 4 * dpr, y); dots.arc(x, y, 4 * dpr, 0, 2 * Math.PI); }
       if (a.flapping && a.flapping.length) { flaps.moveTo(x + 8 * dpr, y); flaps.arc(x, y, 8 * dpr, 0, 2 * Math.PI); }
       if (labels) named.push([a.id, x, y]);
     });
