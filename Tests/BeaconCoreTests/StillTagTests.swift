@@ -168,7 +168,7 @@ import Testing
             with: "zones:\n  - {id: office, level: 0, polygon: [[20, 10], [30, 10], [30, 20], [20, 20]]}\n")
         let reloaded = try ConfigLoader.load(yaml: more, file: "still.yaml")
         let configuration = reloaded.engineConfiguration
-        let site = try #require(configuration.site)
+        let site = configuration.site
         let changed = engine.reconfigureSite(site, calibrations: configuration.receivers, at: sim.now)
         #expect(changed)
         run(until: 6)
