@@ -162,7 +162,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "BeaconCore", "Simulation", "TestSupport"]),
         .testTarget(
             name: "BeaconRuntimeTests",
-            dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "TestSupport", logging]),
+            dependencies: ["BeaconRuntime", "BeaconConfig", "BeaconCore", "Simulation", "TestSupport", logging]),
     ],
     swiftLanguageModes: [.v6]
 )

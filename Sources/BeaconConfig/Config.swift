@@ -34,6 +34,8 @@ public struct Config: Sendable, Equatable {
     public var analytics = AnalyticsSettings()
     /// `esphome:` (SPEC §9): ESPHome Bluetooth proxies as receivers.
     public var esphome: [ESPHomeProxySpec] = []
+    /// `engine:` (an extension): the threads the engine's per-asset work runs on.
+    public var engine = EngineSettings()
 
     public init() {}
 

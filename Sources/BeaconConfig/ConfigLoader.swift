@@ -5,6 +5,7 @@ public enum ConfigLoader {
     static let sections = [
         "gateway", "bluetooth", "monitoring", "clients", "receivers", "assets", "zones", "alarms", "positioning", "api",
         "webhooks", "history", "http", "simulation", "site", "calibration", "tags", "analytics", "esphome",
+        "engine",
     ]
 
     /// - Parameters:

@@ -33,6 +33,8 @@ public struct ConfigReload: Sendable, Equatable {
         keep("http", \.http)
         // The broker connection, its will and the election are made once, at start.
         keep("site", \.site)
+        // The engine's threads are started once, with the engine.
+        keep("engine.threads", \.engine)
         self.running = running
         self.needsRestart = needsRestart
     }

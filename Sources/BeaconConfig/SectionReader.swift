@@ -51,6 +51,7 @@ struct SectionReader {
         if let n = root["calibration"] { readCalibration(n, &config.calibration, receivers: config.receivers) }
         if let n = root["tags"] { readTags(n, &config.tags) }
         if let n = root["analytics"] { readAnalytics(n, &config.analytics) }
+        if let n = root["engine"] { readEngine(n, &config.engine) }
         if let n = root["esphome"] {
             config.esphome = readESPHome(n, receivers: config.receivers, inSite: config.site != nil)
         }
@@ -222,6 +223,7 @@ struct SectionReader {
                 },
                 .choice("estimator", \.estimator), .choice("motion", \.motion),
                 .number("body_loss_db", 0...30, \.bodyLossDB),
+                .init("hold_still") { r, n, path, p in if let v = r.reader.bool(n, path) { p.holdStill = v } },
                 .init("floor_image") { r, n, path, _ in floorImage = r.readFloorImage(n, path) },
             ], into: &p)
         if let floorImage { image = floorImage }

@@ -26,6 +26,8 @@ public struct TraceReplay {
     /// are ordinary pauses in a trace).
     static let jumpToConfirm = TimeSpan.minutes(10)
     public private(set) var summary = ReplaySummary()
+    /// Threads the engine's per-asset work runs on (`engine.threads`); the events are the same.
+    public var shardRunner: (any ShardRunner)?
 
     public init(config: Config, idNonce: UInt32) {
         self.config = config
@@ -118,7 +120,10 @@ public struct TraceReplay {
         _ record: TraceRecord, at time: Timestamp, number: Int, emit: (String) -> Void, report: (String) -> Void
     ) {
         lastTime = time
-        if engine == nil { engine = BeaconEngine(configuration: config.engineConfiguration, start: time) }
+        if engine == nil {
+            engine = BeaconEngine(configuration: config.engineConfiguration, start: time)
+            engine!.shardRunner = shardRunner
+        }
         switch record {
         case let .sighting(sighting):
             publish(engine!.ingest(sighting), emit: emit)

@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
@@ -30,4 +31,12 @@ int clinux_set_no_copy_on_write(int fd) {
 
 int clinux_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int clinux_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? n : 1;
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconConfig
 import BeaconCore
 import BeaconRuntime
+import POSIX
 import Systemd
 
 #if canImport(Glibc)
@@ -98,6 +99,22 @@ struct Replay: ParsableCommand {
     @Flag(name: .long, help: "Print a summary of lines, sightings, skipped lines and events on standard error.")
     var summary = false
 
+    @Option(name: .long, help: "Threads for the engine's per-asset work (default: engine.threads, or every core).")
+    var threads: Int?
+
+    @Option(
+        name: .long,
+        help:
+            "Event ids from this number (0 to 4294967295) rather than a random one: two replays then print the same bytes."
+    )
+    var idNonce: UInt32?
+
+    func validate() throws {
+        if let threads, !(1...64).contains(threads) {
+            throw ValidationError("--threads: expected 1 to 64, got \(threads)")
+        }
+    }
+
     func run() throws {
         let loaded = try ConfigFile.load(config)
         let lines: BlockLineReader
@@ -107,7 +124,10 @@ struct Replay: ParsableCommand {
             standardError("beacond replay: \(error)")
             throw ExitCode(ExitStatus.noInput)
         }
-        var replay = TraceReplay(config: loaded, idNonce: UInt32.random(in: .min ... .max))
+        var replay = TraceReplay(config: loaded, idNonce: idNonce ?? UInt32.random(in: .min ... .max))
+        let lent = EngineThreads(threads: threads ?? loaded.engine.threads(available: availableCores()))
+        defer { lent.stop() }
+        replay.shardRunner = lent
         var output = OutputBuffer()
         let emit: (String) -> Void = { output.write($0) }
         let report: (String) -> Void = { message in

@@ -3,6 +3,7 @@ import BeaconCore
 import BeaconRuntime
 import BlueZ
 import Logging
+import POSIX
 import Publishing
 import Storage
 import Synchronization
@@ -16,6 +17,8 @@ extension LiveDaemon {
         engine: BeaconEngine, unsaved: (events: [StateStore.StoredEvent], state: EngineSnapshot?)?
     ) {
         var core = BeaconEngine(configuration: config.engineConfiguration, start: start)
+        let threads = config.engine.threads(available: availableCores())
+        if threads > 1 { core.shardRunner = EngineThreads(threads: threads) }
         // States an earlier run could not save (a full disk) are newer than the store's: each
         // region's replaces the store's, and the assets' replace the store's whole.
         let unsaved = keep.takeOver()

@@ -222,6 +222,7 @@ struct LiveDaemon {
             metadata: [
                 "gateway": "\(config.gateway.id)", "version": "\(BeaconVersion.string)",
                 "services": "\(services.names.joined(separator: ","))",
+                "engine_threads": "\(config.engine.threads(available: availableCores()))",
             ])
         warnIfPhonesCannotBeResolved()
         allStarted.signal()

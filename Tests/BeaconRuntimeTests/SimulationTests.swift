@@ -39,6 +39,23 @@ import Testing
         #expect(truth.contains("\"kind\":\"position\"") && truth.contains("\"kind\":\"zone\""))
     }
 
+    /// Issue 64: `beacond replay` prints the same bytes whatever the engine's threads (the
+    /// event ids made repeatable by `--id-nonce`).
+    @Test func aReplayIsTheSameOnOneTwoAndFourThreads() throws {
+        let dir = try Executables.temporaryDirectory()
+        let sim = try simulate(seed: 4, dir: dir, site: "bench/still.yaml", duration: "2m")
+        var outputs: [String] = []
+        for threads in [1, 2, 4] {
+            let out = try runCommand(
+                Executables.built("beacond"),
+                ["replay", "--config", "bench/still.yaml", "--threads", "\(threads)", "--id-nonce", "7", sim.trace])
+            #expect(out.status == 0, "\(out.stderr)")
+            outputs.append(out.stdout)
+        }
+        #expect(outputs[0].contains("beacond.asset.position") && outputs[0].contains("beacond.zone."))
+        #expect(outputs[1] == outputs[0] && outputs[2] == outputs[0])
+    }
+
     /// Issue 63: on a `motion: parked` site a tag put down says it stands (`moving: false`),
     /// placed by all it was heard since it stopped; elsewhere `moving` is null.
     @Test func aParkedSitesStandingTagsSayTheyStand() throws {

@@ -13,7 +13,7 @@ import Storage
 
 /// A site file. To compare settings on every run, `BENCH_MOTION=continuous|stop_and_go`
 /// overrides its `positioning.motion`, `BENCH_HYST=<metres>` its `zone_hysteresis` and
-/// `BENCH_BODY=<dB>` its `positioning.body_loss_db`; in the simulated channel,
+/// `BENCH_BODY=<dB>` its `positioning.body_loss_db`, `BENCH_HOLD=0|1` its `hold_still`; in the simulated channel,
 /// `BENCH_FADING=0|1` switches fast fading, `BENCH_SIM_BODY=<dB>` sets the carriers' body loss,
 /// `BENCH_SIM_SIGMA=<dB>` the shadowing and `BENCH_SIM_LOSS=<0…1>` the packets lost.
 func load(_ path: String, keepTags: Bool = false) -> Config {
@@ -26,6 +26,7 @@ func load(_ path: String, keepTags: Bool = false) -> Config {
             config.positioning.motion = motion
         }
         if let h = env["BENCH_HYST"].flatMap(Double.init) { config.positioning.zoneHysteresis = h }
+        if let v = env["BENCH_HOLD"] { config.positioning.holdStill = v == "1" }
         if let v = env["BENCH_BODY"].flatMap(Double.init) { config.positioning.bodyLossDB = v }
         if let v = env["BENCH_FADING"] { config.simulation?.fastFading = v == "1" }
         if let v = env["BENCH_SIM_BODY"].flatMap(Double.init) { config.simulation?.bodyLossDB = v }
@@ -548,6 +549,13 @@ if what == "still" {
     let rest = Array(CommandLine.arguments.dropFirst(2))
     let minutes = rest.first.flatMap { Int($0) } ?? 60
     stillBench(minutes: minutes, site: rest.first { Int($0) == nil } ?? "bench/still.yaml")
+}
+if what == "warehouse" {
+    let rest = Array(CommandLine.arguments.dropFirst(2))
+    let numbers = rest.compactMap { Int($0) }
+    warehouseBench(
+        tags: numbers.first ?? 1000, seconds: numbers.dropFirst().first ?? 60,
+        site: rest.first { Int($0) == nil } ?? "config/sim-store.yaml")
 }
 if what == "calibrate" || what == "all" { calibrationBench(datasets + "/kolakowski_flat_2021") }
 if what == "auto-calibrate" || what == "all" { autoCalibrationBench() }

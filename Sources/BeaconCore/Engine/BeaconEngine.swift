@@ -79,6 +79,8 @@ public struct BeaconEngine: Sendable {
     /// What the receivers hear of each other's calibration advertisements; nil with fewer
     /// than two receivers.
     public internal(set) var calibration: AutoCalibration?
+    /// Threads lent for the tick's per-asset work (`engine.threads`); nil: the caller's alone.
+    public var shardRunner: (any ShardRunner)?
     /// The gateway's radios hear nothing (`setBlind`).
     var blind = false
 
@@ -151,7 +153,7 @@ public struct BeaconEngine: Sendable {
                 rangingTick(at: next, events: &events)
             } else if nextPositionTick == next {
                 nextPositionTick = next + tracker!.tickInterval
-                tracker!.tick(at: next, events: &events)
+                tracker!.tick(at: next, events: &events, runner: shardRunner)
             } else {
                 sweep(at: next)
             }

@@ -44,27 +44,6 @@ extension AssetTracker {
         }
     }
 
-    /// How much of asset `a`'s belief lies in each zone on `level`.
-    mutating func weighZones(_ a: Int, level: Int) {
-        guard let belief = states[a].belief else {
-            states[a].zoneMass = []
-            return
-        }
-        // A still tag's zones are weighed on what placed it: everything since it stopped.
-        let still = states[a].stillCells
-        states[a].stillCells = nil
-        states[a].zoneMass = zones.map { zone in
-            guard case let .polygon(zoneLevel, _, _) = zone.shape, zoneLevel == level else { return 0 }
-            var mass: Float = 0
-            if let still {
-                for k in zone.cells { mass += still[k] }
-            } else {
-                for k in zone.cells { mass += belief.probability(k) }
-            }
-            return Double(mass)
-        }
-    }
-
     /// Feeds each zone's visit smoother this tick's evidence (`evidence`: a fix was made; its
     /// belief's mass inside, or for a zone without cells its live state as a weak mass) and
     /// tells the visits that closed. (A zone without cells weighs the edge rule's say: the

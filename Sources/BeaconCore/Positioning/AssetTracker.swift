@@ -39,6 +39,8 @@ public struct AssetTracker: Sendable {
     let floor: Polygon?
     /// The floor's cells for the Bayes locator (nil: least squares on smoothed ranges).
     let grid: PositionGrid?
+    /// The tick's per-asset half: fixes and beliefs, run on many threads when lent them.
+    let locator: AssetLocator
     /// Time after which an asset not heard at all has left every zone.
     var lostAfter: TimeSpan
     /// Whether changes of zone membership are kept in `transitions` for the zone analytics
@@ -53,6 +55,7 @@ public struct AssetTracker: Sendable {
     /// many flap now (`/v1/status`).
     public internal(set) var flappingBegun = 0
     public internal(set) var flappingNow = 0
+    public internal(set) var work = BeliefWork()
     /// With the transitions: where the placed assets were at each tick, since last taken.
     var heat = HeatMap()
     /// Receivers that heard an asset but have no position in `receivers:`, with how many of
@@ -142,6 +145,10 @@ public struct AssetTracker: Sendable {
         var awayTicks = 0
         var movingSince: Timestamp?
         var stillCells: [Float]?
+        /// The belief settled and held while its readings stay (`BeliefHold`), and each
+        /// receiver's recent readings it is held against.
+        var settled: BeliefHold?
+        var recent = RecentReadings()
         /// Per zone: the belief's mass inside it at the last fix (0 off its level).
         var zoneMass: [Double] = []
         /// Packets heard since the last tick, per receiver.
@@ -208,6 +215,12 @@ public struct AssetTracker: Sendable {
                 zones[z].cells = (0..<grid.count).filter { grid.onFloor[$0] && outline.contains(grid.center($0)) }
             }
         }
+        locator = AssetLocator(
+            settings: settings, receivers: receivers, calibrations: self.calibrations, floor: floor, grid: grid,
+            zoneCells: zones.map { zone in
+                guard case let .polygon(level, _, _) = zone.shape else { return nil }
+                return (level, zone.cells)
+            })
     }
 
     public var isEmpty: Bool { assets.isEmpty }
@@ -281,11 +294,14 @@ public struct AssetTracker: Sendable {
     }
 
     /// One positioning tick at `t`: a fix for every asset heard recently, zone changes, and
-    /// the positions due for publishing.
-    public mutating func tick(at t: Timestamp, events: inout [Event]) {
+    /// the positions due for publishing. The fixes are made first, for every asset at once
+    /// (on `runner`'s threads when given); what they mean is then told asset by asset in
+    /// configuration order, so the events are the same whatever the threads.
+    public mutating func tick(at t: Timestamp, events: inout [Event], runner: (any ShardRunner)? = nil) {
+        let located = locateAll(at: t, runner: runner)
         for a in assets.indices {
             checkMissing(a, at: t, events: &events)
-            guard let fix = locate(a, at: t) else {
+            guard let fix = located[a] else {
                 tellFound(a, at: t, events: &events)
                 if let heard = states[a].lastHeard, !states[a].lost, t - heard >= lostAfter(a),
                     states[a].hold?.allows(t) ?? true
@@ -298,7 +314,6 @@ public struct AssetTracker: Sendable {
             }
             states[a].lost = false
             var estimate = limitSpeed(a, fix.fix, at: t)
-            if grid != nil { weighZones(a, level: estimate.level) }
             updateZones(a, estimate: estimate, ranges: fix.ranges, at: t, events: &events)
             estimate.zones = zones.indices.filter { states[a].zones[$0].inside }.map { zones[$0].id }
             estimate.flapping = zones.indices.filter { states[a].zones[$0].decision.flappingSince != nil }.map {
@@ -325,76 +340,10 @@ extension BeaconEngine {
     }
 }
 
-extension AssetTracker {
-    /// Takes over the state of assets that exist in both trackers, by id as a restart does
-    /// (`restore`): their readings and belief when the receivers and the tag are the same,
-    /// their position, and their membership of zones with the same id and shape (so a reload
-    /// raises no second zone.enter). A dwell alert already sent stays sent for an alarm of the
-    /// same id and dwell, wherever the alarm now stands in the list. Alarms keep their runtime
-    /// flag.
-    mutating func adopt(from old: AssetTracker) {
-        // The analytics' transitions not yet taken, and whether they are kept, go on.
-        (recordsTransitions, transitions, held, heat) = (old.recordsTransitions, old.transitions, old.held, old.heat)
-        let sameReceivers = old.receivers == receivers && old.calibrations == calibrations
-        // Old alarm index -> new index, for alarms whose dwell alert means the same
-        var sameDwell: [Int: Int] = [:]
-        for (o, alarm) in old.definition.alarms.enumerated() {
-            if let n = definition.alarms.firstIndex(where: { $0.id == alarm.id && $0.dwell == alarm.dwell }) {
-                sameDwell[o] = n
-            }
-        }
-        for (a, asset) in assets.enumerated() {
-            guard let o = old.assetIndex[asset.id] else { continue }
-            let previous = old.states[o]
-            let sameTag = old.assets[o].tag == asset.tag
-            if sameReceivers && sameTag { states[a].readings = previous.readings }
-            if sameReceivers && sameTag && old.definition.positioning == definition.positioning {
-                states[a].belief = previous.belief
-                states[a].beliefLevel = previous.beliefLevel
-                states[a].beliefAt = previous.beliefAt
-                // A tag that stands goes on standing where it stood.
-                (states[a].anchor, states[a].left) = (previous.anchor, previous.left)
-                (states[a].movingSince, states[a].awayTicks) = (previous.movingSince, previous.awayTicks)
-            }
-            states[a].lastHeard = previous.lastHeard
-            states[a].hold = previous.hold
-            states[a].resumedUnheardUntil = previous.resumedUnheardUntil
-            states[a].estimate = previous.estimate
-            states[a].estimatedAt = previous.estimatedAt
-            states[a].published = previous.published
-            states[a].publishedAt = previous.publishedAt
-            states[a].lost = previous.lost
-            // The tag's own state (SPEC §7.2) is the tag's, whatever the reload changed; a
-            // new tag starts afresh.
-            if sameTag {
-                states[a].interval = previous.interval
-                states[a].telemetry = previous.telemetry
-                states[a].batteryLow = previous.batteryLow
-                states[a].batteryBackSince = previous.batteryBackSince
-            }
-            (states[a].missingSince, states[a].missingLastSeen) = (previous.missingSince, previous.missingLastSeen)
-            states[a].heardAgainAt = previous.heardAgainAt
-            for (z, zone) in definition.zones.enumerated() {
-                guard let oz = old.definition.zones.firstIndex(of: zone) else { continue }
-                states[a].zones[z] = previous.zones[oz]
-                states[a].zones[z].dwellFired = Set(previous.zones[oz].dwellFired.compactMap { sameDwell[$0] })
-                // An alarm's own decision goes on by its id; all follow this configuration's confirms.
-                var own: [Int: ZoneDecision] = [:]
-                for (o, decision) in previous.zones[oz].alarmDecisions {
-                    if let n = alarms.firstIndex(where: { $0.id == old.alarms[o].id }) { own[n] = decision }
-                }
-                states[a].zones[z].alarmDecisions = own
-                states[a].zones[z].reconfigure(for: zones[z])
-            }
-        }
-        flappingBegun = old.flappingBegun
-        flappingNow = states.reduce(0) { n, s in n + s.zones.filter { $0.decision.flappingSince != nil }.count }
-        for (i, alarm) in alarms.enumerated() {
-            if let previous = old.alarms.first(where: { $0.id == alarm.id }),
-                old.definition.alarms.first(where: { $0.id == alarm.id })?.active == alarm.active
-            {
-                alarms[i].active = previous.active
-            }
-        }
-    }
+/// How many beliefs a tick moved in full, and how many it held because their evidence had
+/// not left them (issue 64): what a still tag saves, for `/metrics` and the benchmarks.
+public struct BeliefWork: Sendable, Equatable {
+    public var full = 0
+    public var held = 0
+    public init() {}
 }

@@ -138,4 +138,34 @@ struct PositionGrid: Sendable {
     func center(_ k: Int) -> Point {
         Point(x: origin.x + (Double(k % nx) + 0.5) * cell, y: origin.y + (Double(k / nx) + 0.5) * cell)
     }
+
+    /// How much better than `place` the best other place (every `stride`-th cell each way)
+    /// explains how each receiver's readings departed from their mean there (`d`, dB; `scale`,
+    /// -1/(2 σ²) of it): the log-likelihood ratio a tag that moved raises and one that stands
+    /// does not. Shadowing pushes each receiver its own way and few places explain that; a
+    /// walk moves them together as the geometry says.
+    func departureRatio(_ departures: [(receiver: Int, d: Float, scale: Float)], at place: Point, stride: Int) -> Double
+    {
+        let here = cell(containing: place)
+        var stood: Float = 0
+        for x in departures { stood += x.scale * x.d * x.d }
+        var best = stood
+        var j = 0
+        while j < ny {
+            var i = 0
+            while i < nx {
+                let k = j * nx + i
+                i += stride
+                guard onFloor[k] else { continue }
+                var ll: Float = 0
+                for x in departures {
+                    let e = x.d - (expected[x.receiver][k] - expected[x.receiver][here])
+                    ll += x.scale * e * e
+                }
+                best = max(best, ll)
+            }
+            j += stride
+        }
+        return Double(best - stood)
+    }
 }

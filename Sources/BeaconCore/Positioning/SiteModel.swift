@@ -33,6 +33,11 @@ public struct PositioningSettings: Sendable, Equatable {
     /// (extension `positioning.body_loss_db`; 0: tags not carried by people). The Bayes
     /// locator then expects walking tags to be heard weaker from behind than from ahead.
     public var bodyLossDB = 0.0
+    /// Extension `positioning.hold_still` (issue 64): a settled belief is held, not moved,
+    /// while the tag's readings stay within their noise (`BeliefHold`) — a still tag then
+    /// costs a few comparisons a second instead of a pass over the floor, but a tag that
+    /// starts to walk is followed a few seconds later. Off unless the site says so.
+    public var holdStill = false
 
     /// `continuous`: may start or stop at any second (robots, forklifts, tags in hands);
     /// `stop_and_go`: stands for tens of seconds between walks (carts, shoppers, staff);

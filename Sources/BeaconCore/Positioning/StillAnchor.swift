@@ -88,34 +88,15 @@ struct StillAnchor: Sendable {
         }
         // Per receiver: the recent departure from its mean, and -1/(2 σ²) of it
         var departures: [(receiver: Int, d: Float, scale: Float)] = []
-        for (r, old) in totals where old.ticks >= Self.minimumTicks && old.recentCount > 0.5 {
+        // In the receivers' order: a sum in a dictionary's order differs from process to process
+        for (r, old) in totals.sorted(by: { $0.key < $1.key })
+        where old.ticks >= Self.minimumTicks && old.recentCount > 0.5 {
             let variance =
                 packetVariance / old.recentCount + persistentVariance
                 + meanVariance(old, packetVariance: packetVariance, persistentVariance: persistentVariance)
             departures.append((r, Float(old.recentSum / old.recentCount - old.mean), Float(-0.5 / variance)))
         }
-        let here = grid.cell(containing: place)
-        var stood: Float = 0
-        for x in departures { stood += x.scale * x.d * x.d }
-        // The best any other place explains the departures, on every other cell each way
-        var best = stood
-        var j = 0
-        while j < grid.ny {
-            var i = 0
-            while i < grid.nx {
-                let k = j * grid.nx + i
-                i += Self.stride
-                guard grid.onFloor[k] else { continue }
-                var ll: Float = 0
-                for x in departures {
-                    let e = x.d - (grid.expected[x.receiver][k] - grid.expected[x.receiver][here])
-                    ll += x.scale * e * e
-                }
-                best = max(best, ll)
-            }
-            j += Self.stride
-        }
-        let ratio = Double(best - stood)
+        let ratio = grid.departureRatio(departures, at: place, stride: Self.stride)
         evidence = max(0, evidence + ratio - Self.drift)
         if evidence > Self.threshold { return true }
         // A receiver not heard this tick has nothing recent.
@@ -166,7 +147,7 @@ struct StillAnchor: Sendable {
     /// the noise.
     func cells(grid: PositionGrid, packetVariance: Double, persistentVariance: Double) -> [Float] {
         var logLikelihood = [Float](repeating: 0, count: grid.count)
-        for (r, t) in totals where t.ticks >= Self.minimumTicks {
+        for (r, t) in totals.sorted(by: { $0.key < $1.key }) where t.ticks >= Self.minimumTicks {
             let variance =
                 meanVariance(t, packetVariance: packetVariance, persistentVariance: persistentVariance)
                 + Self.modelVariance

@@ -18,3 +18,7 @@ int clinux_set_thread_name(const char *name);
 /// filesystems do; it takes only while the file is empty. 0 on success, -1 with errno
 /// otherwise (ENOTTY, EOPNOTSUPP or EINVAL where the filesystem has no such flag: nothing to do).
 int clinux_set_no_copy_on_write(int fd);
+
+/// How many CPUs the calling thread may run on (sched_getaffinity: a container's or systemd's
+/// CPUAffinity= limit, not the machine's count); 1 when it cannot be read.
+int clinux_available_cpus(void);
