@@ -9,6 +9,7 @@ import Testing
 /// count every alert exactly once: none delivered twice under two ids, none lost. The tags'
 /// own alerts (SPEC §7.4) too: a battery that falls under `battery_low` before the kill is
 /// told once, by the first locator, and a tag switched off is told missing once, by the next.
+/// Each engine runs its assets on three threads (`engine.threads`).
 @Suite(.serialized) struct SiteHandOverTests {
     /// config/sim-site.yaml on a test broker, its zone alerts to `receiver`; logged in as
     /// `login` (user and password file) on a locked-down broker.
@@ -34,6 +35,8 @@ import Testing
             .replacingOccurrences(of: "off_after: 30s", with: "off_after: 5s")
             + "\nwebhooks:\n  - {id: crm, url: \"\(receiver.url)\", events: [\"zone.*\", \"asset.battery_low\", "
             + "\"asset.missing\", \"asset.found\"], batch: {max_events: 5, max_delay: 0s}}\n"
+            // Each gateway's engine on three threads, more than CI's cores (issue 64)
+            + "engine: {threads: 3}\n"
     }
 
     /// The simulated store's gateways `ids` (with their locator priorities), each logged in as

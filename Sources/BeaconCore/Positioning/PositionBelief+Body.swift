@@ -20,38 +20,44 @@ extension PositionBelief {
 
     /// The log-likelihood per cell of a walking carrier, from the plain model's `residuals`
     /// (dB, per receiver heard and cell) and their `scales` (-1/(2 σ²)).
-    static func carriedLogLikelihood(grid: PositionGrid, receivers: [Int], _ residuals: [[Float]], _ scales: [Float])
-        -> [Float]
-    {
-        // A running log-sum-exp over the headings: the largest so far and the sum relative to it
-        var largest = [Float](repeating: -.infinity, count: grid.count)
-        var sum = [Float](repeating: 0, count: grid.count)
-        var heading = [Float](repeating: 0, count: grid.count)
+    /// Only `cells` are weighed (those with walking mass above `negligible`); the others get
+    /// `elsewhere`'s.
+    static func carriedLogLikelihood(
+        grid: PositionGrid, receivers: [Int], _ residuals: [[Float]], _ scales: [Float], cells: [Int],
+        elsewhere: [Float]
+    ) -> [Float] {
+        // A running log-sum-exp over the headings, per cell weighed: the largest so far and
+        // the sum relative to it
+        var largest = [Float](repeating: -.infinity, count: cells.count)
+        var sum = [Float](repeating: 0, count: cells.count)
+        var heading = [Float](repeating: 0, count: cells.count)
         for h in 0..<carrierHeadings {
             let angle = Double(h) * 2 * Double.pi / Double(carrierHeadings)
             let (fx, fy) = (Float(cos(angle)), Float(sin(angle)))
-            for k in 0..<grid.count { heading[k] = 0 }
+            for n in cells.indices { heading[n] = 0 }
             for (i, r) in receivers.enumerated() {
                 let (tx, ty) = grid.towards[r]
                 let residual = residuals[i]
                 let scale = scales[i]
-                for k in 0..<grid.count {
+                for (n, k) in cells.enumerated() {
                     // Heard this much weaker than in the open: the body's share is explained
                     let behind = max(0, -(tx[k] * fx + ty[k] * fy))
                     let e = residual[k] + grid.bodyLoss * behind
-                    heading[k] += scale * e * e
+                    heading[n] += scale * e * e
                 }
             }
-            for k in 0..<grid.count {
-                if heading[k] > largest[k] {
-                    sum[k] = sum[k] * exp(largest[k] - heading[k]) + 1
-                    largest[k] = heading[k]
+            for n in cells.indices {
+                if heading[n] > largest[n] {
+                    sum[n] = sum[n] * exp(largest[n] - heading[n]) + 1
+                    largest[n] = heading[n]
                 } else {
-                    sum[k] += exp(heading[k] - largest[k])
+                    sum[n] += exp(heading[n] - largest[n])
                 }
             }
         }
         let headings = Float(carrierHeadings)
-        return (0..<grid.count).map { largest[$0] + log(sum[$0] / headings) }
+        var out = elsewhere
+        for (n, k) in cells.enumerated() { out[k] = largest[n] + log(sum[n] / headings) }
+        return out
     }
 }

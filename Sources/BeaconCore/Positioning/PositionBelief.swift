@@ -130,7 +130,12 @@ struct PositionBelief: Sendable {
         }
         let sigma = grid.motion.speed * dt / grid.cell
         let drift = (x: velocity.x * dt / grid.cell, y: velocity.y * dt / grid.cell)
-        moving = sigma > 0.05 ? Self.blur(walking, grid: grid, sigma: sigma, drift: drift) : walking
+        // Only where the walking mass is more than the floor every cell keeps: elsewhere the
+        // blur gives no more than the floor, which `update` gives them anyway.
+        moving =
+            sigma > 0.05
+            ? Self.blur(walking, grid: grid, sigma: sigma, drift: drift, within: Self.window(of: walking, grid: grid))
+            : walking
         var total: Float = 0
         for k in 0..<grid.count {
             if grid.onFloor[k] { total += still[k] + moving[k] } else { moving[k] = 0 }
@@ -165,28 +170,39 @@ struct PositionBelief: Sendable {
             let scale = -0.5 / variance
             let mean = Float(h.meanRSSI)
             let expected = grid.expected[h.receiver]
-            // Kept for the carrier's body model only
-            var residual = [Float](repeating: 0, count: grid.bodyLoss > 0 ? grid.count : 0)
             for k in 0..<grid.count {
                 let e = mean - expected[k]
                 logLikelihood[k] += scale * e * e
-                if !residual.isEmpty { residual[k] = e }
             }
+            // Kept for the carrier's body model only
             guard grid.bodyLoss > 0 else { continue }
-            residuals.append(residual)
+            residuals.append(expected.map { mean - $0 })
             scales.append(scale)
         }
         let walking =
             grid.bodyLoss > 0
-            ? Self.carriedLogLikelihood(grid: grid, receivers: heard.map(\.receiver), residuals, scales)
+            ? Self.carriedLogLikelihood(
+                grid: grid, receivers: heard.map(\.receiver), residuals, scales,
+                cells: (0..<grid.count).filter { grid.onFloor[$0] && moving[$0] > Self.negligible },
+                elsewhere: logLikelihood)
             : logLikelihood
         var best = -Float.infinity
         for k in 0..<grid.count where grid.onFloor[k] { best = max(best, logLikelihood[k], walking[k]) }
         var total: Float = 0
         for k in 0..<grid.count where grid.onFloor[k] {
             // A floor keeps every cell possible: a belief never becomes certain of the wrong place.
-            still[k] = max(still[k] * exp(logLikelihood[k] - best), 1e-9)
-            moving[k] = max(moving[k] * exp(walking[k] - best), 1e-9)
+            // A cell already at it stays there (its likelihood is at most the best), so its
+            // exponential is not needed: on a settled belief that is most cells.
+            if still[k] > Self.negligible {
+                still[k] = max(still[k] * exp(logLikelihood[k] - best), Self.floorMass)
+            } else {
+                still[k] = Self.floorMass
+            }
+            if moving[k] > Self.negligible {
+                moving[k] = max(moving[k] * exp(walking[k] - best), Self.floorMass)
+            } else {
+                moving[k] = Self.floorMass
+            }
             total += still[k] + moving[k]
         }
         guard total > 0 else { return }
@@ -199,49 +215,5 @@ struct PositionBelief: Sendable {
     /// The belief's mean position and its RMS radius around that mean.
     func estimate(grid: PositionGrid) -> (position: Point, spread: Double) {
         grid.centre { Double(probability($0)) }
-    }
-
-    /// A separable Gaussian blur (σ in cells) whose centre moves by `drift` cells, that keeps
-    /// mass inside the grid.
-    static func blur(_ p: [Float], grid: PositionGrid, sigma: Double, drift: (x: Double, y: Double) = (0, 0))
-        -> [Float]
-    {
-        // A long silence blurs across the whole floor, not further.
-        let reach = 3 * sigma + max(abs(drift.x), abs(drift.y))
-        let radius = max(1, min(Int(reach.rounded(.up)), max(grid.nx, grid.ny)))
-        // Cell i gathers from i + o: mass moving by +drift comes from o = -drift.
-        func kernel(_ shift: Double) -> [Float] {
-            (-radius...radius).map { o in Float(exp(-(Double(o) + shift) * (Double(o) + shift) / (2 * sigma * sigma))) }
-        }
-        let kernelX = kernel(drift.x)
-        let kernelY = kernel(drift.y)
-        var rows = [Float](repeating: 0, count: p.count)
-        for j in 0..<grid.ny {
-            let base = j * grid.nx
-            for i in 0..<grid.nx {
-                var acc: Float = 0
-                var weight: Float = 0
-                for o in max(-radius, -i)...min(radius, grid.nx - 1 - i) {
-                    let w = kernelX[o + radius]
-                    acc += w * p[base + i + o]
-                    weight += w
-                }
-                rows[base + i] = acc / weight
-            }
-        }
-        var out = [Float](repeating: 0, count: p.count)
-        for j in 0..<grid.ny {
-            for i in 0..<grid.nx {
-                var acc: Float = 0
-                var weight: Float = 0
-                for o in max(-radius, -j)...min(radius, grid.ny - 1 - j) {
-                    let w = kernelY[o + radius]
-                    acc += w * rows[(j + o) * grid.nx + i]
-                    weight += w
-                }
-                out[j * grid.nx + i] = acc / weight
-            }
-        }
-        return out
     }
 }
