@@ -24,7 +24,7 @@ extension AssetLocator {
         if var anchor = s.anchor, anchor.level == level {
             let moved = anchor.observe(
                 heard, grid: grid, place: anchor.place ?? believed, packetVariance: packet,
-                persistentVariance: persistent, at: t)
+                persistentVariance: persistent)
             if moved, t - anchor.since >= AssetTracker.settle, anchor.place != nil { s.left = anchor }
             s.anchor = moved ? nil : anchor
         } else {

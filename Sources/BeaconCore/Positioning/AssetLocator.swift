@@ -80,7 +80,7 @@ struct AssetLocator: Sendable {
             hold.holds(
                 heard, grid: grid, packetVariance: belief.packetVarianceInUse,
                 persistentVariance: belief.persistentVariance),
-            stands(&s, grid: grid, level: level, belief: belief, at: t)
+            stands(&s, grid: grid, level: level, belief: belief)
         {
             // The tick changed nothing the belief did not expect: it stays where it settled,
             // and the next tick that moves it moves it by one tick's time.
@@ -138,13 +138,13 @@ struct AssetLocator: Sendable {
     /// where the tag stands (they are then folded in); true elsewhere. A tick whose readings
     /// left the anchor moves the belief in full, which weighs them against the anchor anew.
     func stands(
-        _ s: inout AssetTracker.AssetState, grid: PositionGrid, level: Int, belief: PositionBelief, at t: Timestamp
+        _ s: inout AssetTracker.AssetState, grid: PositionGrid, level: Int, belief: PositionBelief
     ) -> Bool {
         guard grid.motion.anchors else { return true }
         guard var anchor = s.anchor, anchor.level == level, let place = anchor.place else { return false }
         let moved = anchor.observe(
             levelReadings(s, level: level), grid: grid, place: place, packetVariance: belief.packetVarianceInUse,
-            persistentVariance: belief.persistentVariance, at: t)
+            persistentVariance: belief.persistentVariance)
         if !moved { s.anchor = anchor }
         return !moved
     }

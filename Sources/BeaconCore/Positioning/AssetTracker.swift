@@ -36,9 +36,9 @@ public struct AssetTracker: Sendable {
     var alarmsByZone: [[Int]]
     var states: [AssetState]
     /// `positioning.floor`, when given.
-    let floor: Polygon?
+    var floor: Polygon? { locator.floor }
     /// The floor's cells for the Bayes locator (nil: least squares on smoothed ranges).
-    let grid: PositionGrid?
+    var grid: PositionGrid? { locator.grid }
     /// The tick's per-asset half: fixes and beliefs, run on many threads when lent them.
     let locator: AssetLocator
     /// Time after which an asset not heard at all has left every zone.
@@ -198,7 +198,8 @@ public struct AssetTracker: Sendable {
         states = site.assets.map { [zones] _ in AssetState(zones: zones.map { ZoneMembership(at: start, zone: $0) }) }
         self.lostAfter = lostAfter
         tagRules = site.tags
-        floor = site.positioning.floor.map(Polygon.init)
+        let floor = site.positioning.floor.map(Polygon.init)
+        let grid: PositionGrid?
         // The belief lives on the floor's cells: without an outline there is no extent to
         // give it (tags are heard 30 m beyond the receivers), so least squares it is.
         if site.positioning.estimator == .bayes, let outline = floor, !site.receivers.isEmpty {

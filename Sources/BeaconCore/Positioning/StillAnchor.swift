@@ -78,7 +78,7 @@ struct StillAnchor: Sendable {
     /// far outside its reach, and it found walks only 10 m on.)
     mutating func observe(
         _ heard: [(receiver: Int, meanRSSI: Double, count: Int)], grid: PositionGrid, place: Point,
-        packetVariance: Double, persistentVariance: Double, at t: Timestamp
+        packetVariance: Double, persistentVariance: Double
     ) -> Bool {
         for h in heard {
             var old = totals[h.receiver] ?? Totals()
