@@ -11,7 +11,7 @@ import Testing
 @Suite struct EngineThreadsTests {
     static let start = Timestamp.seconds(1_767_225_600)
 
-    /// Every event of three simulated minutes on `site`, reloaded at 90 s with the first
+    /// Every event of 100 simulated seconds on `site`, reloaded at 50 s with the first
     /// zone moved 2 m and one asset more, the engine on `threads` threads.
     static func events(site: String, threads: Int) throws -> (events: [Event], work: BeliefWork) {
         let yaml = try String(contentsOfFile: site, encoding: .utf8)
@@ -30,10 +30,10 @@ import Testing
         engine.shardRunner = lent
         var events: [Event] = []
         var reloadedYet = false
-        while sim.now < start + .minutes(3) {
+        while sim.now < start + .seconds(100) {
             for s in sim.advance().sightings { events += engine.ingest(s) }
             events += engine.advance(to: sim.now)
-            if !reloadedYet, sim.now >= start + .seconds(90) {
+            if !reloadedYet, sim.now >= start + .seconds(50) {
                 reloadedYet = true
                 let configuration = reloaded.engineConfiguration
                 var told: [Event] = []
@@ -47,11 +47,13 @@ import Testing
     }
 
     @Test(arguments: ["config/sim-store.yaml", "bench/still.yaml"])
-    func theEventsAreTheSameOnOneTwoAndFourThreads(site: String) throws {
+    func theEventsAreTheSameOnOneAndThreeThreads(site: String) throws {
         let one = try Self.events(site: site, threads: 1)
-        #expect(one.events.count > 100)
+        #expect(one.events.count > 50)
         #expect(one.events.contains { if case .zone = $0.payload { true } else { false } })
-        for threads in [2, 4] {
+        // Three: more threads than CI's cores, and an uneven deal (`beacond replay` is compared
+        // on 1, 2 and 4 in SimulationTests)
+        for threads in [3] {
             let many = try Self.events(site: site, threads: threads)
             #expect(many.events.count == one.events.count)
             let first = zip(one.events, many.events).enumerated().first { $0.element.0 != $0.element.1 }?.offset
